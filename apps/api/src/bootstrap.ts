@@ -1,0 +1,25 @@
+import 'reflect-metadata';
+import type { DynamicModule, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { APP_CONFIG, type AppConfig, configureHttpApp, createFastifyAdapter, loadConfig } from '../../../libs/platform/src/index.js';
+import { buildOpenApiDocument, setupDocs } from './openapi.js';
+
+/**
+ * Builds the HTTP application exactly as production runs it (adapter, hooks, docs), without listening.
+ * The end-to-end tests call this with overridden providers.
+ */
+export async function createHttpApp(
+  module: Type<unknown> | DynamicModule,
+  config: AppConfig = loadConfig(),
+): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(module, createFastifyAdapter(config), {
+    bufferLogs: true,
+    abortOnError: false,
+  });
+  app.useLogger(app.get(Logger));
+  await configureHttpApp(app, app.get<AppConfig>(APP_CONFIG));
+  setupDocs(app, buildOpenApiDocument(app, config));
+  return app;
+}

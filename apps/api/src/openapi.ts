@@ -1,0 +1,66 @@
+import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { type AppConfig, MIGRATION_GUIDE_PATH } from '../../../libs/platform/src/index.js';
+import { MIGRATION_GUIDE_HTML } from '../../../libs/platform/src/system/migration-guide.js';
+
+const DESCRIPTION = `
+Records decisions made by AI agents (traces), evaluates them against policies, routes flagged ones to human review,
+keeps a per-organization SHA-256 hash-chained audit log, and produces compliance artefacts.
+
+**Envelope.** Success: \`{success: true, data}\`; paginated lists add \`pagination: {page, limit, total, totalPages}\`.
+Errors: \`{success: false, error, code}\`, validation errors add \`details: [{field, message}]\`. Every error response
+below lists the codes it can carry.
+
+**Versioning.** URL axis: every route is served under \`/api/v1\`. The legacy unversioned mount \`/api/<resource>\` runs the
+same handlers with \`Deprecation: true\`, \`Sunset: Mon, 12 Apr 2027 00:00:00 GMT\` and \`Link: <…${MIGRATION_GUIDE_PATH}>; rel="deprecation"\`,
+and answers 410 \`GONE\` from 2027-04-12. Schema axis: request header \`X-Svc-Version: YYYY-MM-DD\` (registry at \`GET /versions\`);
+no header means the latest version; an unknown or malformed value is 400 \`VERSION_UNSUPPORTED\`, a sunset version 410 \`VERSION_SUNSET\`.
+Responses carry \`X-Svc-API-Version: v1\`, \`X-Svc-Version\` and \`X-Request-Id\`.
+
+**Identifiers** are 24 lower-case hex characters. **Records of another organization** answer 404 \`NOT_FOUND\`.
+`.trim();
+
+export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle('Governance Service API')
+    .setDescription(DESCRIPTION)
+    .setVersion('v1')
+    .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
+    .addServer(`${config.publicUrl}`, 'This deployment')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'jwt')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'apiKey')
+    .addGlobalParameters({
+      name: 'X-Svc-Version',
+      in: 'header',
+      required: false,
+      description: 'Schema version (YYYY-MM-DD) to apply; defaults to the latest.',
+      schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', example: '2026-04-11' },
+    });
+  for (const [name, description] of [
+    ['System', 'Health and the schema-version registry'],
+    ['Auth', 'Registration, login and sessions'],
+    ['Organizations', 'The caller’s organization'],
+    ['Audit', 'The hash-chained audit log'],
+  ] as const) {
+    builder.addTag(name, description);
+  }
+  return SwaggerModule.createDocument(app, builder.build(), {
+    operationIdFactory: (controllerKey, methodKey) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
+  });
+}
+
+/** Swagger UI at /docs, the document at /docs/openapi.json, and the migration guide page. */
+export function setupDocs(app: INestApplication, document: OpenAPIObject): void {
+  SwaggerModule.setup('docs', app, document, {
+    useGlobalPrefix: false,
+    jsonDocumentUrl: 'docs/openapi.json',
+    yamlDocumentUrl: 'docs/openapi.yaml',
+    customSiteTitle: 'Governance Service API',
+  });
+  const instance = (app as NestFastifyApplication).getHttpAdapter().getInstance();
+  instance.get(MIGRATION_GUIDE_PATH, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(MIGRATION_GUIDE_HTML),
+  );
+}

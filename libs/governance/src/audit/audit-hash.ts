@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { AuditEntryRow } from './audit.schema.js';
+
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** The hashed content of an entry: every field except id, prevHash and hash (contract-decisions §9). */
+export function hashedContent(entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'>): Record<string, unknown> {
+  return {
+    sequence: entry.sequence,
+    organizationId: entry.organizationId,
+    eventType: entry.eventType,
+    userId: entry.userId,
+    actor: entry.actor,
+    targetType: entry.targetType,
+    targetId: entry.targetId,
+    metadata: entry.metadata,
+    ip: entry.ip,
+    userAgent: entry.userAgent,
+    createdAt: entry.createdAt.toISOString(),
+  };
+}
+
+/** hash = SHA-256(prevHash + "\n" + RFC 8785 canonical JSON of the hashed content), hex. */
+export function chainHash(prevHash: string, entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'>): string {
+  const canonical = canonicalize(hashedContent(entry));
+  if (canonical === undefined) throw new Error('Audit entry cannot be canonicalised');
+  return createHash('sha256').update(`${prevHash}\n${canonical}`).digest('hex');
+}
+
+/**
+ * Metadata as PostgreSQL's jsonb will return it: undefined dropped, strings well-formed and free of NUL
+ * (jsonb refuses \u0000), so the hash computed at append equals the one recomputed at verification.
+ */
+export function normaliseMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!metadata) return {};
+  return JSON.parse(
+    JSON.stringify(metadata, (_k, v: unknown) =>
+      typeof v === 'string' ? v.toWellFormed().replaceAll('\u0000', '') : v,
+    ),
+  ) as Record<string, unknown>;
+}

@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+
+export const organizations = pgTable('organizations', {
+  id: varchar('id', { length: 24 }).primaryKey(),
+  name: varchar('name', { length: 200 }).notNull(),
+  plan: varchar('plan', { length: 20 })
+    .$type<'sandbox' | 'scale' | 'governance' | 'enterprise' | 'custom'>()
+    .notNull(),
+  emailDomains: text('email_domains').array().notNull().default(sql`'{}'::text[]`),
+  ssoConfig: jsonb('sso_config').$type<Record<string, unknown> | null>(),
+  roleMappingRules: jsonb('role_mapping_rules')
+    .$type<{ pattern: string; role: string }[]>()
+    .notNull()
+    .default(sql`'[]'::jsonb`),
+  complianceNotes: jsonb('compliance_notes').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
+  createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+});
+
+/** One row per (organization, user): the role and whether the membership is active. */
+export const memberships = pgTable(
+  'memberships',
+  {
+    id: varchar('id', { length: 24 }).primaryKey(),
+    organizationId: varchar('organization_id', { length: 24 })
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    userId: varchar('user_id', { length: 24 }).notNull(),
+    role: varchar('role', { length: 10 }).$type<'owner' | 'admin' | 'member' | 'viewer'>().notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('memberships_org_user_uq').on(t.organizationId, t.userId),
+    index('memberships_user_idx').on(t.userId),
+  ],
+);
+
+export type OrganizationRow = typeof organizations.$inferSelect;
+export type MembershipRow = typeof memberships.$inferSelect;

@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { type Role, TransactionHost } from '../../../platform/src/index.js';
+import { revokedTokens } from '../sessions/session.schema.js';
+import { users } from '../users/user.schema.js';
+import { memberships, type MembershipRow, organizations, type OrganizationRow } from './organization.schema.js';
+
+export interface SessionPrincipal {
+  revoked: boolean;
+  userId: string | null;
+  email: string | null;
+  userActive: boolean | null;
+  membershipActive: boolean | null;
+  role: Role | null;
+  plan: OrganizationRow['plan'] | null;
+}
+
+interface PrincipalRow {
+  revoked: boolean;
+  user_id: string | null;
+  email: string | null;
+  user_active: boolean | null;
+  membership_active: boolean | null;
+  role: Role | null;
+  plan: OrganizationRow['plan'] | null;
+}
+
+@Injectable()
+export class OrganizationsRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async insert(row: typeof organizations.$inferInsert): Promise<OrganizationRow> {
+    const [inserted] = await this.tx.db.insert(organizations).values(row).returning();
+    return inserted!;
+  }
+
+  async findById(id: string): Promise<OrganizationRow | undefined> {
+    const [row] = await this.tx.db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
+    return row;
+  }
+
+  async list(limit: number, offset: number): Promise<OrganizationRow[]> {
+    return this.tx.db.select().from(organizations).orderBy(asc(organizations.createdAt)).limit(limit).offset(offset);
+  }
+
+  async update(id: string, patch: Partial<Pick<OrganizationRow, 'name' | 'plan'>>, at: Date): Promise<OrganizationRow | undefined> {
+    const [row] = await this.tx.db
+      .update(organizations)
+      .set({ ...patch, updatedAt: at })
+      .where(eq(organizations.id, id))
+      .returning();
+    return row;
+  }
+
+  async insertMembership(row: typeof memberships.$inferInsert): Promise<MembershipRow> {
+    const [inserted] = await this.tx.db.insert(memberships).values(row).returning();
+    return inserted!;
+  }
+
+  /** Memberships of a user, oldest first. */
+  async membershipsOf(userId: string): Promise<MembershipRow[]> {
+    return this.tx.db
+      .select()
+      .from(memberships)
+      .where(eq(memberships.userId, userId))
+      .orderBy(asc(memberships.createdAt), asc(memberships.id));
+  }
+
+  /**
+   * Everything the access guard needs about a JWT in one round trip: whether its jti is revoked, and the
+   * user, membership and plan it points at (null columns when the membership no longer exists).
+   */
+  async sessionPrincipal(jti: string, organizationId: string, userId: string): Promise<SessionPrincipal> {
+    const result = await this.tx.db.execute(sql`
+      select exists(select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${jti}) as revoked,
+             u.id as user_id, u.email, u.is_active as user_active,
+             m.is_active as membership_active, m.role, o.plan
+      from (select 1) as one
+      left join ${memberships} m on m.organization_id = ${organizationId} and m.user_id = ${userId}
+      left join ${users} u on u.id = m.user_id
+      left join ${organizations} o on o.id = m.organization_id`);
+    const row = (result as unknown as { rows: PrincipalRow[] }).rows[0]!;
+    return {
+      revoked: row.revoked,
+      userId: row.user_id,
+      email: row.email,
+      userActive: row.user_active,
+      membershipActive: row.membership_active,
+      role: row.role,
+      plan: row.plan,
+    };
+  }
+
+  async membership(organizationId: string, userId: string): Promise<MembershipRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)))
+      .limit(1);
+    return row;
+  }
+}

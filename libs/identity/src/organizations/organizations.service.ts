@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { type Actor, AppError, Clock, type Plan, type RequestMeta, TransactionHost } from '../../../platform/src/index.js';
+import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import { type OrganizationDto, toOrganizationResponse, type UpdateOrganizationDto } from './dto/organization.dto.js';
+import { OrganizationsRepository } from './organizations.repository.js';
+
+@Injectable()
+export class OrganizationsService {
+  constructor(
+    private readonly repo: OrganizationsRepository,
+    private readonly audit: AuditService,
+    private readonly tx: TransactionHost,
+    private readonly clock: Clock,
+  ) {}
+
+  async current(actor: Actor): Promise<OrganizationDto> {
+    const row = await this.repo.findById(actor.organizationId);
+    if (!row) throw AppError.notFound('Organization');
+    return toOrganizationResponse(row);
+  }
+
+  update(actor: Actor, dto: UpdateOrganizationDto, meta: RequestMeta): Promise<OrganizationDto> {
+    return this.tx.run(async () => {
+      const before = await this.repo.findById(actor.organizationId);
+      if (!before) throw AppError.notFound('Organization');
+      const row = (await this.repo.update(actor.organizationId, { name: dto.name }, this.clock.now()))!;
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'organization.updated',
+        actor: auditActorOf(actor),
+        targetType: 'organization',
+        targetId: row.id,
+        metadata: { changes: { name: { from: before.name, to: row.name } } },
+        meta,
+      });
+      return toOrganizationResponse(row);
+    });
+  }
+
+  /** Operator command (CLI only): no HTTP route changes plans. */
+  setPlan(organizationId: string, plan: Plan): Promise<OrganizationDto> {
+    return this.tx.run(async () => {
+      const before = await this.repo.findById(organizationId);
+      if (!before) throw AppError.notFound('Organization');
+      const row = (await this.repo.update(organizationId, { plan }, this.clock.now()))!;
+      await this.audit.append({
+        organizationId,
+        eventType: 'organization.plan_changed',
+        actor: { type: 'system', id: 'cli', email: null },
+        targetType: 'organization',
+        targetId: organizationId,
+        metadata: { from: before.plan, to: plan },
+      });
+      return toOrganizationResponse(row);
+    });
+  }
+
+  async list(limit: number, offset: number): Promise<OrganizationDto[]> {
+    return (await this.repo.list(limit, offset)).map(toOrganizationResponse);
+  }
+}

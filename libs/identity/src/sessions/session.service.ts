@@ -1,0 +1,82 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type Actor,
+  AppError,
+  type BearerResolver,
+  Clock,
+  ErrorCode,
+  type RequestMeta,
+  type Role,
+} from '../../../platform/src/index.js';
+import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import type { SessionTimeout } from '../users/user.schema.js';
+import { SessionsRepository } from './sessions.repository.js';
+import { TokenService } from './token.service.js';
+
+export interface OpenSessionInput {
+  /** Id of the audit entry that opened the session; also the session id. */
+  sessionId: string;
+  userId: string;
+  organizationId: string;
+  role: Role;
+  timeout: SessionTimeout;
+  meta?: RequestMeta;
+}
+
+/** Sessions are minted JWTs: opening records the jti; the access guard resolves bearers through here. */
+@Injectable()
+export class SessionService implements BearerResolver {
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly sessions: SessionsRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Mints a JWT and records its session; call inside the transaction that writes the opening audit entry. */
+  async open(input: OpenSessionInput): Promise<{ token: string; expiresAt: Date }> {
+    const minted = this.tokens.mintAccess(input);
+    await this.sessions.insert({
+      id: input.sessionId,
+      jti: minted.jti,
+      userId: input.userId,
+      organizationId: input.organizationId,
+      ip: input.meta?.ip ?? null,
+      userAgent: input.meta?.userAgent ?? null,
+      createdAt: minted.issuedAt,
+      expiresAt: minted.expiresAt,
+      revokedAt: null,
+    });
+    return { token: minted.token, expiresAt: minted.expiresAt };
+  }
+
+  async revokeCurrent(actor: Actor): Promise<void> {
+    if (!actor.jti || !actor.userId || !actor.tokenExpiresAt) return;
+    await this.sessions.revoke(actor.jti, actor.userId, actor.tokenExpiresAt, this.clock.now());
+  }
+
+  async resolveBearer(token: string): Promise<Actor> {
+    const claims = this.tokens.verifyAccess(token);
+    if (!claims) throw AppError.unauthorized('Invalid or malformed token');
+    const principal = await this.organizations.sessionPrincipal(claims.jti, claims.organizationId, claims._id);
+    if (principal.revoked) throw AppError.unauthorized('This session has been revoked', ErrorCode.SESSION_REVOKED);
+    if (this.tokens.isExpired(claims)) throw AppError.unauthorized('This session has expired', ErrorCode.TOKEN_EXPIRED);
+    if (!principal.userId || !principal.role || !principal.plan) {
+      throw AppError.unauthorized('This session no longer has access to the organization');
+    }
+    if (!principal.userActive || !principal.membershipActive) {
+      throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
+    }
+    return {
+      type: 'user',
+      credential: 'jwt',
+      organizationId: claims.organizationId,
+      plan: principal.plan,
+      userId: principal.userId,
+      email: principal.email,
+      role: principal.role,
+      jti: claims.jti,
+      tokenExpiresAt: new Date(claims.exp * 1000),
+    };
+  }
+}

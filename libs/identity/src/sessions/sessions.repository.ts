@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { eq, lt } from 'drizzle-orm';
+import { TransactionHost } from '../../../platform/src/index.js';
+import { revokedTokens, sessions, type SessionRow } from './session.schema.js';
+
+@Injectable()
+export class SessionsRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async insert(row: SessionRow): Promise<void> {
+    await this.tx.db.insert(sessions).values(row);
+  }
+
+  async findByJti(jti: string): Promise<SessionRow | undefined> {
+    const [row] = await this.tx.db.select().from(sessions).where(eq(sessions.jti, jti)).limit(1);
+    return row;
+  }
+
+  /** Blacklists a jti until its natural expiry and marks its session revoked. Idempotent. */
+  async revoke(jti: string, userId: string, expiresAt: Date, at: Date): Promise<void> {
+    await this.tx.db
+      .insert(revokedTokens)
+      .values({ jti, userId, expiresAt, revokedAt: at })
+      .onConflictDoNothing({ target: revokedTokens.jti });
+    await this.tx.db.update(sessions).set({ revokedAt: at }).where(eq(sessions.jti, jti));
+  }
+
+  /** Drops blacklist rows whose tokens have expired on their own: they can no longer be presented. */
+  async purgeExpired(now: Date): Promise<number> {
+    const deleted = await this.tx.db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, now)).returning({ jti: revokedTokens.jti });
+    return deleted.length;
+  }
+}

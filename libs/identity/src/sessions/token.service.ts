@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import jwt from 'jsonwebtoken';
+import { APP_CONFIG, type AppConfig, Clock, type Role } from '../../../platform/src/index.js';
+import type { SessionTimeout } from '../users/user.schema.js';
+
+export const SESSION_TTL_SECONDS: Record<SessionTimeout, number> = {
+  '1h': 3600,
+  '8h': 8 * 3600,
+  '24h': 24 * 3600,
+  '7d': 7 * 24 * 3600,
+};
+
+/** Claims of an access token (contract-decisions §2). */
+export interface AccessClaims {
+  _id: string;
+  sub: string;
+  organizationId: string;
+  role: Role;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export interface MintedToken {
+  token: string;
+  jti: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
+/** Signs and verifies HS256 access tokens against the injectable clock. */
+@Injectable()
+export class TokenService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  mintAccess(input: { userId: string; organizationId: string; role: Role; timeout: SessionTimeout }): MintedToken {
+    const iat = Math.floor(this.clock.nowMs() / 1000);
+    const exp = iat + SESSION_TTL_SECONDS[input.timeout];
+    const jti = randomBytes(16).toString('hex');
+    const claims: AccessClaims = {
+      _id: input.userId,
+      sub: input.userId,
+      organizationId: input.organizationId,
+      role: input.role,
+      jti,
+      iat,
+      exp,
+    };
+    const token = jwt.sign(claims, this.config.jwtSecret, { algorithm: 'HS256', noTimestamp: true });
+    return { token, jti, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+  }
+
+  /**
+   * Checks the signature and shape but not the expiry: a revoked token must answer SESSION_REVOKED even after
+   * it expired, so the caller checks revocation first and expiry second.
+   */
+  verifyAccess(token: string): AccessClaims | undefined {
+    let payload: unknown;
+    try {
+      payload = jwt.verify(token, this.config.jwtSecret, { algorithms: ['HS256'], ignoreExpiration: true });
+    } catch {
+      return undefined;
+    }
+    const p = payload as Partial<AccessClaims> & { purpose?: unknown };
+    if (
+      typeof p !== 'object' ||
+      p.purpose !== undefined ||
+      typeof p._id !== 'string' ||
+      typeof p.organizationId !== 'string' ||
+      typeof p.jti !== 'string' ||
+      typeof p.exp !== 'number'
+    ) {
+      return undefined;
+    }
+    return p as AccessClaims;
+  }
+
+  isExpired(claims: AccessClaims): boolean {
+    return claims.exp * 1000 <= this.clock.nowMs();
+  }
+}

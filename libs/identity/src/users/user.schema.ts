@@ -1,0 +1,31 @@
+import { sql } from 'drizzle-orm';
+import { boolean, jsonb, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+
+export const SESSION_TIMEOUTS = ['1h', '8h', '24h', '7d'] as const;
+export type SessionTimeout = (typeof SESSION_TIMEOUTS)[number];
+
+export const users = pgTable(
+  'users',
+  {
+    id: varchar('id', { length: 24 }).primaryKey(),
+    /** Stored lower-cased and trimmed. */
+    email: varchar('email', { length: 254 }).notNull(),
+    name: varchar('name', { length: 200 }).notNull(),
+    passwordHash: varchar('password_hash', { length: 255 }),
+    locale: varchar('locale', { length: 35 }).notNull().default('en'),
+    timezone: varchar('timezone', { length: 64 }).notNull().default('UTC'),
+    isActive: boolean('is_active').notNull().default(true),
+    mfaEnabled: boolean('mfa_enabled').notNull().default(false),
+    ssoId: varchar('sso_id', { length: 255 }),
+    lastLoginIp: varchar('last_login_ip', { length: 64 }),
+    lastLoginAt: timestamp('last_login_at', { withTimezone: true, precision: 3 }),
+    sessionTimeout: varchar('session_timeout', { length: 4 }).$type<SessionTimeout>().notNull().default('7d'),
+    passwordChangedAt: timestamp('password_changed_at', { withTimezone: true, precision: 3 }),
+    preferences: jsonb('preferences').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [uniqueIndex('users_email_uq').on(t.email)],
+);
+
+export type UserRow = typeof users.$inferSelect;

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+export const PLANS = ['sandbox', 'scale', 'governance', 'enterprise', 'custom'] as const;
+export type Plan = (typeof PLANS)[number];
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const url = z.url({ protocol: /^https?$/ });
+
+/** Environment variables read at start-up. Every entry is documented in the README's configuration table. */
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  PUBLIC_URL: url.default('http://localhost:3000'),
+  APP_URL: url.default('http://localhost:5173'),
+  CORS_ORIGINS: z.string().optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  MAIL_FROM: z.string().min(3).default('Governance Service <no-reply@localhost>'),
+  DEFAULT_PLAN: z.enum(PLANS).default('sandbox'),
+  CHROMIUM_PATH: z.string().optional(),
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v, ctx) => parseTrustProxy(v, ctx)),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  WORKERS: z.enum(['on', 'off']).default('on'),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | number | string[] {
+  const v = value.trim();
+  if (v === 'true') return true;
+  if (v === 'false' || v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v.split(',').map((s) => s.trim());
+  if (list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) return list;
+  ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or a comma-separated list of addresses/CIDRs' });
+  return z.NEVER;
+}
+
+export interface AppConfig {
+  nodeEnv: 'development' | 'test' | 'production';
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  databasePoolMax: number;
+  dataDir: string;
+  redisUrl?: string;
+  jwtSecret: string;
+  publicUrl: string;
+  appUrl: string;
+  corsOrigins: string[];
+  smtpUrl?: string;
+  mailFrom: string;
+  defaultPlan: Plan;
+  chromiumPath?: string;
+  trustProxy: boolean | number | string[];
+  logLevel: string;
+  workers: boolean;
+  webhookAllowPrivateNetworks: boolean;
+  bodyLimitBytes: number;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Parses and validates the environment. A bad value throws a ConfigError whose message names the variable,
+ * so start-up stops with a clear reason instead of failing later.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const dataDir = resolve(e.DATA_DIR);
+  if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
+  }
+  return {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    dataDir,
+    redisUrl: e.REDIS_URL,
+    jwtSecret: e.JWT_SECRET ?? persistedDevSecret(dataDir),
+    publicUrl: e.PUBLIC_URL.replace(/\/+$/, ''),
+    appUrl: e.APP_URL.replace(/\/+$/, ''),
+    corsOrigins: e.CORS_ORIGINS
+      ? e.CORS_ORIGINS.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [new URL(e.APP_URL).origin],
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    defaultPlan: e.DEFAULT_PLAN,
+    chromiumPath: e.CHROMIUM_PATH,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    workers: e.WORKERS === 'on',
+    webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}
+
+/** Outside production a missing JWT_SECRET is generated once and kept in the data directory (mode 0600). */
+function persistedDevSecret(dataDir: string): string {
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

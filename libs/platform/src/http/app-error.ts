@@ -1,0 +1,78 @@
+/** Error codes shared by every module. Modules add their own codes next to their services. */
+export const ErrorCode = {
+  VALIDATION_ERROR: 'VALIDATION_ERROR',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
+  SESSION_REVOKED: 'SESSION_REVOKED',
+  TOKEN_EXPIRED: 'TOKEN_EXPIRED',
+  ACCOUNT_DEACTIVATED: 'ACCOUNT_DEACTIVATED',
+  FORBIDDEN: 'FORBIDDEN',
+  UPGRADE_REQUIRED: 'UPGRADE_REQUIRED',
+  NOT_FOUND: 'NOT_FOUND',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  CONFLICT: 'CONFLICT',
+  EMAIL_IN_USE: 'EMAIL_IN_USE',
+  GONE: 'GONE',
+  VERSION_SUNSET: 'VERSION_SUNSET',
+  VERSION_UNSUPPORTED: 'VERSION_UNSUPPORTED',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  RATE_LIMIT_EXCEEDED: 'RATE_LIMIT_EXCEEDED',
+  INTERNAL_ERROR: 'INTERNAL_ERROR',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+} as const;
+export type ErrorCodeName = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  details?: ErrorDetail[];
+  /** Extra top-level fields of the error body (for example `reason`, `supportedVersions`). */
+  extra?: Record<string, unknown>;
+  /** Response headers that belong to this error (Retry-After, Link). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** The one typed application error: an HTTP status and a stable code. The global filter renders it. */
+export class AppError extends Error {
+  readonly details?: ErrorDetail[];
+  readonly extra?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCodeName,
+    message: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.details = options.details;
+    this.extra = options.extra;
+    this.headers = options.headers;
+  }
+
+  static validation(message: string, details?: ErrorDetail[]): AppError {
+    return new AppError(400, ErrorCode.VALIDATION_ERROR, message, { details });
+  }
+
+  static notFound(what = 'Resource'): AppError {
+    return new AppError(404, ErrorCode.NOT_FOUND, `${what} not found`);
+  }
+
+  static unauthorized(message = 'Authentication required', code: ErrorCodeName = ErrorCode.UNAUTHORIZED): AppError {
+    return new AppError(401, code, message);
+  }
+
+  static forbidden(message = 'You do not have permission to perform this action'): AppError {
+    return new AppError(403, ErrorCode.FORBIDDEN, message);
+  }
+
+  static conflict(message: string, code: ErrorCodeName = ErrorCode.CONFLICT): AppError {
+    return new AppError(409, code, message);
+  }
+}

@@ -1,0 +1,50 @@
+import {
+  type CallHandler,
+  type ExecutionContext,
+  Injectable,
+  type NestInterceptor,
+  SetMetadata,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { map, type Observable } from 'rxjs';
+
+export interface PaginationMeta {
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+}
+
+/** What a service returns for a paginated list; the interceptor turns it into `{success, data, pagination}`. */
+export class Page<T> {
+  constructor(
+    readonly items: T[],
+    readonly pagination: PaginationMeta,
+  ) {}
+}
+
+/** A handler result that already is the full body (status-specific envelopes such as 202 with a code). */
+export class RawBody {
+  constructor(readonly body: unknown) {}
+}
+
+const RAW_RESPONSE = 'svc:raw-response';
+/** The handler writes its own body (streams, HTML, SCIM, OTLP): the envelope is not applied. */
+export const RawResponse = () => SetMetadata(RAW_RESPONSE, true);
+
+@Injectable()
+export class EnvelopeInterceptor implements NestInterceptor {
+  constructor(private readonly reflector: Reflector) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const raw = this.reflector.getAllAndOverride<boolean>(RAW_RESPONSE, [context.getHandler(), context.getClass()]);
+    if (raw) return next.handle();
+    return next.handle().pipe(
+      map((value: unknown) => {
+        if (value instanceof RawBody) return value.body;
+        if (value instanceof Page) return { success: true, data: value.items, pagination: value.pagination };
+        return { success: true, data: value ?? null };
+      }),
+    );
+  }
+}

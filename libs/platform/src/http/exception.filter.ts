@@ -1,0 +1,25 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { renderError } from './error-body.js';
+
+/** The one place that writes error bodies: every thrown error, unknown route and parser failure ends here. */
+@Catch()
+export class GlobalExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HTTP');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const rendered = renderError(exception, request?.id);
+    if (rendered.unexpected) {
+      this.logger.error(
+        { err: exception, requestId: request?.id, method: request?.method, url: request?.url },
+        'Unhandled error',
+      );
+    }
+    if (reply.sent) return;
+    for (const [name, value] of Object.entries(rendered.headers)) reply.header(name, value);
+    void reply.status(rendered.status).type('application/json; charset=utf-8').send(rendered.body);
+  }
+}

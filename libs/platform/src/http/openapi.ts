@@ -1,0 +1,90 @@
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+
+export class ErrorDetailDto {
+  @ApiProperty({ example: 'email' }) field: string;
+  @ApiProperty({ example: 'email must be an email' }) message: string;
+}
+
+export class ErrorEnvelopeDto {
+  @ApiProperty({ enum: [false] }) success: false;
+  @ApiProperty({ description: 'Human-readable message.' }) error: string;
+  @ApiProperty({ description: 'Stable machine-readable code.', example: 'VALIDATION_ERROR' }) code: string;
+  @ApiPropertyOptional({ type: [ErrorDetailDto], description: 'One entry per invalid field (validation errors).' })
+  details?: ErrorDetailDto[];
+  @ApiPropertyOptional({ description: 'Request id, on 500 responses; quote it when reporting a problem.' })
+  requestId?: string;
+}
+
+export class PaginationDto {
+  @ApiProperty({ example: 1 }) page: number;
+  @ApiProperty({ example: 20 }) limit: number;
+  @ApiProperty({ example: 42 }) total: number;
+  @ApiProperty({ example: 3 }) totalPages: number;
+}
+
+/** The error codes each status can carry; listed in the description of every documented error response. */
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED',
+  401: 'UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED',
+  403: 'FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature)',
+  404: 'NOT_FOUND (absent, or in another organization)',
+  409: 'CONFLICT',
+  410: 'VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned route after 2027-04-12)',
+  413: 'PAYLOAD_TOO_LARGE',
+  429: 'RATE_LIMIT_EXCEEDED (see Retry-After)',
+  500: 'INTERNAL_ERROR (body carries only the request id)',
+};
+
+/**
+ * Documents error responses with the error envelope. `overrides` replaces the generic description of a status
+ * with route-specific codes.
+ */
+export function ApiErrors(statuses: number[], overrides: Record<number, string> = {}): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ApiExtraModels(ErrorEnvelopeDto),
+    ...statuses.map((status) =>
+      ApiResponse({
+        status,
+        description: overrides[status] ?? ERROR_DESCRIPTIONS[status] ?? 'Error',
+        schema: { $ref: getSchemaPath(ErrorEnvelopeDto) },
+      }),
+    ),
+  );
+}
+
+interface EnvelopeOptions {
+  status?: number;
+  description?: string;
+  isArray?: boolean;
+  paginated?: boolean;
+}
+
+/** Documents a success response as `{success: true, data: <model>}` (plus `pagination` for paginated lists). */
+export function ApiEnvelope(model: Type<unknown> | null, options: EnvelopeOptions = {}): MethodDecorator {
+  const data = model
+    ? options.isArray || options.paginated
+      ? { type: 'array', items: { $ref: getSchemaPath(model) } }
+      : { $ref: getSchemaPath(model) }
+    : { type: 'object', nullable: true };
+  const properties: Record<string, unknown> = { success: { type: 'boolean', enum: [true] }, data };
+  const required = ['success', 'data'];
+  if (options.paginated) {
+    properties.pagination = { $ref: getSchemaPath(PaginationDto) };
+    required.push('pagination');
+  }
+  const models = [PaginationDto, ...(model ? [model] : [])];
+  return applyDecorators(
+    ApiExtraModels(...models),
+    ApiResponse({
+      status: options.status ?? 200,
+      description: options.description ?? 'Success',
+      schema: { type: 'object', required, properties: properties as Record<string, never> },
+    }),
+  );
+}
+
+export class DeletedDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: [true] }) deleted: true;
+}

@@ -1,0 +1,51 @@
+import type { IncomingMessage } from 'node:http';
+import type { Params } from 'nestjs-pino';
+import type { AppConfig } from '../config/app-config.js';
+
+const SECRET_QUERY = /([?&](?:token|code|key|apiKey|api_key|secret|password|state|SAMLResponse)=)[^&]*/gi;
+
+/** Query values that carry secrets (stream tokens, codes) are replaced before a URL is logged. */
+export function redactUrl(url: string | undefined): string | undefined {
+  return url?.replace(SECRET_QUERY, '$1[Redacted]');
+}
+
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.currentPassword',
+  '*.newPassword',
+  '*.token',
+  '*.tempToken',
+  '*.secret',
+  '*.apiKey',
+  '*.key',
+  '*.clientSecret',
+  '*.jwtSecret',
+];
+
+/** JSON logs with the request id on every line; secrets redacted; bodies never logged. */
+export function loggerParams(config: AppConfig): Params {
+  return {
+    pinoHttp: {
+      level: config.logLevel,
+      genReqId: (req: IncomingMessage) => String((req as { id?: unknown }).id ?? 'unknown'),
+      redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      serializers: {
+        req: (req: { id?: string; method?: string; url?: string; remoteAddress?: string; headers?: Record<string, unknown> }) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.url),
+          remoteAddress: req.remoteAddress,
+          userAgent: req.headers?.['user-agent'],
+        }),
+        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+      },
+      quietReqLogger: true,
+      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/api/v1/health' },
+    },
+  };
+}

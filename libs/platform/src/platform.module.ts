@@ -1,0 +1,39 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { APP_CONFIG, type AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { Clock } from './clock/clock.js';
+import { DatabaseModule } from './db/database.module.js';
+import { EnvelopeInterceptor } from './http/envelope.js';
+import { GlobalExceptionFilter } from './http/exception.filter.js';
+import { createValidationPipe } from './http/validation.js';
+import { SCHEMA_VERSIONS, VERSION_REGISTRY, VersioningService } from './http/versioning.js';
+import { loggerParams } from './logging/logging.js';
+import { ApiKeyResolverRegistry } from './security/credential-resolvers.js';
+import { SystemController } from './system/system.controller.js';
+
+/**
+ * Cross-cutting infrastructure: configuration, database, clock, logging and HTTP conventions. The access guard is
+ * registered by the application module, which also imports the identity module that resolves bearers.
+ */
+@Global()
+@Module({
+  imports: [
+    ConfigModule,
+    DatabaseModule,
+    LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: (config: AppConfig) => loggerParams(config) }),
+  ],
+  controllers: [SystemController],
+  providers: [
+    Clock,
+    { provide: VERSION_REGISTRY, useValue: SCHEMA_VERSIONS },
+    VersioningService,
+    ApiKeyResolverRegistry,
+    { provide: APP_PIPE, useFactory: createValidationPipe },
+    { provide: APP_FILTER, useClass: GlobalExceptionFilter },
+    { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+  ],
+  exports: [ConfigModule, DatabaseModule, Clock, VersioningService, ApiKeyResolverRegistry],
+})
+export class PlatformModule {}

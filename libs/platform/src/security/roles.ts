@@ -1,0 +1,47 @@
+import type { Plan } from '../config/app-config.js';
+
+export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const FEATURES = [
+  'friaWizard',
+  'complianceMapping',
+  'scheduledReports',
+  'sso',
+  'scim',
+  'cpiFeedbackIngest',
+] as const;
+export type Feature = (typeof FEATURES)[number];
+
+const GOVERNANCE: readonly Feature[] = ['friaWizard', 'complianceMapping', 'scheduledReports', 'sso'];
+const ENTERPRISE: readonly Feature[] = [...GOVERNANCE, 'scim', 'cpiFeedbackIngest'];
+
+/** The plan table (contract-decisions §1): which features each plan unlocks. */
+export const PLAN_FEATURES: Readonly<Record<Plan, readonly Feature[]>> = {
+  sandbox: [],
+  scale: [],
+  governance: GOVERNANCE,
+  enterprise: ENTERPRISE,
+  custom: FEATURES,
+};
+
+export function planHasFeature(plan: Plan, feature: Feature): boolean {
+  return PLAN_FEATURES[plan].includes(feature);
+}
+
+/**
+ * The role matrix (spec, Authentication rule 10) as one table: each action names the roles that may take it.
+ * Controllers refer to these through `@Access({ roles: Permission.x })`.
+ */
+export const Permission = {
+  read: ['owner', 'admin', 'member', 'viewer'],
+  editPolicies: ['owner', 'admin'],
+  editAgents: ['owner', 'admin', 'member'],
+  resolveReviews: ['owner', 'admin', 'member'],
+  manageTeam: ['owner', 'admin'],
+  manageOrganization: ['owner', 'admin'],
+  readAudit: ['owner', 'admin'],
+  deleteAlerts: ['owner'],
+  billing: ['owner', 'admin'],
+  purge: ['owner'],
+} as const satisfies Record<string, readonly Role[]>;
