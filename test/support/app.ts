@@ -1,0 +1,189 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ModuleMetadata } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { eq } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import { AppModule } from '../../apps/api/src/app.module.js';
+import { buildOpenApiDocument, setupDocs } from '../../apps/api/src/openapi.js';
+import {
+  APP_CONFIG,
+  type AppConfig,
+  Clock,
+  configureHttpApp,
+  createFastifyAdapter,
+  DATABASE,
+  type DatabaseHandle,
+  FixedClock,
+  loadConfig,
+  newId,
+  type Plan,
+  type Role,
+  SCHEMA_VERSIONS,
+  type SchemaVersion,
+  VERSION_REGISTRY,
+} from '../../libs/platform/src/index.js';
+import { OrganizationsService } from '../../libs/identity/src/index.js';
+import { memberships } from '../../libs/identity/src/organizations/organization.schema.js';
+import { users } from '../../libs/identity/src/users/user.schema.js';
+import { hashPassword } from '../../libs/identity/src/auth/password.js';
+import { freshDatabase } from './database.js';
+
+export interface TestAppOptions {
+  /** Start time of the fixed clock (default: now). */
+  now?: Date | string;
+  config?: Partial<AppConfig>;
+  versions?: readonly SchemaVersion[];
+  /** Extra modules mounted beside the application (test-only controllers, for example one that throws). */
+  imports?: NonNullable<ModuleMetadata['imports']>;
+}
+
+export interface RequestOptions {
+  token?: string;
+  apiKey?: string;
+  body?: unknown;
+  /** Raw payload sent as-is (for malformed JSON). */
+  payload?: string | Buffer;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+export interface Registered {
+  token: string;
+  user: { id: string; email: string; name: string };
+  organization: { id: string; name: string; plan: string };
+  password: string;
+}
+
+export const TEST_PASSWORD = 'Sup3r-Secret-pass';
+let emailCounter = 0;
+
+export function uniqueEmail(prefix = 'user'): string {
+  emailCounter += 1;
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${emailCounter}@example.com`;
+}
+
+/** A booted application on a fresh database, with the fixed clock and helpers to call it over HTTP. */
+export class TestContext {
+  constructor(
+    readonly app: NestFastifyApplication,
+    readonly db: DatabaseHandle,
+    readonly clock: FixedClock,
+    readonly config: AppConfig,
+  ) {}
+
+  static async create(options: TestAppOptions = {}): Promise<TestContext> {
+    const db = await freshDatabase();
+    const clock = new FixedClock(options.now ? new Date(options.now) : new Date());
+    const config: AppConfig = {
+      ...loadConfig({
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        JWT_SECRET: 'test-secret-'.padEnd(48, 'x'),
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'gov-data-')),
+        PUBLIC_URL: 'http://gov.test',
+        APP_URL: 'http://app.gov.test',
+      }),
+      ...options.config,
+    };
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule, ...(options.imports ?? [])] })
+      .overrideProvider(APP_CONFIG)
+      .useValue(config)
+      .overrideProvider(DATABASE)
+      .useValue(db)
+      .overrideProvider(Clock)
+      .useValue(clock)
+      .overrideProvider(VERSION_REGISTRY)
+      .useValue(options.versions ?? SCHEMA_VERSIONS)
+      .compile();
+    const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), { logger: false });
+    await configureHttpApp(app, config);
+    setupDocs(app, buildOpenApiDocument(app, config));
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+    return new TestContext(app, db, clock, config);
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+  }
+
+  async request(method: string, url: string, options: RequestOptions = {}): Promise<LightMyRequestResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    if (options.apiKey) headers['x-api-key'] = options.apiKey;
+    let payload: string | Buffer | undefined = options.payload;
+    if (options.body !== undefined) {
+      payload = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    return this.app.inject({
+      method: method as 'GET',
+      url,
+      headers,
+      payload,
+      query: options.query,
+    });
+  }
+
+  get = (url: string, options?: RequestOptions) => this.request('GET', url, options);
+  post = (url: string, options?: RequestOptions) => this.request('POST', url, options);
+  patch = (url: string, options?: RequestOptions) => this.request('PATCH', url, options);
+
+  /** Registers a user with a new organization through the API. */
+  async register(overrides: Partial<{ name: string; email: string; password: string; organizationName: string }> = {}): Promise<Registered> {
+    const body = {
+      name: 'Test User',
+      email: uniqueEmail(),
+      password: TEST_PASSWORD,
+      organizationName: 'Test Org',
+      ...overrides,
+    };
+    const res = await this.post('/api/v1/auth/register', { body });
+    if (res.statusCode !== 201) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
+    const data = res.json().data;
+    return { ...data, password: body.password };
+  }
+
+  async login(email: string, password = TEST_PASSWORD): Promise<string> {
+    const res = await this.post('/api/v1/auth/login', { body: { email, password } });
+    if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
+    return res.json().data.token;
+  }
+
+  /**
+   * Adds a user with the given role to an organization (team invitations arrive with a later module) and
+   * logs them in through the API.
+   */
+  async addMember(organizationId: string, role: Role): Promise<{ userId: string; email: string; token: string }> {
+    const now = this.clock.now();
+    const userId = newId();
+    const email = uniqueEmail(role);
+    await this.db.db.insert(users).values({
+      id: userId,
+      email,
+      name: `${role} user`,
+      passwordHash: await hashPassword(TEST_PASSWORD),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.db.db
+      .insert(memberships)
+      .values({ id: newId(), organizationId, userId, role, isActive: true, createdAt: now, updatedAt: now });
+    return { userId, email, token: await this.login(email) };
+  }
+
+  async setMembershipActive(organizationId: string, userId: string, isActive: boolean): Promise<void> {
+    const { and } = await import('drizzle-orm');
+    await this.db.db
+      .update(memberships)
+      .set({ isActive })
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+  }
+
+  async setPlan(organizationId: string, plan: Plan): Promise<void> {
+    await this.app.get(OrganizationsService).setPlan(organizationId, plan);
+  }
+}
