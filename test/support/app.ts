@@ -98,7 +98,9 @@ export class TestContext {
       .overrideProvider(VERSION_REGISTRY)
       .useValue(options.versions ?? SCHEMA_VERSIONS)
       .compile();
-    const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), { logger: false });
+    const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), {
+      logger: false,
+    });
     await configureHttpApp(app, config);
     setupDocs(app, buildOpenApiDocument(app, config));
     await app.init();
@@ -133,7 +135,9 @@ export class TestContext {
   patch = (url: string, options?: RequestOptions) => this.request('PATCH', url, options);
 
   /** Registers a user with a new organization through the API. */
-  async register(overrides: Partial<{ name: string; email: string; password: string; organizationName: string }> = {}): Promise<Registered> {
+  async register(
+    overrides: Partial<{ name: string; email: string; password: string; organizationName: string }> = {},
+  ): Promise<Registered> {
     const body = {
       name: 'Test User',
       email: uniqueEmail(),
@@ -157,7 +161,10 @@ export class TestContext {
    * Adds a user with the given role to an organization (team invitations arrive with a later module) and
    * logs them in through the API.
    */
-  async addMember(organizationId: string, role: Role): Promise<{ userId: string; email: string; token: string }> {
+  async addMember(
+    organizationId: string,
+    role: Role,
+  ): Promise<{ userId: string; email: string; token: string }> {
     const now = this.clock.now();
     const userId = newId();
     const email = uniqueEmail(role);

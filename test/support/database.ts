@@ -3,7 +3,12 @@ import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { createPostgresHandle, type DatabaseHandle, PGLITE_EXTENSIONS, pgliteHandle } from '../../libs/platform/src/index.js';
+import {
+  createPostgresHandle,
+  type DatabaseHandle,
+  PGLITE_EXTENSIONS,
+  pgliteHandle,
+} from '../../libs/platform/src/index.js';
 
 /** A fresh, migrated database for one test file, cloned from the run's template. */
 export async function freshDatabase(): Promise<DatabaseHandle> {

@@ -3,7 +3,13 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
-import { APP_CONFIG, type AppConfig, configureHttpApp, createFastifyAdapter, loadConfig } from '../../../libs/platform/src/index.js';
+import {
+  APP_CONFIG,
+  type AppConfig,
+  configureHttpApp,
+  createFastifyAdapter,
+  loadConfig,
+} from '../../../libs/platform/src/index.js';
 import { buildOpenApiDocument, setupDocs } from './openapi.js';
 
 /**

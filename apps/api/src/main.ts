@@ -17,7 +17,11 @@ async function main(): Promise<void> {
   const app = await createHttpApp(AppModule, config);
   await app.listen({ port: config.port, host: config.host });
   process.stdout.write(
-    JSON.stringify({ level: 30, msg: `Governance service listening on ${config.host}:${config.port}`, docs: `${config.publicUrl}/docs` }) + '\n',
+    JSON.stringify({
+      level: 30,
+      msg: `Governance service listening on ${config.host}:${config.port}`,
+      docs: `${config.publicUrl}/docs`,
+    }) + '\n',
   );
 }
 

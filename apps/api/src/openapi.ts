@@ -46,9 +46,39 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   ] as const) {
     builder.addTag(name, description);
   }
-  return SwaggerModule.createDocument(app, builder.build(), {
-    operationIdFactory: (controllerKey, methodKey) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
+  const document = SwaggerModule.createDocument(app, builder.build(), {
+    operationIdFactory: (controllerKey, methodKey) =>
+      `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
+  return withCommonResponses(document);
+}
+
+const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelopeDto' };
+
+/**
+ * What every route shares, added once here rather than on each handler: public routes declare an empty
+ * security requirement, and every route can answer 400 VERSION_UNSUPPORTED (bad X-Svc-Version) and 410
+ * (sunset schema version, or the legacy mount after its sunset).
+ */
+function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
+  for (const item of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item[method];
+      if (!operation) continue;
+      operation.security ??= [];
+      const responses = operation.responses;
+      responses['400'] ??= {
+        description: 'VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version)',
+        content: { 'application/json': { schema: ERROR_REF } },
+      };
+      responses['410'] ??= {
+        description:
+          'VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12)',
+        content: { 'application/json': { schema: ERROR_REF } },
+      };
+    }
+  }
+  return document;
 }
 
 /** Swagger UI at /docs, the document at /docs/openapi.json, and the migration guide page. */
@@ -61,6 +91,9 @@ export function setupDocs(app: INestApplication, document: OpenAPIObject): void 
   });
   const instance = (app as NestFastifyApplication).getHttpAdapter().getInstance();
   instance.get(MIGRATION_GUIDE_PATH, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(MIGRATION_GUIDE_HTML),
+    reply
+      .type('text/html; charset=utf-8')
+      .header('Cache-Control', 'public, max-age=3600')
+      .send(MIGRATION_GUIDE_HTML),
   );
 }

@@ -1,106 +1,18 @@
 import 'reflect-metadata';
-import { writeFileSync } from 'node:fs';
-import { Command } from 'commander';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { AppModule } from '../../api/src/app.module.js';
-import { createHttpApp } from '../../api/src/bootstrap.js';
-import { buildOpenApiDocument } from '../../api/src/openapi.js';
-import {
-  AppError,
-  createDatabaseHandle,
-  loadConfig,
-  PLANS,
-  type Plan,
-  runMigrations,
-} from '../../../libs/platform/src/index.js';
-import { OrganizationsService } from '../../../libs/identity/src/index.js';
-import { AuditService } from '../../../libs/governance/src/index.js';
+import { CommanderError } from 'commander';
+import { AppError } from '../../../libs/platform/src/index.js';
+import { buildProgram } from './cli.js';
 
-/** Operator commands. Plans change only here: no HTTP route does. */
-async function withContext<T>(fn: (app: INestApplicationContext) => Promise<T>): Promise<T> {
-  process.env.WORKERS = 'off';
-  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });
-  try {
-    return await fn(app);
-  } finally {
-    await app.close();
-  }
-}
-
-function print(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-}
-
-const program = new Command('governance').description('Governance service operator commands');
-
-program
-  .command('org:list')
-  .description('List organizations with their plans')
-  .option('--limit <n>', 'page size', '100')
-  .option('--offset <n>', 'rows to skip', '0')
-  .action(async (opts: { limit: string; offset: string }) => {
-    const limit = Math.min(Math.max(Number.parseInt(opts.limit, 10) || 100, 1), 1000);
-    const offset = Math.max(Number.parseInt(opts.offset, 10) || 0, 0);
-    await withContext(async (app) => print(await app.get(OrganizationsService).list(limit, offset)));
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    if (err instanceof CommanderError) process.exit(err.exitCode);
+    const message =
+      err instanceof AppError
+        ? `${err.code}: ${err.message}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
+    process.stderr.write(`${message}\n`);
+    process.exit(1);
   });
-
-program
-  .command('org:set-plan')
-  .description(`Set an organization's plan (${PLANS.join(', ')})`)
-  .argument('<orgId>')
-  .argument('<plan>')
-  .action(async (orgId: string, plan: string) => {
-    if (!(PLANS as readonly string[]).includes(plan)) {
-      throw new Error(`Unknown plan "${plan}"; expected one of ${PLANS.join(', ')}`);
-    }
-    await withContext(async (app) => print(await app.get(OrganizationsService).setPlan(orgId, plan as Plan)));
-  });
-
-program
-  .command('audit:verify')
-  .description("Verify an organization's audit chain")
-  .argument('<orgId>')
-  .action(async (orgId: string) => {
-    await withContext(async (app) => {
-      const result = await app.get(AuditService).verify(orgId);
-      print(result);
-      if (!result.valid) process.exitCode = 2;
-    });
-  });
-
-program
-  .command('db:migrate')
-  .description('Apply pending database migrations (also done at start-up)')
-  .action(async () => {
-    const config = loadConfig();
-    const handle = await createDatabaseHandle({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    try {
-      await runMigrations(handle);
-      process.stdout.write(`Migrations applied (${handle.driver})\n`);
-    } finally {
-      await handle.close();
-    }
-  });
-
-program
-  .command('openapi:write')
-  .description('Write the OpenAPI document to a file')
-  .argument('[file]', 'output path', 'openapi.json')
-  .action(async (file: string) => {
-    process.env.WORKERS = 'off';
-    const config = { ...loadConfig(), publicUrl: 'http://localhost:3000' };
-    const app = await createHttpApp(AppModule, config);
-    try {
-      await app.init();
-      writeFileSync(file, JSON.stringify(buildOpenApiDocument(app, config), null, 2) + '\n');
-      process.stdout.write(`Wrote ${file}\n`);
-    } finally {
-      await app.close();
-    }
-  });
-
-program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`${err instanceof AppError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});

@@ -22,7 +22,10 @@ import { SystemController } from './system/system.controller.js';
   imports: [
     ConfigModule,
     DatabaseModule,
-    LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: (config: AppConfig) => loggerParams(config) }),
+    LoggerModule.forRootAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => loggerParams(config),
+    }),
   ],
   controllers: [SystemController],
   providers: [

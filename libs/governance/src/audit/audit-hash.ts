@@ -5,7 +5,9 @@ import type { AuditEntryRow } from './audit.schema.js';
 export const GENESIS_HASH = '0'.repeat(64);
 
 /** The hashed content of an entry: every field except id, prevHash and hash (contract-decisions §9). */
-export function hashedContent(entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'>): Record<string, unknown> {
+export function hashedContent(
+  entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'>,
+): Record<string, unknown> {
   return {
     sequence: entry.sequence,
     organizationId: entry.organizationId,

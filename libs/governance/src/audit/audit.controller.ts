@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Query, StreamableFile } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Readable } from 'node:stream';
 import {
@@ -22,7 +22,10 @@ export class AuditController {
   constructor(private readonly audit: AuditService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List audit entries', description: 'Newest first. Owner or admin. limit default 50, max 200.' })
+  @ApiOperation({
+    summary: 'List audit entries',
+    description: 'Newest first. Owner or admin. limit default 50, max 200.',
+  })
   @ApiEnvelope(AuditEntryDto, { paginated: true })
   @ApiErrors([400])
   list(@CurrentActor() actor: Actor, @Query() query: AuditQueryDto): Promise<Page<AuditEntryDto>> {
@@ -32,7 +35,8 @@ export class AuditController {
   @Get('verify')
   @ApiOperation({
     summary: 'Verify the hash chain',
-    description: 'Recomputes every hash in sequence order, reading the chain in batches. `brokenAt` names the first failing entry.',
+    description:
+      'Recomputes every hash in sequence order, reading the chain in batches. `brokenAt` names the first failing entry.',
   })
   @ApiEnvelope(AuditVerifyDto)
   verify(@CurrentActor() actor: Actor): Promise<AuditVerifyDto> {
@@ -47,11 +51,23 @@ export class AuditController {
     description: 'One audit entry per line in sequence order, streamed, for offline verification.',
   })
   @ApiProduces('application/x-ndjson')
-  @ApiResponse({ status: 200, description: 'NDJSON stream of audit entries', content: { 'application/x-ndjson': { schema: { type: 'string' } } } })
+  @ApiResponse({
+    status: 200,
+    description: 'NDJSON stream of audit entries',
+    content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+  })
   export(@CurrentActor() actor: Actor): StreamableFile {
     return new StreamableFile(Readable.from(this.audit.exportNdjson(actor.organizationId)), {
       type: 'application/x-ndjson',
       disposition: `attachment; filename="audit-${actor.organizationId}.ndjson"`,
     });
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One audit entry', description: 'Entries of another organization answer 404.' })
+  @ApiEnvelope(AuditEntryDto)
+  @ApiErrors([404])
+  get(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<AuditEntryDto> {
+    return this.audit.get(actor.organizationId, id);
   }
 }

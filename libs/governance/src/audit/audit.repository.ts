@@ -23,7 +23,9 @@ export class AuditRepository {
    * the next statement then sees the previous holder's committed entry, so the chain never forks.
    */
   async lockChain(organizationId: string): Promise<void> {
-    await this.tx.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${'audit:' + organizationId}, 0))`);
+    await this.tx.db.execute(
+      sql`select pg_advisory_xact_lock(hashtextextended(${'audit:' + organizationId}, 0))`,
+    );
   }
 
   async head(organizationId: string): Promise<Pick<AuditEntryRow, 'sequence' | 'hash'> | undefined> {

@@ -1,9 +1,25 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, Clock, newId, type Actor, type Page, type RequestMeta, pageRequest, toPage, TransactionHost } from '../../../platform/src/index.js';
+import {
+  AppError,
+  Clock,
+  isObjectId,
+  newId,
+  type Actor,
+  type Page,
+  type RequestMeta,
+  pageRequest,
+  toPage,
+  TransactionHost,
+} from '../../../platform/src/index.js';
 import { chainHash, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
 import { AuditRepository } from './audit.repository.js';
 import type { AuditActor, AuditEntryRow } from './audit.schema.js';
-import { type AuditEntryDto, type AuditQueryDto, type AuditVerifyDto, toAuditEntryResponse } from './dto/audit.dto.js';
+import {
+  type AuditEntryDto,
+  type AuditQueryDto,
+  type AuditVerifyDto,
+  toAuditEntryResponse,
+} from './dto/audit.dto.js';
 
 export interface AuditInput {
   organizationId: string;
@@ -61,7 +77,12 @@ export class AuditService {
         createdAt: now,
       };
       const prevHash = head?.hash ?? GENESIS_HASH;
-      const row: AuditEntryRow = { id: newId(now.getTime()), ...content, prevHash, hash: chainHash(prevHash, content) };
+      const row: AuditEntryRow = {
+        id: newId(now.getTime()),
+        ...content,
+        prevHash,
+        hash: chainHash(prevHash, content),
+      };
       await this.repo.insert(row);
       return row;
     });
@@ -70,7 +91,10 @@ export class AuditService {
   async list(organizationId: string, query: AuditQueryDto): Promise<Page<AuditEntryDto>> {
     const from = query.from ? new Date(query.from) : undefined;
     const to = query.to ? new Date(query.to) : undefined;
-    if (from && to && from > to) throw AppError.validation('from must not be after to', [{ field: 'from', message: 'from must not be after to' }]);
+    if (from && to && from > to)
+      throw AppError.validation('from must not be after to', [
+        { field: 'from', message: 'from must not be after to' },
+      ]);
     const page = pageRequest(query, { limit: 50, max: 200 });
     const { rows, total } = await this.repo.list(
       organizationId,
@@ -81,7 +105,13 @@ export class AuditService {
   }
 
   async findEntry(organizationId: string, id: string): Promise<AuditEntryRow | undefined> {
-    return this.repo.findById(organizationId, id);
+    return isObjectId(id) ? this.repo.findById(organizationId, id) : undefined;
+  }
+
+  async get(organizationId: string, id: string): Promise<AuditEntryDto> {
+    const row = await this.findEntry(organizationId, id);
+    if (!row) throw AppError.notFound('Audit entry');
+    return toAuditEntryResponse(row);
   }
 
   /** Entries of the chain in order, read in batches so memory does not grow with the log. */
@@ -118,7 +148,11 @@ export class AuditService {
           totalEntries: bounds.total,
           firstEntry: bounds.first?.toISOString() ?? null,
           lastEntry: bounds.last?.toISOString() ?? null,
-          brokenAt: { sequence: reason === 'sequence_gap' ? expectedSequence : row.sequence, id: row.id, reason },
+          brokenAt: {
+            sequence: reason === 'sequence_gap' ? expectedSequence : row.sequence,
+            id: row.id,
+            reason,
+          },
         };
       }
       last = row;

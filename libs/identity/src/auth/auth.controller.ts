@@ -1,8 +1,24 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Access, type Actor, ApiEnvelope, ApiErrors, CurrentActor, Public, ReqMeta, type RequestMeta } from '../../../platform/src/index.js';
+import {
+  Access,
+  type Actor,
+  ApiEnvelope,
+  ApiErrors,
+  CurrentActor,
+  Public,
+  ReqMeta,
+  type RequestMeta,
+} from '../../../platform/src/index.js';
 import { AuthService } from './auth.service.js';
-import { LoginDto, LoginResultDto, MeDto, MessageDto, RegisterDto, RegisterResultDto } from './dto/auth.dto.js';
+import {
+  LoginDto,
+  LoginResultDto,
+  MeDto,
+  MessageDto,
+  RegisterDto,
+  RegisterResultDto,
+} from './dto/auth.dto.js';
 
 @ApiTags('Auth')
 @Controller('auth')
@@ -13,7 +29,8 @@ export class AuthController {
   @Public()
   @ApiOperation({
     summary: 'Sign up in one call',
-    description: 'Creates the user, an organization on the default plan with the user as owner, and a session. Writes `auth.register`.',
+    description:
+      'Creates the user, an organization on the default plan with the user as owner, and a session. Writes `auth.register`.',
   })
   @ApiEnvelope(RegisterResultDto, { status: 201 })
   @ApiErrors([400, 409], { 409: 'EMAIL_IN_USE (the e-mail address is already registered)' })
@@ -24,7 +41,10 @@ export class AuthController {
   @Post('login')
   @Public()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Log in with e-mail and password', description: 'Writes `auth.login` with `metadata.method = "password"`.' })
+  @ApiOperation({
+    summary: 'Log in with e-mail and password',
+    description: 'Writes `auth.login` with `metadata.method = "password"`.',
+  })
   @ApiEnvelope(LoginResultDto)
   @ApiErrors([400, 401], {
     401: 'INVALID_CREDENTIALS (wrong e-mail or password, same body either way), ACCOUNT_DEACTIVATED (no active membership)',
@@ -36,7 +56,10 @@ export class AuthController {
   @Post('logout')
   @Access()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Log out', description: 'Blacklists the caller’s jti for its remaining lifetime. Writes `auth.logout`.' })
+  @ApiOperation({
+    summary: 'Log out',
+    description: 'Blacklists the caller’s jti for its remaining lifetime. Writes `auth.logout`.',
+  })
   @ApiEnvelope(MessageDto)
   @ApiErrors([401])
   logout(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<MessageDto> {

@@ -17,7 +17,14 @@ import { OrganizationsRepository } from '../organizations/organizations.reposito
 import { SessionService } from '../sessions/session.service.js';
 import { toUserResponse } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
-import type { LoginDto, LoginResultDto, MeDto, MessageDto, RegisterDto, RegisterResultDto } from './dto/auth.dto.js';
+import type {
+  LoginDto,
+  LoginResultDto,
+  MeDto,
+  MessageDto,
+  RegisterDto,
+  RegisterResultDto,
+} from './dto/auth.dto.js';
 import { hashPassword, verifyPassword } from './password.js';
 
 @Injectable()
@@ -46,7 +53,8 @@ export class AuthService {
         createdAt: now,
         updatedAt: now,
       });
-      if (!user) throw AppError.conflict('An account with this e-mail address already exists', ErrorCode.EMAIL_IN_USE);
+      if (!user)
+        throw AppError.conflict('An account with this e-mail address already exists', ErrorCode.EMAIL_IN_USE);
       const organization = await this.organizations.insert({
         id: newId(now.getTime()),
         name: dto.organizationName,
@@ -80,7 +88,11 @@ export class AuthService {
         timeout: user.sessionTimeout,
         meta,
       });
-      return { token: session.token, user: toUserResponse(user), organization: toOrganizationResponse(organization) };
+      return {
+        token: session.token,
+        user: toUserResponse(user),
+        organization: toOrganizationResponse(organization),
+      };
     });
   }
 
@@ -91,9 +103,13 @@ export class AuthService {
   async login(dto: LoginDto, meta: RequestMeta): Promise<LoginResultDto> {
     const user = await this.users.findByEmail(dto.email);
     const valid = await verifyPassword(user?.passwordHash, dto.password);
-    if (!user || !valid) throw AppError.unauthorized('Invalid e-mail or password', ErrorCode.INVALID_CREDENTIALS);
-    const membership = user.isActive ? (await this.organizations.membershipsOf(user.id)).find((m) => m.isActive) : undefined;
-    if (!membership) throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
+    if (!user || !valid)
+      throw AppError.unauthorized('Invalid e-mail or password', ErrorCode.INVALID_CREDENTIALS);
+    const membership = user.isActive
+      ? (await this.organizations.membershipsOf(user.id)).find((m) => m.isActive)
+      : undefined;
+    if (!membership)
+      throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
     return this.tx.run(async () => {
       const entry = await this.audit.append({
         organizationId: membership.organizationId,

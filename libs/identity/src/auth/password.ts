@@ -10,8 +10,10 @@ export const PASSWORD_MIN_LENGTH = 10;
 export const PASSWORD_MAX_LENGTH = 128;
 
 export function passwordPolicyViolation(password: string): string | undefined {
-  if (password.length < PASSWORD_MIN_LENGTH) return `password must be at least ${PASSWORD_MIN_LENGTH} characters`;
-  if (password.length > PASSWORD_MAX_LENGTH) return `password must be at most ${PASSWORD_MAX_LENGTH} characters`;
+  if (password.length < PASSWORD_MIN_LENGTH)
+    return `password must be at least ${PASSWORD_MIN_LENGTH} characters`;
+  if (password.length > PASSWORD_MAX_LENGTH)
+    return `password must be at most ${PASSWORD_MAX_LENGTH} characters`;
   if (!/[A-Z]/.test(password)) return 'password must contain an uppercase letter';
   if (!/[a-z]/.test(password)) return 'password must contain a lowercase letter';
   if (!/[0-9]/.test(password)) return 'password must contain a digit';
@@ -27,7 +29,8 @@ export function IsStrongPassword(options?: ValidationOptions): PropertyDecorator
       propertyName: propertyName as string,
       options,
       validator: {
-        validate: (value: unknown) => typeof value === 'string' && passwordPolicyViolation(value) === undefined,
+        validate: (value: unknown) =>
+          typeof value === 'string' && passwordPolicyViolation(value) === undefined,
         defaultMessage: (args) =>
           typeof args?.value === 'string'
             ? (passwordPolicyViolation(args.value) ?? 'password is invalid')
@@ -44,7 +47,10 @@ export function hashPassword(password: string): Promise<string> {
 let dummyHash: Promise<string> | undefined;
 
 /** Constant-work verification: a missing account still runs one argon2 verification. */
-export async function verifyPassword(passwordHash: string | null | undefined, password: string): Promise<boolean> {
+export async function verifyPassword(
+  passwordHash: string | null | undefined,
+  password: string,
+): Promise<boolean> {
   dummyHash ??= hash('dummy-password-for-timing-Aa1', ARGON2_OPTIONS);
   const target = passwordHash ?? (await dummyHash);
   try {

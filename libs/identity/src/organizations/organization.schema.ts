@@ -7,13 +7,19 @@ export const organizations = pgTable('organizations', {
   plan: varchar('plan', { length: 20 })
     .$type<'sandbox' | 'scale' | 'governance' | 'enterprise' | 'custom'>()
     .notNull(),
-  emailDomains: text('email_domains').array().notNull().default(sql`'{}'::text[]`),
+  emailDomains: text('email_domains')
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
   ssoConfig: jsonb('sso_config').$type<Record<string, unknown> | null>(),
   roleMappingRules: jsonb('role_mapping_rules')
     .$type<{ pattern: string; role: string }[]>()
     .notNull()
     .default(sql`'[]'::jsonb`),
-  complianceNotes: jsonb('compliance_notes').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
+  complianceNotes: jsonb('compliance_notes')
+    .$type<Record<string, string>>()
+    .notNull()
+    .default(sql`'{}'::jsonb`),
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
   updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
 });

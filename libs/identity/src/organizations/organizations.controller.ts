@@ -29,7 +29,10 @@ export class OrganizationsController {
 
   @Patch('current')
   @Access({ roles: Permission.manageOrganization })
-  @ApiOperation({ summary: 'Rename the active organization', description: 'Owner or admin. Writes `organization.updated`.' })
+  @ApiOperation({
+    summary: 'Rename the active organization',
+    description: 'Owner or admin. Writes `organization.updated`.',
+  })
   @ApiEnvelope(OrganizationDto)
   @ApiErrors([400, 403])
   update(

@@ -3,7 +3,12 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import { type Role, TransactionHost } from '../../../platform/src/index.js';
 import { revokedTokens } from '../sessions/session.schema.js';
 import { users } from '../users/user.schema.js';
-import { memberships, type MembershipRow, organizations, type OrganizationRow } from './organization.schema.js';
+import {
+  memberships,
+  type MembershipRow,
+  organizations,
+  type OrganizationRow,
+} from './organization.schema.js';
 
 export interface SessionPrincipal {
   revoked: boolean;
@@ -40,10 +45,19 @@ export class OrganizationsRepository {
   }
 
   async list(limit: number, offset: number): Promise<OrganizationRow[]> {
-    return this.tx.db.select().from(organizations).orderBy(asc(organizations.createdAt)).limit(limit).offset(offset);
+    return this.tx.db
+      .select()
+      .from(organizations)
+      .orderBy(asc(organizations.createdAt))
+      .limit(limit)
+      .offset(offset);
   }
 
-  async update(id: string, patch: Partial<Pick<OrganizationRow, 'name' | 'plan'>>, at: Date): Promise<OrganizationRow | undefined> {
+  async update(
+    id: string,
+    patch: Partial<Pick<OrganizationRow, 'name' | 'plan'>>,
+    at: Date,
+  ): Promise<OrganizationRow | undefined> {
     const [row] = await this.tx.db
       .update(organizations)
       .set({ ...patch, updatedAt: at })

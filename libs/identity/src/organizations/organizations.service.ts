@@ -1,7 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { type Actor, AppError, Clock, type Plan, type RequestMeta, TransactionHost } from '../../../platform/src/index.js';
+import {
+  type Actor,
+  AppError,
+  Clock,
+  type Plan,
+  type RequestMeta,
+  TransactionHost,
+} from '../../../platform/src/index.js';
 import { AuditService, auditActorOf } from '../../../governance/src/index.js';
-import { type OrganizationDto, toOrganizationResponse, type UpdateOrganizationDto } from './dto/organization.dto.js';
+import {
+  type OrganizationDto,
+  toOrganizationResponse,
+  type UpdateOrganizationDto,
+} from './dto/organization.dto.js';
 import { OrganizationsRepository } from './organizations.repository.js';
 
 @Injectable()

@@ -58,9 +58,15 @@ export class SessionService implements BearerResolver {
   async resolveBearer(token: string): Promise<Actor> {
     const claims = this.tokens.verifyAccess(token);
     if (!claims) throw AppError.unauthorized('Invalid or malformed token');
-    const principal = await this.organizations.sessionPrincipal(claims.jti, claims.organizationId, claims._id);
-    if (principal.revoked) throw AppError.unauthorized('This session has been revoked', ErrorCode.SESSION_REVOKED);
-    if (this.tokens.isExpired(claims)) throw AppError.unauthorized('This session has expired', ErrorCode.TOKEN_EXPIRED);
+    const principal = await this.organizations.sessionPrincipal(
+      claims.jti,
+      claims.organizationId,
+      claims._id,
+    );
+    if (principal.revoked)
+      throw AppError.unauthorized('This session has been revoked', ErrorCode.SESSION_REVOKED);
+    if (this.tokens.isExpired(claims))
+      throw AppError.unauthorized('This session has expired', ErrorCode.TOKEN_EXPIRED);
     if (!principal.userId || !principal.role || !principal.plan) {
       throw AppError.unauthorized('This session no longer has access to the organization');
     }

@@ -27,7 +27,10 @@ export class SessionsRepository {
 
   /** Drops blacklist rows whose tokens have expired on their own: they can no longer be presented. */
   async purgeExpired(now: Date): Promise<number> {
-    const deleted = await this.tx.db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, now)).returning({ jti: revokedTokens.jti });
+    const deleted = await this.tx.db
+      .delete(revokedTokens)
+      .where(lt(revokedTokens.expiresAt, now))
+      .returning({ jti: revokedTokens.jti });
     return deleted.length;
   }
 }

@@ -37,7 +37,12 @@ export class TokenService {
     private readonly clock: Clock,
   ) {}
 
-  mintAccess(input: { userId: string; organizationId: string; role: Role; timeout: SessionTimeout }): MintedToken {
+  mintAccess(input: {
+    userId: string;
+    organizationId: string;
+    role: Role;
+    timeout: SessionTimeout;
+  }): MintedToken {
     const iat = Math.floor(this.clock.nowMs() / 1000);
     const exp = iat + SESSION_TTL_SECONDS[input.timeout];
     const jti = randomBytes(16).toString('hex');
@@ -50,7 +55,7 @@ export class TokenService {
       iat,
       exp,
     };
-    const token = jwt.sign(claims, this.config.jwtSecret, { algorithm: 'HS256', noTimestamp: true });
+    const token = jwt.sign(claims, this.config.jwtSecret, { algorithm: 'HS256' });
     return { token, jti, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
   }
 

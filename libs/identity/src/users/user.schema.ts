@@ -21,7 +21,10 @@ export const users = pgTable(
     lastLoginAt: timestamp('last_login_at', { withTimezone: true, precision: 3 }),
     sessionTimeout: varchar('session_timeout', { length: 4 }).$type<SessionTimeout>().notNull().default('7d'),
     passwordChangedAt: timestamp('password_changed_at', { withTimezone: true, precision: 3 }),
-    preferences: jsonb('preferences').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    preferences: jsonb('preferences')
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
   },

@@ -60,7 +60,10 @@ function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | number 
   if (/^\d+$/.test(v)) return Number(v);
   const list = v.split(',').map((s) => s.trim());
   if (list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) return list;
-  ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count, or a comma-separated list of addresses/CIDRs' });
+  ctx.addIssue({
+    code: 'custom',
+    message: 'must be true, false, a hop count, or a comma-separated list of addresses/CIDRs',
+  });
   return z.NEVER;
 }
 

@@ -26,7 +26,12 @@ export const PGLITE_EXTENSIONS = { pg_trgm };
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+  });
   // An idle client that errors (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   const db = drizzlePg(pool) as unknown as Db;

@@ -14,7 +14,10 @@ const MIGRATION_LOCK_KEY = 7_240_411;
  * Applies pending migrations under a session-level advisory lock, so replicas starting together never race:
  * the first one migrates, the others wait and then find nothing to do.
  */
-export async function runMigrations(handle: DatabaseHandle, migrationsFolder = MIGRATIONS_DIR): Promise<void> {
+export async function runMigrations(
+  handle: DatabaseHandle,
+  migrationsFolder = MIGRATIONS_DIR,
+): Promise<void> {
   await handle.withSession(async (db) => {
     await db.execute(sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {

@@ -64,7 +64,10 @@ export class AppError extends Error {
     return new AppError(404, ErrorCode.NOT_FOUND, `${what} not found`);
   }
 
-  static unauthorized(message = 'Authentication required', code: ErrorCodeName = ErrorCode.UNAUTHORIZED): AppError {
+  static unauthorized(
+    message = 'Authentication required',
+    code: ErrorCodeName = ErrorCode.UNAUTHORIZED,
+  ): AppError {
     return new AppError(401, code, message);
   }
 

@@ -54,7 +54,8 @@ export function renderError(err: unknown, requestId?: string): RenderedError {
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();
-    const code = STATUS_CODES[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : ErrorCode.VALIDATION_ERROR);
+    const code =
+      STATUS_CODES[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : ErrorCode.VALIDATION_ERROR);
     const message = status >= 500 ? 'Internal server error' : httpExceptionMessage(err);
     const body: ErrorBody = { success: false, error: message, code };
     if (status >= 500 && requestId) body.requestId = requestId;

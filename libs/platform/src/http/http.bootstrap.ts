@@ -69,7 +69,15 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   await instance.register(cors, {
     origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
     credentials: !config.corsOrigins.includes('*'),
-    exposedHeaders: ['X-Request-Id', 'X-Svc-Version', 'X-Svc-API-Version', 'Deprecation', 'Sunset', 'Link', 'Retry-After'],
+    exposedHeaders: [
+      'X-Request-Id',
+      'X-Svc-Version',
+      'X-Svc-API-Version',
+      'Deprecation',
+      'Sunset',
+      'Link',
+      'Retry-After',
+    ],
     maxAge: 600,
   });
 

@@ -1,5 +1,11 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
 
 export class ErrorDetailDto {
   @ApiProperty({ example: 'email' }) field: string;
@@ -10,7 +16,10 @@ export class ErrorEnvelopeDto {
   @ApiProperty({ enum: [false] }) success: false;
   @ApiProperty({ description: 'Human-readable message.' }) error: string;
   @ApiProperty({ description: 'Stable machine-readable code.', example: 'VALIDATION_ERROR' }) code: string;
-  @ApiPropertyOptional({ type: [ErrorDetailDto], description: 'One entry per invalid field (validation errors).' })
+  @ApiPropertyOptional({
+    type: [ErrorDetailDto],
+    description: 'One entry per invalid field (validation errors).',
+  })
   details?: ErrorDetailDto[];
   @ApiPropertyOptional({ description: 'Request id, on 500 responses; quote it when reporting a problem.' })
   requestId?: string;
@@ -40,7 +49,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
  * Documents error responses with the error envelope. `overrides` replaces the generic description of a status
  * with route-specific codes.
  */
-export function ApiErrors(statuses: number[], overrides: Record<number, string> = {}): MethodDecorator & ClassDecorator {
+export function ApiErrors(
+  statuses: number[],
+  overrides: Record<number, string> = {},
+): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiExtraModels(ErrorEnvelopeDto),
     ...statuses.map((status) =>

@@ -26,7 +26,10 @@ export interface PageRequest {
   offset: number;
 }
 
-export function pageRequest(query: PaginationQueryDto, defaults: { limit: number; max: number }): PageRequest {
+export function pageRequest(
+  query: PaginationQueryDto,
+  defaults: { limit: number; max: number },
+): PageRequest {
   const page = query.page ?? 1;
   const limit = Math.min(query.limit ?? defaults.limit, defaults.max);
   return { page, limit, offset: (page - 1) * limit };

@@ -21,7 +21,10 @@ export function createValidationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => {
       const details = flatten(errors);
-      return AppError.validation(details.length ? `Validation failed: ${details[0]!.message}` : 'Validation failed', details);
+      return AppError.validation(
+        details.length ? `Validation failed: ${details[0]!.message}` : 'Validation failed',
+        details,
+      );
     },
   });
 }

@@ -111,9 +111,14 @@ export class VersioningService {
     if (found.sunset) {
       const sunset = new Date(`${found.sunset}T00:00:00.000Z`);
       if (this.clock.nowMs() >= sunset.getTime()) {
-        throw new AppError(410, ErrorCode.VERSION_SUNSET, `Schema version ${found.version} was sunset on ${found.sunset}`, {
-          headers: { Link: this.deprecationLink },
-        });
+        throw new AppError(
+          410,
+          ErrorCode.VERSION_SUNSET,
+          `Schema version ${found.version} was sunset on ${found.sunset}`,
+          {
+            headers: { Link: this.deprecationLink },
+          },
+        );
       }
       return {
         version: found,

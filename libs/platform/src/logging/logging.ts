@@ -33,9 +33,16 @@ export function loggerParams(config: AppConfig): Params {
       level: config.logLevel,
       genReqId: (req: IncomingMessage) => String((req as { id?: unknown }).id ?? 'unknown'),
       redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      customLogLevel: (_req, res, err) =>
+        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       serializers: {
-        req: (req: { id?: string; method?: string; url?: string; remoteAddress?: string; headers?: Record<string, unknown> }) => ({
+        req: (req: {
+          id?: string;
+          method?: string;
+          url?: string;
+          remoteAddress?: string;
+          headers?: Record<string, unknown>;
+        }) => ({
           id: req.id,
           method: req.method,
           url: redactUrl(req.url),

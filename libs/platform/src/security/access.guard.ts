@@ -33,9 +33,14 @@ export class AccessGuard implements CanActivate {
     const actor = await this.authenticate(request, meta.via ?? ['jwt']);
 
     if (meta.feature && !planHasFeature(actor.plan, meta.feature)) {
-      throw new AppError(403, ErrorCode.UPGRADE_REQUIRED, `Your plan does not include ${meta.feature}; upgrade to use it`, {
-        extra: { feature: meta.feature },
-      });
+      throw new AppError(
+        403,
+        ErrorCode.UPGRADE_REQUIRED,
+        `Your plan does not include ${meta.feature}; upgrade to use it`,
+        {
+          extra: { feature: meta.feature },
+        },
+      );
     }
     if (meta.roles && actor.credential === 'jwt' && (!actor.role || !meta.roles.includes(actor.role))) {
       throw AppError.forbidden();
@@ -62,7 +67,8 @@ export class AccessGuard implements CanActivate {
       const resolver = this.keys.find(apiKey);
       const actor = resolver ? await resolver.resolveKey(apiKey) : null;
       if (!actor) throw AppError.unauthorized('Invalid API key');
-      if (!via.includes(actor.credential)) throw AppError.forbidden('This route does not accept this kind of API key');
+      if (!via.includes(actor.credential))
+        throw AppError.forbidden('This route does not accept this kind of API key');
       return actor;
     }
     throw AppError.unauthorized();

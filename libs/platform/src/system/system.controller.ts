@@ -21,11 +21,21 @@ class HealthDto {
 
 class VersionLimitsDto {
   @ApiProperty({
-    example: { maxPromptLength: 50000, maxSystemPromptLength: 50000, maxContextBytes: 102400, maxConversationIdLength: 256 },
+    example: {
+      maxPromptLength: 50000,
+      maxSystemPromptLength: 50000,
+      maxContextBytes: 102400,
+      maxConversationIdLength: 256,
+    },
   })
   inputContext: Record<string, number>;
   @ApiProperty({
-    example: { maxActionObjectBytes: 10240, maxRationaleLength: 50000, maxAlternatives: 10, maxToolCalls: 50 },
+    example: {
+      maxActionObjectBytes: 10240,
+      maxRationaleLength: 50000,
+      maxAlternatives: 10,
+      maxToolCalls: 50,
+    },
   })
   outputDecision: Record<string, number>;
 }
@@ -34,7 +44,12 @@ class SchemaVersionDto {
   @ApiProperty({ example: '2026-04-11' }) version: string;
   @ApiProperty({ enum: ['current', 'deprecated'] }) status: string;
   @ApiProperty() recommended: boolean;
-  @ApiPropertyOptional({ type: 'string', nullable: true, example: null, description: 'ISO date from which the version answers 410.' })
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    example: null,
+    description: 'ISO date from which the version answers 410.',
+  })
   sunset: string | null;
   @ApiProperty({ type: VersionLimitsDto }) limits: VersionLimitsDto;
 }
@@ -55,7 +70,8 @@ export class SystemController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Liveness and database check',
-    description: 'Also served at `/health`. Answers within 100 ms; 503 SERVICE_UNAVAILABLE when the database does not answer in time.',
+    description:
+      'Also served at `/health`. Answers within 100 ms; 503 SERVICE_UNAVAILABLE when the database does not answer in time.',
   })
   @ApiEnvelope(HealthDto)
   @ApiErrors([503], { 503: 'SERVICE_UNAVAILABLE (database check failed)' })
@@ -80,7 +96,8 @@ export class SystemController {
   @Public()
   @ApiOperation({
     summary: 'Schema-version registry',
-    description: 'Versions selectable with the `X-Svc-Version` request header, with status, sunset date and trace limits.',
+    description:
+      'Versions selectable with the `X-Svc-Version` request header, with status, sunset date and trace limits.',
   })
   @ApiEnvelope(SchemaVersionDto, { isArray: true })
   versions(): readonly SchemaVersionDto[] {

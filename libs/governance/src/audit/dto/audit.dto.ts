@@ -39,7 +39,8 @@ export class AuditActorDto {
 
 export class AuditEntryDto {
   @ApiProperty() id: string;
-  @ApiProperty({ description: 'Position in the organization chain: 1, 2, 3 … without gaps.' }) sequence: number;
+  @ApiProperty({ description: 'Position in the organization chain: 1, 2, 3 … without gaps.' })
+  sequence: number;
   @ApiProperty() organizationId: string;
   @ApiProperty({ example: 'auth.login' }) eventType: string;
   @ApiProperty({ type: 'string', nullable: true }) userId: string | null;
@@ -52,7 +53,8 @@ export class AuditEntryDto {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ description: 'Hash of the previous entry; 64 zeros for the first.' }) prevHash: string;
   @ApiProperty({
-    description: 'SHA-256 hex of prevHash + "\\n" + RFC 8785 canonical JSON of the entry without id, prevHash, hash.',
+    description:
+      'SHA-256 hex of prevHash + "\\n" + RFC 8785 canonical JSON of the entry without id, prevHash, hash.',
   })
   hash: string;
 }
@@ -68,7 +70,10 @@ export class AuditVerifyDto {
   @ApiProperty() totalEntries: number;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) firstEntry: string | null;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) lastEntry: string | null;
-  @ApiPropertyOptional({ type: BrokenAtDto, description: 'Present when valid is false: the first entry that fails.' })
+  @ApiPropertyOptional({
+    type: BrokenAtDto,
+    description: 'Present when valid is false: the first entry that fails.',
+  })
   brokenAt?: BrokenAtDto;
 }
 

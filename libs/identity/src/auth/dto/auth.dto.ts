@@ -6,7 +6,8 @@ import { OrganizationDto } from '../../organizations/dto/organization.dto.js';
 import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../password.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-const normaliseEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+const normaliseEmail = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim().toLowerCase() : value;
 
 export class RegisterDto {
   @ApiProperty({ example: 'Ada Lovelace', maxLength: 200 })
