@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'drizzle/**', '.data/**'] },
+  { ignores: ['bench/**/*.mjs', 'dist/**', 'node_modules/**', 'coverage/**', 'drizzle/**', '.data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // SWC compiles the TypeScript so that Nest's decorator metadata is emitted (esbuild does not emit it).
 const plugins = [
   swc.vite({
+    swcrc: false,
     module: { type: 'es6' },
     jsc: {
       target: 'es2022',

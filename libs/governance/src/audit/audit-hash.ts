@@ -36,9 +36,20 @@ export function chainHash(prevHash: string, entry: Omit<AuditEntryRow, 'id' | 'p
  */
 export function normaliseMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!metadata) return {};
-  return JSON.parse(
-    JSON.stringify(metadata, (_k, v: unknown) =>
-      typeof v === 'string' ? v.toWellFormed().replaceAll('\u0000', '') : v,
-    ),
-  ) as Record<string, unknown>;
+  const plain = JSON.parse(JSON.stringify(metadata)) as unknown;
+  return cleanValue(plain) as Record<string, unknown>;
+}
+
+/** Text as jsonb and text columns store it: well-formed UTF-16 (lone surrogates replaced) without NUL. */
+export function cleanText(value: string): string {
+  return value.toWellFormed().replaceAll('\u0000', '');
+}
+
+function cleanValue(value: unknown): unknown {
+  if (typeof value === 'string') return cleanText(value);
+  if (Array.isArray(value)) return value.map(cleanValue);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanText(k), cleanValue(v)]));
+  }
+  return value;
 }

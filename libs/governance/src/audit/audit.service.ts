@@ -11,7 +11,7 @@ import {
   toPage,
   TransactionHost,
 } from '../../../platform/src/index.js';
-import { chainHash, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
+import { chainHash, cleanText, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
 import { AuditRepository } from './audit.repository.js';
 import type { AuditActor, AuditEntryRow } from './audit.schema.js';
 import {
@@ -73,7 +73,7 @@ export class AuditService {
         targetId: input.targetId ?? null,
         metadata: normaliseMetadata(input.metadata),
         ip: input.meta?.ip?.slice(0, 64) ?? null,
-        userAgent: input.meta?.userAgent?.toWellFormed().replaceAll('\u0000', '').slice(0, 512) ?? null,
+        userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
         createdAt: now,
       };
       const prevHash = head?.hash ?? GENESIS_HASH;
@@ -148,11 +148,7 @@ export class AuditService {
           totalEntries: bounds.total,
           firstEntry: bounds.first?.toISOString() ?? null,
           lastEntry: bounds.last?.toISOString() ?? null,
-          brokenAt: {
-            sequence: reason === 'sequence_gap' ? expectedSequence : row.sequence,
-            id: row.id,
-            reason,
-          },
+          brokenAt: { sequence: row.sequence, id: row.id, reason },
         };
       }
       last = row;

@@ -54,7 +54,8 @@ class SchemaVersionDto {
   @ApiProperty({ type: VersionLimitsDto }) limits: VersionLimitsDto;
 }
 
-const DB_CHECK_TIMEOUT_MS = 80;
+// Long enough not to flap under CPU load, short enough that a hung database answers well before LB timeouts.
+const DB_CHECK_TIMEOUT_MS = 250;
 
 @ApiTags('System')
 @Controller()

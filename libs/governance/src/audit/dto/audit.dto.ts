@@ -59,9 +59,10 @@ export class AuditEntryDto {
   hash: string;
 }
 
+/** The first stored entry at which the chain fails. */
 export class BrokenAtDto {
-  @ApiProperty() sequence: number;
-  @ApiProperty({ type: 'string', nullable: true }) id: string | null;
+  @ApiProperty({ description: 'Sequence of the failing entry (after a gap: the first entry past it).' }) sequence: number;
+  @ApiProperty() id: string;
   @ApiProperty({ enum: ['sequence_gap', 'prev_hash_mismatch', 'hash_mismatch'] }) reason: string;
 }
 
