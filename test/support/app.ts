@@ -17,6 +17,7 @@ import {
   DATABASE,
   type DatabaseHandle,
   FixedClock,
+  HTTP_APP_OPTIONS,
   loadConfig,
   newId,
   type Plan,
@@ -99,6 +100,7 @@ export class TestContext {
       .useValue(options.versions ?? SCHEMA_VERSIONS)
       .compile();
     const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), {
+      ...HTTP_APP_OPTIONS,
       logger: false,
     });
     await configureHttpApp(app, config);

@@ -8,6 +8,7 @@ import {
   type AppConfig,
   configureHttpApp,
   createFastifyAdapter,
+  HTTP_APP_OPTIONS,
   loadConfig,
 } from '../../../libs/platform/src/index.js';
 import { buildOpenApiDocument, setupDocs } from './openapi.js';
@@ -21,6 +22,7 @@ export async function createHttpApp(
   config: AppConfig = loadConfig(),
 ): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(module, createFastifyAdapter(config), {
+    ...HTTP_APP_OPTIONS,
     bufferLogs: true,
     abortOnError: false,
   });

@@ -13,6 +13,7 @@ export * from './http/pagination.js';
 export * from './http/openapi.js';
 export * from './http/versioning.js';
 export * from './http/http.bootstrap.js';
+export * from './http/body-parser.js';
 export * from './logging/logging.js';
 export * from './security/roles.js';
 export * from './security/actor.js';

@@ -34,7 +34,9 @@ describe('chainHash', () => {
     expect(chainHash('1'.repeat(64), entry)).not.toBe(base);
     expect(chainHash(GENESIS_HASH, { ...entry, metadata: { ...entry.metadata, a: 3 } })).not.toBe(base);
     expect(chainHash(GENESIS_HASH, { ...entry, sequence: 2 })).not.toBe(base);
-    expect(chainHash(GENESIS_HASH, { ...entry, createdAt: new Date('2026-04-11T10:00:00.124Z') })).not.toBe(base);
+    expect(chainHash(GENESIS_HASH, { ...entry, createdAt: new Date('2026-04-11T10:00:00.124Z') })).not.toBe(
+      base,
+    );
   });
 });
 

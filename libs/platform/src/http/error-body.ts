@@ -27,6 +27,7 @@ const STATUS_CODES: Record<number, ErrorCodeName> = {
   409: ErrorCode.CONFLICT,
   410: ErrorCode.GONE,
   413: ErrorCode.PAYLOAD_TOO_LARGE,
+  414: ErrorCode.URI_TOO_LONG,
   415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
   429: ErrorCode.RATE_LIMIT_EXCEEDED,
   503: ErrorCode.SERVICE_UNAVAILABLE,

@@ -6,6 +6,8 @@ import helmet from '@fastify/helmet';
 import cors from '@fastify/cors';
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { AppConfig } from '../config/app-config.js';
+import { AppError, ErrorCode } from './app-error.js';
+import { registerBodyParsers } from './body-parser.js';
 import { renderError } from './error-body.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
 
@@ -32,10 +34,54 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
       return id;
     },
     rewriteUrl: (req) => rewriteLegacyUrl(req as IncomingMessage & { svcLegacy?: boolean }),
+    frameworkErrors: frameworkError,
     logger: false,
   };
   return new FastifyAdapter(options);
 }
+
+/**
+ * Both versioning axes. Legacy-mount headers are set first so that they accompany any error; the legacy 410
+ * comes after the schema version is resolved, so it carries the X-Svc-Version that would have applied.
+ */
+function applyVersioning(versioning: VersioningService, request: FastifyRequest, reply: FastifyReply): void {
+  let legacyGone: unknown;
+  if ((request.raw as { svcLegacy?: boolean }).svcLegacy) {
+    try {
+      reply.headers(versioning.legacy());
+    } catch (err) {
+      legacyGone = err;
+    }
+  }
+  const applied = versioning.resolve(request.headers['x-svc-version']);
+  request.schemaVersion = applied.version;
+  reply.header('X-Svc-Version', applied.version.version);
+  reply.headers(applied.headers);
+  if (legacyGone) throw legacyGone;
+}
+
+/** Errors the router raises before any hook runs (bad percent-encoding, over-long parameters). */
+function frameworkError(error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+  const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+  reply.headers({
+    'X-Request-Id': request.id,
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'SAMEORIGIN',
+    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+    'Referrer-Policy': 'no-referrer',
+  });
+  if (request.url.startsWith('/api/')) reply.header('X-Svc-API-Version', 'v1');
+  void sendError(
+    request,
+    reply,
+    tooLong
+      ? new AppError(414, ErrorCode.URI_TOO_LONG, 'A path segment is too long')
+      : AppError.validation('The URL is not validly percent-encoded'),
+  );
+}
+
+/** Options for NestFactory.create: body parsing is ours (JSON only, see registerBodyParsers). */
+export const HTTP_APP_OPTIONS = { bodyParser: false } as const;
 
 function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const rendered = renderError(err, request.id);
@@ -66,6 +112,17 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
     },
     crossOriginResourcePolicy: { policy: 'same-site' },
   });
+  // Before CORS, whose hook answers preflights itself: every response carries the request id.
+  instance.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    if (!request.url.startsWith('/api/')) return;
+    reply.header('X-Svc-API-Version', 'v1');
+    try {
+      applyVersioning(versioning, request, reply);
+    } catch (err) {
+      return sendError(request, reply, err);
+    }
+  });
   await instance.register(cors, {
     origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
     credentials: !config.corsOrigins.includes('*'),
@@ -81,22 +138,7 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
     maxAge: 600,
   });
 
-  instance.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-Id', request.id);
-    if (!request.url.startsWith('/api/')) return;
-    reply.header('X-Svc-API-Version', 'v1');
-    try {
-      const headers: Record<string, string> = {};
-      if ((request.raw as { svcLegacy?: boolean }).svcLegacy) Object.assign(headers, versioning.legacy());
-      const applied = versioning.resolve(request.headers['x-svc-version']);
-      Object.assign(headers, applied.headers);
-      request.schemaVersion = applied.version;
-      reply.header('X-Svc-Version', applied.version.version);
-      for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-    } catch (err) {
-      return sendError(request, reply, err);
-    }
-  });
+  registerBodyParsers(instance);
 
   app.setGlobalPrefix(API_PREFIX);
   app.enableShutdownHooks();

@@ -22,9 +22,16 @@ describe('rewriteLegacyUrl', () => {
 });
 
 describe('VersioningService.resolve', () => {
-  const deprecated: SchemaVersion = { ...SCHEMA_VERSIONS[0]!, version: '2025-10-01', status: 'deprecated', recommended: false, sunset: '2027-01-15' };
+  const deprecated: SchemaVersion = {
+    ...SCHEMA_VERSIONS[0]!,
+    version: '2025-10-01',
+    status: 'deprecated',
+    recommended: false,
+    sunset: '2027-01-15',
+  };
   const config = { publicUrl: 'https://gov.example' } as AppConfig;
-  const make = (now: string) => new VersioningService([SCHEMA_VERSIONS[0]!, deprecated], config, new FixedClock(new Date(now)));
+  const make = (now: string) =>
+    new VersioningService([SCHEMA_VERSIONS[0]!, deprecated], config, new FixedClock(new Date(now)));
 
   it('applies the latest current version when no header is sent', () => {
     expect(make('2026-11-21T00:00:00Z').resolve(undefined).version.version).toBe('2026-04-11');
@@ -56,7 +63,12 @@ describe('VersioningService.resolve', () => {
   });
 
   it('answers the legacy mount with deprecation headers until 2027-04-12, then 410 GONE', () => {
-    expect(make('2027-04-11T23:59:59Z').legacy()).toMatchObject({ Deprecation: 'true', Sunset: 'Mon, 12 Apr 2027 00:00:00 GMT' });
-    expect(() => make('2027-04-12T00:00:00Z').legacy()).toThrow(expect.objectContaining({ status: 410, code: 'GONE' }));
+    expect(make('2027-04-11T23:59:59Z').legacy()).toMatchObject({
+      Deprecation: 'true',
+      Sunset: 'Mon, 12 Apr 2027 00:00:00 GMT',
+    });
+    expect(() => make('2027-04-12T00:00:00Z').legacy()).toThrow(
+      expect.objectContaining({ status: 410, code: 'GONE' }),
+    );
   });
 });

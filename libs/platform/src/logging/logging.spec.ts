@@ -5,7 +5,9 @@ import { REDACT_PATHS, redactUrl } from './logging.js';
 
 describe('log redaction', () => {
   it('masks secret query parameters in logged URLs and keeps the rest', () => {
-    expect(redactUrl('/api/v1/events/stream?token=abc123&x=1')).toBe('/api/v1/events/stream?token=[Redacted]&x=1');
+    expect(redactUrl('/api/v1/events/stream?token=abc123&x=1')).toBe(
+      '/api/v1/events/stream?token=[Redacted]&x=1',
+    );
     expect(redactUrl('/cb?code=c0de&state=s7&page=2')).toBe('/cb?code=[Redacted]&state=[Redacted]&page=2');
     expect(redactUrl('/api/v1/health')).toBe('/api/v1/health');
   });
@@ -20,11 +22,19 @@ describe('log redaction', () => {
     });
     const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[Redacted]' } }, sink);
     logger.info({
-      req: { headers: { authorization: 'Bearer eyJsecret', cookie: 'svc_oauth_token=secret', 'x-api-key': 'svc_live_secret' } },
+      req: {
+        headers: {
+          authorization: 'Bearer eyJsecret',
+          cookie: 'svc_oauth_token=secret',
+          'x-api-key': 'svc_live_secret',
+        },
+      },
       body: { password: 'Hunter2-secret', token: 'tok-secret', apiKey: 'key-secret', secret: 'whsec_secret' },
     });
     const out = lines.join('');
-    expect(out).not.toMatch(/eyJsecret|oauth_token=secret|svc_live_secret|Hunter2|tok-secret|key-secret|whsec_secret/);
+    expect(out).not.toMatch(
+      /eyJsecret|oauth_token=secret|svc_live_secret|Hunter2|tok-secret|key-secret|whsec_secret/,
+    );
     expect(out.match(/\[Redacted\]/g)).toHaveLength(7);
   });
 });

@@ -61,7 +61,8 @@ export class AuditEntryDto {
 
 /** The first stored entry at which the chain fails. */
 export class BrokenAtDto {
-  @ApiProperty({ description: 'Sequence of the failing entry (after a gap: the first entry past it).' }) sequence: number;
+  @ApiProperty({ description: 'Sequence of the failing entry (after a gap: the first entry past it).' })
+  sequence: number;
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['sequence_gap', 'prev_hash_mismatch', 'hash_mismatch'] }) reason: string;
 }
