@@ -45,7 +45,8 @@ describe('access declarations', () => {
             .join('/')
             .replace(/\/+/g, '/')
             .replace(/\/$/, '');
-          const access = (Reflect.getMetadata(ACCESS_KEY, handler) as AccessMetadata | undefined) ?? classAccess;
+          const access =
+            (Reflect.getMetadata(ACCESS_KEY, handler) as AccessMetadata | undefined) ?? classAccess;
           lines.push(`${method} ${path} -> ${describeAccess(access)}`);
         }
       }

@@ -28,8 +28,12 @@ describe('access guard: credentials, key kinds and read-only keys', () => {
     const write = await ctx.post('/api/v1/test-keys/write', { apiKey: `svc_test_ro_${org()}` });
     expect(write.statusCode).toBe(403);
     expect(write.json()).toEqual({ success: false, error: 'This API key is read-only', code: 'FORBIDDEN' });
-    expect((await ctx.get('/api/v1/test-keys/read', { apiKey: `svc_test_ro_${org()}` })).statusCode).toBe(200);
-    expect((await ctx.post('/api/v1/test-keys/write', { apiKey: `svc_test_rw_${org()}` })).statusCode).toBe(201);
+    expect((await ctx.get('/api/v1/test-keys/read', { apiKey: `svc_test_ro_${org()}` })).statusCode).toBe(
+      200,
+    );
+    expect((await ctx.post('/api/v1/test-keys/write', { apiKey: `svc_test_rw_${org()}` })).statusCode).toBe(
+      201,
+    );
   });
 
   it('refuses a key kind the route does not accept with 403, and a JWT on a key-only route with 403', async () => {

@@ -1,10 +1,18 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import canonicalizeModule from 'canonicalize';
 import { asc, eq, sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditEntries, type AuditEntryRow, type AuditInput, AuditService } from '../libs/governance/src/index.js';
+import {
+  auditEntries,
+  type AuditEntryRow,
+  type AuditInput,
+  AuditService,
+} from '../libs/governance/src/index.js';
 import { type Registered, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
+
+// An independent RFC 8785 implementation (CommonJS; its typings declare an ES default export).
+const canonicalize = canonicalizeModule as unknown as (value: unknown) => string;
 
 const AUDIT = '/api/v1/audit';
 const GENESIS = '0'.repeat(64);
@@ -27,7 +35,9 @@ interface ExportedEntry {
 /** The contract's hash, recomputed independently of the production helper. */
 function offlineHash(entry: ExportedEntry): string {
   const { id: _id, prevHash, hash: _hash, ...content } = entry;
-  return createHash('sha256').update(`${prevHash}\n${canonicalize(content)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${prevHash}\n${canonicalize(content)}`)
+    .digest('hex');
 }
 
 function sequences(entries: { sequence: number }[]): number[] {
@@ -60,12 +70,20 @@ describe('audit log', () => {
   async function appendMany(organizationId: string, count: number, concurrency = 1): Promise<void> {
     for (let done = 0; done < count; done += concurrency) {
       const size = Math.min(concurrency, count - done);
-      await Promise.all(Array.from({ length: size }, (_, i) => append(organizationId, 'test.bulk', { metadata: { n: done + i } })));
+      await Promise.all(
+        Array.from({ length: size }, (_, i) =>
+          append(organizationId, 'test.bulk', { metadata: { n: done + i } }),
+        ),
+      );
     }
   }
 
   async function rowsOf(organizationId: string): Promise<AuditEntryRow[]> {
-    return ctx.db.db.select().from(auditEntries).where(eq(auditEntries.organizationId, organizationId)).orderBy(asc(auditEntries.sequence));
+    return ctx.db.db
+      .select()
+      .from(auditEntries)
+      .where(eq(auditEntries.organizationId, organizationId))
+      .orderBy(asc(auditEntries.sequence));
   }
 
   async function exportLines(token: string): Promise<ExportedEntry[]> {
@@ -127,21 +145,36 @@ describe('audit log', () => {
       const org = await ctx.register();
       await ctx.login(org.user.email);
       const orgId = org.organization.id;
-      for (const type of ['doc.created', 'doc.created', 'doc.created_v2', 'doc.deleted', 'authz.check', 'x_y.one', 'xzy.two']) {
+      for (const type of [
+        'doc.created',
+        'doc.created',
+        'doc.created_v2',
+        'doc.deleted',
+        'authz.check',
+        'x_y.one',
+        'xzy.two',
+      ]) {
         await append(orgId, type);
       }
       const types = async (eventType: string): Promise<string[]> => {
         const res = await ctx.get(AUDIT, { token: org.token, query: { eventType } });
         expect(res.statusCode, res.body).toBe(200);
         expect(res.json().pagination.total).toBe(res.json().data.length);
-        return res.json().data.map((e: ExportedEntry) => e.eventType).sort();
+        return res
+          .json()
+          .data.map((e: ExportedEntry) => e.eventType)
+          .sort();
       };
       expect(await types('doc.created')).toEqual(['doc.created', 'doc.created']);
       expect(await types('doc.*')).toEqual(['doc.created', 'doc.created', 'doc.created_v2', 'doc.deleted']);
       expect(await types('auth.*')).toEqual(['auth.login', 'auth.register']);
       expect(await types('x_y*')).toEqual(['x_y.one']);
       expect(await types('nothing.here')).toEqual([]);
-      expectError(await ctx.get(AUDIT, { token: org.token, query: { eventType: 'doc.%' } }), 400, 'VALIDATION_ERROR');
+      expectError(
+        await ctx.get(AUDIT, { token: org.token, query: { eventType: 'doc.%' } }),
+        400,
+        'VALIDATION_ERROR',
+      );
     });
 
     it('filters by userId', async () => {
@@ -178,9 +211,16 @@ describe('audit log', () => {
       expect(await window({ to: stamps[1]! })).toEqual([1, 0]);
       expect(await window({ from: stamps[3]!, to: stamps[3]! })).toEqual([3]);
 
-      const reversed = await ctx.get(AUDIT, { token: org.token, query: { from: stamps[2]!, to: stamps[1]! } });
+      const reversed = await ctx.get(AUDIT, {
+        token: org.token,
+        query: { from: stamps[2]!, to: stamps[1]! },
+      });
       expectError(reversed, 400, 'VALIDATION_ERROR');
-      expectError(await ctx.get(AUDIT, { token: org.token, query: { from: 'yesterday' } }), 400, 'VALIDATION_ERROR');
+      expectError(
+        await ctx.get(AUDIT, { token: org.token, query: { from: 'yesterday' } }),
+        400,
+        'VALIDATION_ERROR',
+      );
     });
   });
 
@@ -204,10 +244,24 @@ describe('audit log', () => {
     expect(res.json().data).toHaveLength(3);
     const actor = { type: 'user', id: user.id, email };
     for (const entry of [registered, loggedIn, loggedOut]) {
-      expect(entry).toMatchObject({ actor, userId: user.id, ip: '127.0.0.1', userAgent: headers['user-agent'] });
+      expect(entry).toMatchObject({
+        actor,
+        userId: user.id,
+        ip: '127.0.0.1',
+        userAgent: headers['user-agent'],
+      });
     }
-    expect(registered).toMatchObject({ eventType: 'auth.register', sequence: 1, targetType: 'user', targetId: user.id });
-    expect(loggedIn).toMatchObject({ eventType: 'auth.login', sequence: 2, metadata: { method: 'password' } });
+    expect(registered).toMatchObject({
+      eventType: 'auth.register',
+      sequence: 1,
+      targetType: 'user',
+      targetId: user.id,
+    });
+    expect(loggedIn).toMatchObject({
+      eventType: 'auth.login',
+      sequence: 2,
+      metadata: { method: 'password' },
+    });
     expect(loggedOut).toMatchObject({ eventType: 'auth.logout', sequence: 3 });
   });
 
@@ -235,7 +289,10 @@ describe('audit log', () => {
     const list = await ctx.get(AUDIT, { token: b.token, query: { limit: '200' } });
     expect(list.statusCode).toBe(200);
     expect(list.json().pagination.total).toBe(2);
-    expect(list.json().data.map((e: ExportedEntry) => e.organizationId)).toEqual([b.organization.id, b.organization.id]);
+    expect(list.json().data.map((e: ExportedEntry) => e.organizationId)).toEqual([
+      b.organization.id,
+      b.organization.id,
+    ]);
     const byForeignUser = await ctx.get(AUDIT, { token: b.token, query: { userId: a.user.id } });
     expect(byForeignUser.json().pagination.total).toBe(0);
 
@@ -290,9 +347,15 @@ describe('audit log', () => {
 
     it('reports sequence_gap at the first entry after a deleted middle row', async () => {
       const { org, rows } = await chainOfFour();
-      await ctx.db.db.execute(sql`delete from audit_entries where organization_id = ${org.organization.id} and sequence = 2`);
+      await ctx.db.db.execute(
+        sql`delete from audit_entries where organization_id = ${org.organization.id} and sequence = 2`,
+      );
       const result = await verify(org.token);
-      expect(result).toMatchObject({ valid: false, totalEntries: 3, lastEntry: rows[3]!.createdAt.toISOString() });
+      expect(result).toMatchObject({
+        valid: false,
+        totalEntries: 3,
+        lastEntry: rows[3]!.createdAt.toISOString(),
+      });
       // brokenAt names one stored entry: the first whose sequence is not the expected one
       expect(result.brokenAt).toEqual({ sequence: 3, id: rows[2]!.id, reason: 'sequence_gap' });
     });
@@ -302,7 +365,11 @@ describe('audit log', () => {
       await ctx.db.db.execute(
         sql`update audit_entries set prev_hash = ${'f'.repeat(64)} where organization_id = ${org.organization.id} and sequence = 2`,
       );
-      expect((await verify(org.token)).brokenAt).toEqual({ sequence: 2, id: rows[1]!.id, reason: 'prev_hash_mismatch' });
+      expect((await verify(org.token)).brokenAt).toEqual({
+        sequence: 2,
+        id: rows[1]!.id,
+        reason: 'prev_hash_mismatch',
+      });
     });
 
     it('reports hash_mismatch at the last row when its event type was rewritten', async () => {
@@ -310,7 +377,11 @@ describe('audit log', () => {
       await ctx.db.db.execute(
         sql`update audit_entries set event_type = 'doc.deleted' where organization_id = ${org.organization.id} and sequence = 4`,
       );
-      expect((await verify(org.token)).brokenAt).toEqual({ sequence: 4, id: rows[3]!.id, reason: 'hash_mismatch' });
+      expect((await verify(org.token)).brokenAt).toEqual({
+        sequence: 4,
+        id: rows[3]!.id,
+        reason: 'hash_mismatch',
+      });
     });
   });
 
@@ -348,10 +419,18 @@ describe('audit log', () => {
     expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
     expect(res.headers['content-disposition']).toMatch(/^attachment; filename="[^"]+\.ndjson"$/);
     expect(res.body.endsWith('\n')).toBe(true);
-    const lines = res.body.trimEnd().split('\n').map((l) => JSON.parse(l) as ExportedEntry);
+    const lines = res.body
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as ExportedEntry);
     expect(sequences(lines)).toEqual([1, 2, 3]);
     expect(lines.map((l) => l.eventType)).toEqual(['auth.register', 'doc.created', 'doc.deleted']);
-    expect(lines[1]!.metadata).toEqual({ z: 1, a: [true, null, 0.1, 1e21, 'ü€😀'], nested: { b: 'x', a: 'y' }, nul: 'ab' });
+    expect(lines[1]!.metadata).toEqual({
+      z: 1,
+      a: [true, null, 0.1, 1e21, 'ü€😀'],
+      nested: { b: 'x', a: 'y' },
+      nul: 'ab',
+    });
 
     let prevHash = GENESIS;
     for (const line of lines) {
@@ -382,7 +461,13 @@ describe('audit log', () => {
     expect(lines[1000]!.prevHash).toBe(lines[999]!.hash);
     expect(offlineHash(lines[1000]!)).toBe(lines[1000]!.hash);
 
-    await ctx.db.db.execute(sql`update audit_entries set metadata = '{}' where organization_id = ${orgId} and sequence = 1020`);
-    expect((await verify(org.token)).brokenAt).toEqual({ sequence: 1020, id: rows[1019]!.id, reason: 'hash_mismatch' });
+    await ctx.db.db.execute(
+      sql`update audit_entries set metadata = '{}' where organization_id = ${orgId} and sequence = 1020`,
+    );
+    expect((await verify(org.token)).brokenAt).toEqual({
+      sequence: 1020,
+      id: rows[1019]!.id,
+      reason: 'hash_mismatch',
+    });
   });
 });

@@ -15,7 +15,12 @@ describe('registration, login and sessions', () => {
     it('creates the user, an organization on the default plan with the caller as owner, and returns a JWT', async () => {
       const email = uniqueEmail('reg');
       const res = await ctx.post('/api/v1/auth/register', {
-        body: { name: ' Ada ', email: email.toUpperCase(), password: TEST_PASSWORD, organizationName: 'Engines' },
+        body: {
+          name: ' Ada ',
+          email: email.toUpperCase(),
+          password: TEST_PASSWORD,
+          organizationName: 'Engines',
+        },
       });
       expect(res.statusCode).toBe(201);
       const { data } = res.json();
@@ -52,7 +57,12 @@ describe('registration, login and sessions', () => {
     it('returns 409 EMAIL_IN_USE for an address already registered, whatever its case, and creates nothing', async () => {
       const first = await ctx.register();
       const res = await ctx.post('/api/v1/auth/register', {
-        body: { name: 'X', email: first.user.email.toUpperCase(), password: TEST_PASSWORD, organizationName: 'Dup' },
+        body: {
+          name: 'X',
+          email: first.user.email.toUpperCase(),
+          password: TEST_PASSWORD,
+          organizationName: 'Dup',
+        },
       });
       expect(res.statusCode).toBe(409);
       expect(res.json()).toEqual({ success: false, error: expect.any(String), code: 'EMAIL_IN_USE' });
@@ -102,7 +112,9 @@ describe('registration, login and sessions', () => {
   describe('POST /auth/login', () => {
     it('returns a token and the user for the right password', async () => {
       const reg = await ctx.register();
-      const res = await ctx.post('/api/v1/auth/login', { body: { email: reg.user.email, password: TEST_PASSWORD } });
+      const res = await ctx.post('/api/v1/auth/login', {
+        body: { email: reg.user.email, password: TEST_PASSWORD },
+      });
       expect(res.statusCode).toBe(200);
       expect(res.json().data.user.id).toBe(reg.user.id);
       expect(res.json().data.token).not.toBe(reg.token);
@@ -110,13 +122,19 @@ describe('registration, login and sessions', () => {
 
     it('gives the same 401 INVALID_CREDENTIALS body for a wrong password and an unknown e-mail', async () => {
       const reg = await ctx.register();
-      const wrong = await ctx.post('/api/v1/auth/login', { body: { email: reg.user.email, password: 'Wrong-pass-123' } });
+      const wrong = await ctx.post('/api/v1/auth/login', {
+        body: { email: reg.user.email, password: 'Wrong-pass-123' },
+      });
       const unknown = await ctx.post('/api/v1/auth/login', {
         body: { email: uniqueEmail('nobody'), password: 'Wrong-pass-123' },
       });
       expect(wrong.statusCode).toBe(401);
       expect(unknown.statusCode).toBe(401);
-      expect(wrong.json()).toEqual({ success: false, error: 'Invalid e-mail or password', code: 'INVALID_CREDENTIALS' });
+      expect(wrong.json()).toEqual({
+        success: false,
+        error: 'Invalid e-mail or password',
+        code: 'INVALID_CREDENTIALS',
+      });
       expect(unknown.json()).toEqual(wrong.json());
     });
 
@@ -124,7 +142,9 @@ describe('registration, login and sessions', () => {
       const owner = await ctx.register();
       const member = await ctx.addMember(owner.organization.id, 'member');
       await ctx.setMembershipActive(owner.organization.id, member.userId, false);
-      const login = await ctx.post('/api/v1/auth/login', { body: { email: member.email, password: TEST_PASSWORD } });
+      const login = await ctx.post('/api/v1/auth/login', {
+        body: { email: member.email, password: TEST_PASSWORD },
+      });
       expect(login.statusCode).toBe(401);
       expect(login.json().code).toBe('ACCOUNT_DEACTIVATED');
       const me = await ctx.get('/api/v1/auth/me', { token: member.token });
@@ -146,7 +166,9 @@ describe('registration, login and sessions', () => {
         expect(res.statusCode).toBe(401);
         expect(res.json().code).toBe('SESSION_REVOKED');
       }
-      expect((await ctx.post('/api/v1/auth/logout', { token: reg.token })).json().code).toBe('SESSION_REVOKED');
+      expect((await ctx.post('/api/v1/auth/logout', { token: reg.token })).json().code).toBe(
+        'SESSION_REVOKED',
+      );
       expect((await ctx.get('/api/v1/auth/me', { token: other })).statusCode).toBe(200);
     });
 
@@ -170,7 +192,9 @@ describe('registration, login and sessions', () => {
     it('refuses a token signed with another secret, an unsigned token and a token from a deleted membership', async () => {
       const reg = await ctx.register();
       const claims = jwt.decode(reg.token) as jwt.JwtPayload;
-      const forged = jwt.sign({ ...claims }, 'another-secret-that-is-long-enough-to-sign', { algorithm: 'HS256' });
+      const forged = jwt.sign({ ...claims }, 'another-secret-that-is-long-enough-to-sign', {
+        algorithm: 'HS256',
+      });
       const none = jwt.sign({ ...claims }, '', { algorithm: 'none' });
       for (const token of [forged, none, 'not.a.jwt']) {
         const res = await ctx.get('/api/v1/auth/me', { token });

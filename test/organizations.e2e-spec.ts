@@ -29,10 +29,16 @@ describe('organizations, roles and plans', () => {
   it('lets owners and admins rename the organization and writes organization.updated', async () => {
     const owner = await ctx.register({ organizationName: 'Before' });
     const admin = await ctx.addMember(owner.organization.id, 'admin');
-    const res = await ctx.patch('/api/v1/organizations/current', { token: admin.token, body: { name: 'After' } });
+    const res = await ctx.patch('/api/v1/organizations/current', {
+      token: admin.token,
+      body: { name: 'After' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json().data.name).toBe('After');
-    const audit = await ctx.get('/api/v1/audit', { token: owner.token, query: { eventType: 'organization.updated' } });
+    const audit = await ctx.get('/api/v1/audit', {
+      token: owner.token,
+      query: { eventType: 'organization.updated' },
+    });
     expect(audit.json().data).toHaveLength(1);
     expect(audit.json().data[0]).toMatchObject({
       actor: { type: 'user', id: admin.userId, email: admin.email },
@@ -40,15 +46,21 @@ describe('organizations, roles and plans', () => {
     });
   });
 
-  it.each(['member', 'viewer'] as const)('refuses a %s renaming the organization: 403 FORBIDDEN, nothing changed', async (role) => {
-    const owner = await ctx.register({ organizationName: 'Unchanged' });
-    const user = await ctx.addMember(owner.organization.id, role);
-    const res = await ctx.patch('/api/v1/organizations/current', { token: user.token, body: { name: 'Hijacked' } });
-    expect(res.statusCode).toBe(403);
-    expect(res.json().code).toBe('FORBIDDEN');
-    const current = await ctx.get('/api/v1/organizations/current', { token: owner.token });
-    expect(current.json().data.name).toBe('Unchanged');
-  });
+  it.each(['member', 'viewer'] as const)(
+    'refuses a %s renaming the organization: 403 FORBIDDEN, nothing changed',
+    async (role) => {
+      const owner = await ctx.register({ organizationName: 'Unchanged' });
+      const user = await ctx.addMember(owner.organization.id, role);
+      const res = await ctx.patch('/api/v1/organizations/current', {
+        token: user.token,
+        body: { name: 'Hijacked' },
+      });
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('FORBIDDEN');
+      const current = await ctx.get('/api/v1/organizations/current', { token: owner.token });
+      expect(current.json().data.name).toBe('Unchanged');
+    },
+  );
 
   it('refuses an empty name and unknown fields with 400 VALIDATION_ERROR', async () => {
     const owner = await ctx.register();
@@ -73,7 +85,11 @@ describe('organizations, roles and plans', () => {
       (value) => printed.push(value),
     );
     await program.parseAsync(['node', 'cli', 'org:set-plan', owner.organization.id, 'governance']);
-    expect(printed[0]).toMatchObject({ id: owner.organization.id, plan: 'governance', features: expect.arrayContaining(['sso']) });
+    expect(printed[0]).toMatchObject({
+      id: owner.organization.id,
+      plan: 'governance',
+      features: expect.arrayContaining(['sso']),
+    });
 
     const allowed = await ctx.get('/api/v1/test-probe/sso', { token: owner.token });
     expect(allowed.statusCode).toBe(200);
@@ -81,7 +97,10 @@ describe('organizations, roles and plans', () => {
     const scim = await ctx.get('/api/v1/test-probe/scim-admin', { token: owner.token });
     expect(scim.json().code).toBe('UPGRADE_REQUIRED');
 
-    const audit = await ctx.get('/api/v1/audit', { token: owner.token, query: { eventType: 'organization.plan_changed' } });
+    const audit = await ctx.get('/api/v1/audit', {
+      token: owner.token,
+      query: { eventType: 'organization.plan_changed' },
+    });
     expect(audit.json().data[0]).toMatchObject({
       actor: { type: 'system' },
       metadata: { from: 'sandbox', to: 'governance' },
@@ -100,11 +119,17 @@ describe('organizations, roles and plans', () => {
 
   it('org:set-plan refuses an unknown plan and an unknown organization', async () => {
     const owner = await ctx.register();
-    const program = () => buildProgram((fn) => fn(ctx.app), () => undefined);
-    await expect(program().parseAsync(['node', 'cli', 'org:set-plan', owner.organization.id, 'platinum'])).rejects.toThrow(
-      /Unknown plan/,
-    );
-    await expect(program().parseAsync(['node', 'cli', 'org:set-plan', 'a'.repeat(24), 'scale'])).rejects.toMatchObject({
+    const program = () =>
+      buildProgram(
+        (fn) => fn(ctx.app),
+        () => undefined,
+      );
+    await expect(
+      program().parseAsync(['node', 'cli', 'org:set-plan', owner.organization.id, 'platinum']),
+    ).rejects.toThrow(/Unknown plan/);
+    await expect(
+      program().parseAsync(['node', 'cli', 'org:set-plan', 'a'.repeat(24), 'scale']),
+    ).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
   });
@@ -112,9 +137,14 @@ describe('organizations, roles and plans', () => {
   it('org:list prints organizations with plan and features', async () => {
     const owner = await ctx.register({ organizationName: 'Listed' });
     const printed: unknown[] = [];
-    await buildProgram((fn) => fn(ctx.app), (v) => printed.push(v)).parseAsync(['node', 'cli', 'org:list', '--limit', '1000']);
+    await buildProgram(
+      (fn) => fn(ctx.app),
+      (v) => printed.push(v),
+    ).parseAsync(['node', 'cli', 'org:list', '--limit', '1000']);
     expect(printed[0]).toEqual(
-      expect.arrayContaining([expect.objectContaining({ id: owner.organization.id, name: 'Listed', plan: 'sandbox' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ id: owner.organization.id, name: 'Listed', plan: 'sandbox' }),
+      ]),
     );
   });
 

@@ -2,6 +2,7 @@ export * from './config/app-config.js';
 export * from './config/config.module.js';
 export * from './clock/clock.js';
 export * from './ids/object-id.js';
+export * from './crypto/canonical-json.js';
 export * from './db/database.js';
 export * from './db/migrate.js';
 export * from './db/transaction-host.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../../../platform/src/index.js';
 import type { AuditEntryRow } from './audit.schema.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -25,8 +25,7 @@ export function hashedContent(
 
 /** hash = SHA-256(prevHash + "\n" + RFC 8785 canonical JSON of the hashed content), hex. */
 export function chainHash(prevHash: string, entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'>): string {
-  const canonical = canonicalize(hashedContent(entry));
-  if (canonical === undefined) throw new Error('Audit entry cannot be canonicalised');
+  const canonical = canonicalJson(hashedContent(entry));
   return createHash('sha256').update(`${prevHash}\n${canonical}`).digest('hex');
 }
 
