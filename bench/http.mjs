@@ -31,9 +31,9 @@ async function waitForHealth(base, deadline = Date.now() + 60_000) {
   throw new Error('service did not become healthy');
 }
 
-function run(url, headers = {}) {
+function run(url, headers, connections) {
   return new Promise((resolve, reject) =>
-    autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers }, (err, res) => (err ? reject(err) : resolve(res))),
+    autocannon({ url, connections, duration: DURATION, headers }, (err, res) => (err ? reject(err) : resolve(res))),
   );
 }
 
@@ -56,13 +56,17 @@ try {
   const token = (await reg.json()).data.token;
 
   const rows = [];
-  for (const [name, url, headers] of [
-    ['GET /health', `${base}/health`, {}],
-    ['GET /api/v1/auth/me (JWT)', `${base}/api/v1/auth/me`, { authorization: `Bearer ${token}` }],
+  const me = { authorization: `Bearer ${token}` };
+  for (const [name, url, headers, connections] of [
+    ['GET /health', `${base}/health`, {}, 1],
+    ['GET /health', `${base}/health`, {}, CONNECTIONS],
+    ['GET /api/v1/auth/me (JWT)', `${base}/api/v1/auth/me`, me, 1],
+    ['GET /api/v1/auth/me (JWT)', `${base}/api/v1/auth/me`, me, CONNECTIONS],
   ]) {
-    const r = await run(url, headers);
+    const r = await run(url, headers, connections);
     rows.push({
       route: name,
+      connections,
       'req/s': Math.round(r.requests.average),
       'p50 ms': r.latency.p50,
       'p99 ms': r.latency.p99,
@@ -71,7 +75,7 @@ try {
       errors: r.errors,
     });
   }
-  console.log(`driver=${driver} connections=${CONNECTIONS} duration=${DURATION}s node=${process.version}`);
+  console.log(`driver=${driver} duration=${DURATION}s per row node=${process.version}`);
   console.table(rows);
 } finally {
   server.kill('SIGTERM');

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
-import type { LightMyRequestResponse } from 'fastify';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Public } from '../libs/platform/src/index.js';
 import { type RequestOptions, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
+import { expectErrorEnvelope } from './support/assertions.js';
 
 // What the throwing route puts in its error: none of it may reach the client.
 const LEAKY_MESSAGE = 'boom with SELECT * FROM secret';
@@ -59,20 +59,6 @@ function nested(depth: number, open: string, close: string, leaf = '1'): string 
   return open.repeat(depth) + leaf + close.repeat(depth);
 }
 
-function expectErrorEnvelope(
-  res: LightMyRequestResponse,
-  status: number,
-  code: string,
-): Record<string, unknown> {
-  expect(res.statusCode, res.body.slice(0, 500)).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  const body = res.json();
-  expect(body).toMatchObject({ success: false, code });
-  expect(typeof body.error).toBe('string');
-  expect(body.error.length).toBeGreaterThan(0);
-  expect(body).not.toHaveProperty('data');
-  return body;
-}
 
 describe('HTTP conventions', () => {
   let ctx: TestContext;

@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSIONS, type SchemaVersion } from '../libs/platform/src/index.js';
 import { type RequestOptions, TestContext } from './support/app.js';
+import { expectErrorEnvelope } from './support/assertions.js';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 const CURRENT = '2026-04-11';
@@ -39,19 +40,6 @@ const DEPRECATED: SchemaVersion = {
   limits: structuredClone(SCHEMA_VERSIONS[0]!.limits),
 };
 
-function expectErrorEnvelope(
-  res: LightMyRequestResponse,
-  status: number,
-  code: string,
-): Record<string, unknown> {
-  expect(res.statusCode, res.body.slice(0, 500)).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  const body = res.json();
-  expect(body).toMatchObject({ success: false, code });
-  expect(typeof body.error).toBe('string');
-  expect(body).not.toHaveProperty('data');
-  return body;
-}
 
 function expectNoDeprecationHeaders(res: LightMyRequestResponse): void {
   expect(res.headers.deprecation).toBeUndefined();
