@@ -86,6 +86,8 @@ export class TestContext {
         DATA_DIR: mkdtempSync(join(tmpdir(), 'gov-data-')),
         PUBLIC_URL: 'http://gov.test',
         APP_URL: 'http://app.gov.test',
+        // Suites register and log in far more than 100 times; the limiter suite sets the real limit.
+        AUTH_RATE_LIMIT_MAX: '1000000',
       }),
       ...options.config,
     };

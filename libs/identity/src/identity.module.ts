@@ -1,29 +1,14 @@
 import { Module } from '@nestjs/common';
-import { BEARER_RESOLVER } from '../../platform/src/index.js';
-import { AuditModule } from '../../governance/src/index.js';
+import { AccountModule } from './account/account.module.js';
+import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AuthController } from './auth/auth.controller.js';
-import { AuthService } from './auth/auth.service.js';
+import { IdentityCoreModule } from './identity-core.module.js';
+import { MfaModule } from './mfa/mfa.module.js';
 import { OrganizationsController } from './organizations/organizations.controller.js';
-import { OrganizationsRepository } from './organizations/organizations.repository.js';
-import { OrganizationsService } from './organizations/organizations.service.js';
-import { SessionService } from './sessions/session.service.js';
-import { SessionsRepository } from './sessions/sessions.repository.js';
-import { TokenService } from './sessions/token.service.js';
-import { UsersRepository } from './users/users.repository.js';
 
 @Module({
-  imports: [AuditModule],
+  imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule],
   controllers: [AuthController, OrganizationsController],
-  providers: [
-    UsersRepository,
-    OrganizationsRepository,
-    OrganizationsService,
-    SessionsRepository,
-    TokenService,
-    SessionService,
-    { provide: BEARER_RESOLVER, useExisting: SessionService },
-    AuthService,
-  ],
-  exports: [BEARER_RESOLVER, OrganizationsService, SessionService, TokenService],
+  exports: [IdentityCoreModule],
 })
 export class IdentityModule {}

@@ -4,6 +4,9 @@ import { LoggerModule } from 'nestjs-pino';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { Clock } from './clock/clock.js';
+import { SecretBox } from './crypto/secret-box.js';
+import { MailService } from './mail/mail.service.js';
+import { RateLimitService } from './security/rate-limit.js';
 import { DatabaseModule } from './db/database.module.js';
 import { EnvelopeInterceptor } from './http/envelope.js';
 import { GlobalExceptionFilter } from './http/exception.filter.js';
@@ -30,6 +33,9 @@ import { SystemController } from './system/system.controller.js';
   controllers: [SystemController],
   providers: [
     Clock,
+    SecretBox,
+    MailService,
+    RateLimitService,
     { provide: VERSION_REGISTRY, useValue: SCHEMA_VERSIONS },
     VersioningService,
     ApiKeyResolverRegistry,
@@ -37,6 +43,15 @@ import { SystemController } from './system/system.controller.js';
     { provide: APP_FILTER, useClass: GlobalExceptionFilter },
     { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
   ],
-  exports: [ConfigModule, DatabaseModule, Clock, VersioningService, ApiKeyResolverRegistry],
+  exports: [
+    ConfigModule,
+    DatabaseModule,
+    Clock,
+    SecretBox,
+    MailService,
+    RateLimitService,
+    VersioningService,
+    ApiKeyResolverRegistry,
+  ],
 })
 export class PlatformModule {}

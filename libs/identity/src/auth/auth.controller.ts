@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import {
   Access,
   type Actor,
@@ -16,6 +16,7 @@ import {
   LoginResultDto,
   MeDto,
   MessageDto,
+  MfaChallengeDto,
   RegisterDto,
   RegisterResultDto,
 } from './dto/auth.dto.js';
@@ -45,11 +46,21 @@ export class AuthController {
     summary: 'Log in with e-mail and password',
     description: 'Writes `auth.login` with `metadata.method = "password"`.',
   })
-  @ApiEnvelope(LoginResultDto)
+  @ApiExtraModels(LoginResultDto, MfaChallengeDto)
+  @ApiOkResponse({
+    description: '`{token, user}`, or `{mfaRequired: true, tempToken}` when the user has MFA enabled',
+    schema: {
+      type: 'object',
+      properties: {
+        success: { type: 'boolean', enum: [true] },
+        data: { oneOf: [{ $ref: getSchemaPath(LoginResultDto) }, { $ref: getSchemaPath(MfaChallengeDto) }] },
+      },
+    },
+  })
   @ApiErrors([400, 401], {
     401: 'INVALID_CREDENTIALS (wrong e-mail or password, same body either way), ACCOUNT_DEACTIVATED (no active membership)',
   })
-  login(@Body() dto: LoginDto, @ReqMeta() meta: RequestMeta): Promise<LoginResultDto> {
+  login(@Body() dto: LoginDto, @ReqMeta() meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
     return this.auth.login(dto, meta);
   }
 

@@ -22,10 +22,19 @@ import type {
   LoginResultDto,
   MeDto,
   MessageDto,
+  MfaChallengeDto,
   RegisterDto,
   RegisterResultDto,
 } from './dto/auth.dto.js';
 import { hashPassword, verifyPassword } from './password.js';
+import type { MembershipRow } from '../organizations/organization.schema.js';
+import type { UserRow } from '../users/user.schema.js';
+import { LoginEventsRepository } from '../sessions/login-events.repository.js';
+import { TokenService } from '../sessions/token.service.js';
+
+/** Purpose claim and lifetime of the tempToken that bridges password (or SSO) and the MFA code. */
+export const MFA_PURPOSE = 'mfa';
+export const MFA_TEMP_TOKEN_TTL_SECONDS = 300;
 
 @Injectable()
 export class AuthService {
@@ -35,6 +44,8 @@ export class AuthService {
     private readonly users: UsersRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly sessions: SessionService,
+    private readonly tokens: TokenService,
+    private readonly loginEvents: LoginEventsRepository,
     private readonly audit: AuditService,
     private readonly clock: Clock,
   ) {}
@@ -98,18 +109,57 @@ export class AuthService {
 
   /**
    * Password login. A wrong e-mail and a wrong password give the same 401 body after the same argon2 work.
-   * The session opens in the user's oldest active organization.
+   * A user with MFA gets a 5-minute purpose-bound tempToken instead of a session (finished by mfa/login).
    */
-  async login(dto: LoginDto, meta: RequestMeta): Promise<LoginResultDto> {
+  async login(dto: LoginDto, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
     const user = await this.users.findByEmail(dto.email);
     const valid = await verifyPassword(user?.passwordHash, dto.password);
-    if (!user || !valid)
+    if (!user || !valid) {
+      if (user) await this.recordFailure(user, 'password', 'invalid_password', meta);
       throw AppError.unauthorized('Invalid e-mail or password', ErrorCode.INVALID_CREDENTIALS);
+    }
+    const membership = await this.activeMembership(user, 'password', meta);
+    if (user.mfaEnabled) return this.mfaChallenge(user.id, membership.organizationId, 'password');
+    return this.completeLogin(user, membership, 'password', meta);
+  }
+
+  /** The tempToken of a login that still needs its TOTP or backup code. */
+  mfaChallenge(userId: string, organizationId: string, method: string): MfaChallengeDto {
+    return {
+      mfaRequired: true,
+      tempToken: this.tokens.mintPurpose(MFA_PURPOSE, userId, MFA_TEMP_TOKEN_TTL_SECONDS, {
+        organizationId,
+        method,
+      }),
+    };
+  }
+
+  /**
+   * The user's oldest active membership, or 401 ACCOUNT_DEACTIVATED (recorded as a failed login) when the
+   * account or every membership is suspended.
+   */
+  async activeMembership(user: UserRow, method: string, meta: RequestMeta): Promise<MembershipRow> {
     const membership = user.isActive
       ? (await this.organizations.membershipsOf(user.id)).find((m) => m.isActive)
       : undefined;
-    if (!membership)
+    if (!membership) {
+      await this.recordFailure(user, method, 'deactivated', meta);
       throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
+    }
+    return membership;
+  }
+
+  /**
+   * Opens a session after every factor has been checked (password, magic link, MFA, SSO): one audit entry
+   * `auth.login` whose id names the session, the session row, a login event and the user's last-login fields.
+   */
+  completeLogin(
+    user: UserRow,
+    membership: Pick<MembershipRow, 'organizationId' | 'role'>,
+    method: string,
+    meta: RequestMeta,
+    metadata: Record<string, unknown> = {},
+  ): Promise<LoginResultDto> {
     return this.tx.run(async () => {
       const entry = await this.audit.append({
         organizationId: membership.organizationId,
@@ -117,7 +167,7 @@ export class AuthService {
         actor: { type: 'user', id: user.id, email: user.email },
         targetType: 'user',
         targetId: user.id,
-        metadata: { method: 'password' },
+        metadata: { ...metadata, method },
         meta,
       });
       const session = await this.sessions.open({
@@ -128,8 +178,41 @@ export class AuthService {
         timeout: user.sessionTimeout,
         meta,
       });
+      await this.loginEvents.record({
+        userId: user.id,
+        organizationId: membership.organizationId,
+        method,
+        success: true,
+        meta,
+      });
       await this.users.recordLogin(user.id, meta.ip, this.clock.now());
       return { token: session.token, user: toUserResponse(user) };
+    });
+  }
+
+  /** A failed login on a known account: a login event and `auth.login_failed` in the user's first organization. */
+  async recordFailure(user: UserRow, method: string, reason: string, meta: RequestMeta): Promise<void> {
+    await this.tx.run(async () => {
+      const [first] = await this.organizations.membershipsOf(user.id);
+      await this.loginEvents.record({
+        userId: user.id,
+        organizationId: first?.organizationId,
+        method,
+        success: false,
+        reason,
+        meta,
+      });
+      if (first) {
+        await this.audit.append({
+          organizationId: first.organizationId,
+          eventType: 'auth.login_failed',
+          actor: { type: 'user', id: user.id, email: user.email },
+          targetType: 'user',
+          targetId: user.id,
+          metadata: { method, reason },
+          meta,
+        });
+      }
     });
   }
 

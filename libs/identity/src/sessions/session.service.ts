@@ -55,6 +55,11 @@ export class SessionService implements BearerResolver {
     await this.sessions.revoke(actor.jti, actor.userId, actor.tokenExpiresAt, this.clock.now());
   }
 
+  /** Revokes every live session of the user, except `exceptJti` when given. */
+  revokeAllForUser(userId: string, exceptJti?: string): Promise<number> {
+    return this.sessions.revokeAllForUser(userId, this.clock.now(), exceptJti);
+  }
+
   async resolveBearer(token: string): Promise<Actor> {
     const claims = this.tokens.verifyAccess(token);
     if (!claims) throw AppError.unauthorized('Invalid or malformed token');

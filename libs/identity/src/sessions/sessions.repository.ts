@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { eq, lt } from 'drizzle-orm';
+import { and, eq, gt, isNull, lt, ne, sql } from 'drizzle-orm';
 import { TransactionHost } from '../../../platform/src/index.js';
 import { revokedTokens, sessions, type SessionRow } from './session.schema.js';
 
@@ -23,6 +23,33 @@ export class SessionsRepository {
       .values({ jti, userId, expiresAt, revokedAt: at })
       .onConflictDoNothing({ target: revokedTokens.jti });
     await this.tx.db.update(sessions).set({ revokedAt: at }).where(eq(sessions.jti, jti));
+  }
+
+  /**
+   * Blacklists every live session of a user (except one jti, when given), in two set-based statements.
+   * Returns how many sessions were revoked.
+   */
+  async revokeAllForUser(userId: string, now: Date, exceptJti?: string): Promise<number> {
+    const except = exceptJti ? sql`and ${sessions.jti} <> ${exceptJti}` : sql``;
+    await this.tx.db.execute(sql`
+      insert into ${revokedTokens} (jti, user_id, expires_at, revoked_at)
+      select ${sessions.jti}, ${sessions.userId}, ${sessions.expiresAt}, ${now}
+      from ${sessions}
+      where ${sessions.userId} = ${userId} and ${sessions.revokedAt} is null and ${sessions.expiresAt} > ${now} ${except}
+      on conflict (jti) do nothing`);
+    const revoked = await this.tx.db
+      .update(sessions)
+      .set({ revokedAt: now })
+      .where(
+        and(
+          eq(sessions.userId, userId),
+          isNull(sessions.revokedAt),
+          gt(sessions.expiresAt, now),
+          exceptJti ? ne(sessions.jti, exceptJti) : undefined,
+        ),
+      )
+      .returning({ id: sessions.id });
+    return revoked.length;
   }
 
   /** Drops blacklist rows whose tokens have expired on their own: they can no longer be presented. */

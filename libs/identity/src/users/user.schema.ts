@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, jsonb, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { bigint, boolean, jsonb, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 export const SESSION_TIMEOUTS = ['1h', '8h', '24h', '7d'] as const;
 export type SessionTimeout = (typeof SESSION_TIMEOUTS)[number];
@@ -16,6 +16,11 @@ export const users = pgTable(
     timezone: varchar('timezone', { length: 64 }).notNull().default('UTC'),
     isActive: boolean('is_active').notNull().default(true),
     mfaEnabled: boolean('mfa_enabled').notNull().default(false),
+    /** TOTP secret, encrypted with the secret box; set by mfa/setup, active once mfaEnabled. */
+    mfaSecretEncrypted: text('mfa_secret_encrypted'),
+    /** The last TOTP time step accepted: a code is refused a second time in its step. */
+    mfaLastStep: bigint('mfa_last_step', { mode: 'number' }),
+    mfaEnabledAt: timestamp('mfa_enabled_at', { withTimezone: true, precision: 3 }),
     ssoId: varchar('sso_id', { length: 255 }),
     lastLoginIp: varchar('last_login_ip', { length: 64 }),
     lastLoginAt: timestamp('last_login_at', { withTimezone: true, precision: 3 }),

@@ -28,6 +28,14 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional(),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  AUTH_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(100),
+  AUTH_RATE_LIMIT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(15 * 60 * 1000),
+  MAIL_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).default(30_000),
   PUBLIC_URL: url.default('http://localhost:3000'),
   APP_URL: url.default('http://localhost:5173'),
   CORS_ORIGINS: z.string().optional(),
@@ -76,6 +84,10 @@ export interface AppConfig {
   dataDir: string;
   redisUrl?: string;
   jwtSecret: string;
+  /** Key material for the secret box; JWT_SECRET is used (under a separate HKDF label) when unset. */
+  encryptionKey?: string;
+  authRateLimit: { max: number; windowMs: number };
+  mailRetryIntervalMs: number;
   publicUrl: string;
   appUrl: string;
   corsOrigins: string[];
@@ -118,6 +130,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir,
     redisUrl: e.REDIS_URL,
     jwtSecret: e.JWT_SECRET ?? persistedDevSecret(dataDir),
+    encryptionKey: e.ENCRYPTION_KEY,
+    authRateLimit: { max: e.AUTH_RATE_LIMIT_MAX, windowMs: e.AUTH_RATE_LIMIT_WINDOW_MS },
+    mailRetryIntervalMs: e.MAIL_RETRY_INTERVAL_MS,
     publicUrl: e.PUBLIC_URL.replace(/\/+$/, ''),
     appUrl: e.APP_URL.replace(/\/+$/, ''),
     corsOrigins: e.CORS_ORIGINS

@@ -9,6 +9,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { AppError, ErrorCode } from './app-error.js';
 import { registerBodyParsers } from './body-parser.js';
 import { renderError } from './error-body.js';
+import { RateLimitService } from '../security/rate-limit.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
 
 declare module 'fastify' {
@@ -17,6 +18,7 @@ declare module 'fastify' {
   }
 }
 
+const AUTH_PATH = /^\/api\/v1\/auth(\/|\?|$)/;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The Fastify adapter with the service's HTTP settings: body limit, proxy trust, request ids, legacy mount. */
@@ -112,12 +114,32 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
     },
     crossOriginResourcePolicy: { policy: 'same-site' },
   });
+  const limiter = app.get(RateLimitService);
   // Before CORS, whose hook answers preflights itself: every response carries the request id.
   instance.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     if (!request.url.startsWith('/api/')) return;
     reply.header('X-Svc-API-Version', 'v1');
     try {
+      // The auth limiter counts before authentication and validation, so its 429 takes precedence.
+      if (AUTH_PATH.test(request.url) && request.method !== 'OPTIONS') {
+        const decision = await limiter.checkAuth(request.ip);
+        reply.headers({
+          'RateLimit-Limit': String(decision.limit),
+          'RateLimit-Remaining': String(decision.remaining),
+          'RateLimit-Reset': String(decision.resetSeconds),
+        });
+        if (!decision.allowed) {
+          throw new AppError(
+            429,
+            ErrorCode.RATE_LIMIT_EXCEEDED,
+            'Too many authentication requests; try again later',
+            {
+              headers: { 'Retry-After': String(decision.resetSeconds) },
+            },
+          );
+        }
+      }
       applyVersioning(versioning, request, reply);
     } catch (err) {
       return sendError(request, reply, err);

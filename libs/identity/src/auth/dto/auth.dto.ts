@@ -66,6 +66,12 @@ export class LoginResultDto {
   @ApiProperty({ type: UserDto }) user: UserDto;
 }
 
+export class MfaChallengeDto {
+  @ApiProperty({ enum: [true] }) mfaRequired: true;
+  @ApiProperty({ description: 'Purpose-bound token (5 minutes) to post with the code to /auth/mfa/login.' })
+  tempToken: string;
+}
+
 export class MeOrganizationDto {
   @ApiProperty() id: string;
   @ApiProperty() name: string;

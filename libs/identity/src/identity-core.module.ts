@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { BEARER_RESOLVER } from '../../platform/src/index.js';
+import { AuditModule } from '../../governance/src/index.js';
+import { AuthService } from './auth/auth.service.js';
+import { OrganizationsRepository } from './organizations/organizations.repository.js';
+import { OrganizationsService } from './organizations/organizations.service.js';
+import { LoginEventsRepository } from './sessions/login-events.repository.js';
+import { SessionService } from './sessions/session.service.js';
+import { SessionsRepository } from './sessions/sessions.repository.js';
+import { TokenService } from './sessions/token.service.js';
+import { OneTimeTokenService } from './tokens/one-time-token.service.js';
+import { UsersRepository } from './users/users.repository.js';
+
+const shared = [
+  UsersRepository,
+  OrganizationsRepository,
+  OrganizationsService,
+  SessionsRepository,
+  LoginEventsRepository,
+  TokenService,
+  SessionService,
+  OneTimeTokenService,
+  AuthService,
+];
+
+/** What the identity feature modules share: users, organizations, sessions, tokens and the login path. */
+@Module({
+  imports: [AuditModule],
+  providers: [...shared, { provide: BEARER_RESOLVER, useExisting: SessionService }],
+  exports: [...shared, BEARER_RESOLVER, AuditModule],
+})
+export class IdentityCoreModule {}

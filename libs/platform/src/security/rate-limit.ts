@@ -1,0 +1,135 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Clock } from '../clock/clock.js';
+
+export interface RateLimitHit {
+  count: number;
+  /** Epoch milliseconds at which the window ends. */
+  resetAt: number;
+}
+
+export interface RateLimitStore {
+  hit(key: string, windowMs: number): Promise<RateLimitHit>;
+  close(): Promise<void>;
+}
+
+const MAX_MEMORY_KEYS = 100_000;
+
+/** Fixed windows in process memory, bounded in size; time from the injectable clock. */
+export class MemoryRateLimitStore implements RateLimitStore {
+  private readonly windows = new Map<string, RateLimitHit>();
+
+  constructor(private readonly clock: Clock) {}
+
+  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    const now = this.clock.nowMs();
+    let entry = this.windows.get(key);
+    if (!entry || entry.resetAt <= now) {
+      if (entry) this.windows.delete(key);
+      if (this.windows.size >= MAX_MEMORY_KEYS) this.evict(now);
+      entry = { count: 0, resetAt: now + windowMs };
+      this.windows.set(key, entry);
+    }
+    entry.count += 1;
+    return { ...entry };
+  }
+
+  private evict(now: number): void {
+    for (const [key, entry] of this.windows) if (entry.resetAt <= now) this.windows.delete(key);
+    // Still full: drop the oldest windows (insertion order) rather than grow without bound.
+    for (const key of this.windows.keys()) {
+      if (this.windows.size < MAX_MEMORY_KEYS * 0.9) break;
+      this.windows.delete(key);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.windows.clear();
+  }
+}
+
+// INCR and set the expiry on the first hit of a window, atomically; returns the count and the time left.
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {count, ttl}`;
+
+/** Fixed windows in Redis, shared by every replica. */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly redis: Redis;
+
+  constructor(url: string) {
+    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.redis.on('error', () => undefined);
+  }
+
+  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, `svc:rl:${key}`, String(windowMs))) as [
+      number,
+      number,
+    ];
+    return { count, resetAt: Date.now() + ttl };
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window ends (the Retry-After value when refused). */
+  resetSeconds: number;
+}
+
+/**
+ * The auth limiter (100 requests per IP per 15 minutes over /auth/*, configurable). Redis-backed when
+ * REDIS_URL is set so that replicas share the count; if Redis cannot be reached the process falls back to its
+ * own window rather than refusing every login.
+ */
+@Injectable()
+export class RateLimitService implements OnApplicationShutdown {
+  private readonly logger = new Logger('RateLimit');
+  private readonly memory: MemoryRateLimitStore;
+  private readonly shared?: RedisRateLimitStore;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {
+    this.memory = new MemoryRateLimitStore(clock);
+    if (config.redisUrl) this.shared = new RedisRateLimitStore(config.redisUrl);
+  }
+
+  async checkAuth(ip: string): Promise<RateLimitDecision> {
+    const { max, windowMs } = this.config.authRateLimit;
+    const key = `auth:${ip}`;
+    let hit: RateLimitHit | undefined;
+    let now = Date.now();
+    if (this.shared) {
+      try {
+        hit = await this.shared.hit(key, windowMs);
+      } catch (err) {
+        this.logger.warn(
+          { error: (err as Error).message },
+          'Shared rate-limit store unavailable; using the local window',
+        );
+      }
+    }
+    if (!hit) {
+      hit = await this.memory.hit(key, windowMs);
+      now = this.clock.nowMs();
+    }
+    const resetSeconds = Math.max(1, Math.ceil((hit.resetAt - now) / 1000));
+    return { allowed: hit.count <= max, limit: max, remaining: Math.max(0, max - hit.count), resetSeconds };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([this.memory.close(), this.shared?.close()]);
+  }
+}
