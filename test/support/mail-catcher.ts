@@ -65,7 +65,11 @@ export class MailCatcher {
   }
 
   /** Waits (polling, up to `timeoutMs`) for a message to `to` that satisfies `match`. */
-  async waitFor(to: string, match: (m: CaughtMail) => boolean = () => true, timeoutMs = 5000): Promise<CaughtMail> {
+  async waitFor(
+    to: string,
+    match: (m: CaughtMail) => boolean = () => true,
+    timeoutMs = 5000,
+  ): Promise<CaughtMail> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = this.messages.find((m) => m.to.includes(to.toLowerCase()) && match(m));

@@ -61,7 +61,7 @@ const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelopeDto' };
  * (sunset schema version, or the legacy mount after its sunset).
  */
 function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
-  for (const item of Object.values(document.paths)) {
+  for (const [path, item] of Object.entries(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
       if (!operation) continue;
@@ -71,6 +71,14 @@ function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
         description: 'VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version)',
         content: { 'application/json': { schema: ERROR_REF } },
       };
+      // The auth limiter counts every /auth route before anything else runs.
+      if (path.startsWith('/api/v1/auth/')) {
+        responses['429'] ??= {
+          description: 'RATE_LIMIT_EXCEEDED (100 requests per IP per 15 minutes over /auth; see Retry-After)',
+          headers: { 'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer' } } },
+          content: { 'application/json': { schema: ERROR_REF } },
+        };
+      }
       responses['410'] ??= {
         description:
           'VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12)',

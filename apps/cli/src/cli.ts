@@ -9,6 +9,7 @@ import { buildOpenApiDocument } from '../../api/src/openapi.js';
 import {
   createDatabaseHandle,
   loadConfig,
+  MailService,
   PLANS,
   type Plan,
   runMigrations,
@@ -64,6 +65,15 @@ export function buildProgram(
       await withContext(async (app) =>
         print(await app.get(OrganizationsService).setPlan(orgId, plan as Plan)),
       );
+    });
+
+  program
+    .command('mail:outbox')
+    .description('Show recent outbox messages with their text (for deployments without SMTP)')
+    .option('--limit <n>', 'how many', '20')
+    .action(async (opts: { limit: string }) => {
+      const limit = Math.min(Math.max(Number.parseInt(opts.limit, 10) || 20, 1), 200);
+      await withContext(async (app) => print(await app.get(MailService).list(limit)));
     });
 
   program

@@ -53,6 +53,20 @@ export class AuthService {
   /** Creates the user, an organization on the default plan, the owner membership and the first session at once. */
   async register(dto: RegisterDto, meta: RequestMeta): Promise<RegisterResultDto> {
     const passwordHash = await hashPassword(dto.password);
+    return this.createAccount({ ...dto, passwordHash }, 'password', meta);
+  }
+
+  /**
+   * The account-creating part of sign-up, shared by the one-call registration and the e-mail-verified
+   * sign-up. 409 EMAIL_IN_USE when the address is taken, even by a concurrent request.
+   */
+  createAccount(
+    input: { name: string; email: string; passwordHash: string; organizationName: string },
+    method: 'password' | 'email_verification',
+    meta: RequestMeta,
+  ): Promise<RegisterResultDto> {
+    const dto = input;
+    const passwordHash = input.passwordHash;
     return this.tx.run(async () => {
       const now = this.clock.now();
       const user = await this.users.insertIfEmailFree({
@@ -88,7 +102,7 @@ export class AuthService {
         actor: { type: 'user', id: user.id, email: user.email },
         targetType: 'user',
         targetId: user.id,
-        metadata: { method: 'password', organizationName: organization.name },
+        metadata: { method, organizationName: organization.name },
         meta,
       });
       const session = await this.sessions.open({
@@ -188,6 +202,10 @@ export class AuthService {
       await this.users.recordLogin(user.id, meta.ip, this.clock.now());
       return { token: session.token, user: toUserResponse(user) };
     });
+  }
+
+  membershipsOf(userId: string): Promise<MembershipRow[]> {
+    return this.organizations.membershipsOf(userId);
   }
 
   /** A failed login on a known account: a login event and `auth.login_failed` in the user's first organization. */

@@ -23,6 +23,9 @@ export const REDACT_PATHS = [
   '*.apiKey',
   '*.key',
   '*.clientSecret',
+  '*.code',
+  '*.backupCodes',
+  '*.secretEncrypted',
   '*.jwtSecret',
 ];
 

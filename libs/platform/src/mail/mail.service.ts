@@ -10,6 +10,10 @@ import { mailOutbox, type MailOutboxRow } from './mail.schema.js';
 import type { RenderedMail } from './mail-templates.js';
 
 const MAX_ATTEMPTS = 8;
+// An attempt leases its message for longer than a send can take (the SMTP timeouts below), so a retry pass
+// never picks up a message whose first attempt is still talking to the server.
+const LEASE_MS = 120_000;
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
 const BATCH = 20;
 // Backoff after a failed attempt: 30 s, 2 min, 10 min, 30 min, then hourly.
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000];
@@ -38,7 +42,9 @@ export class MailService implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
   ) {
     this.transport = config.smtpUrl
-      ? nodemailer.createTransport(config.smtpUrl, { from: config.mailFrom })
+      ? nodemailer.createTransport({ url: config.smtpUrl, ...SMTP_TIMEOUTS } as never, {
+          from: config.mailFrom,
+        })
       : undefined;
   }
 
@@ -106,7 +112,7 @@ export class MailService implements OnModuleInit, OnModuleDestroy {
       .update(mailOutbox)
       .set({
         attempts: sql`${mailOutbox.attempts} + 1`,
-        nextAttemptAt: new Date(now.getTime() + BACKOFF_MS[0]!),
+        nextAttemptAt: new Date(now.getTime() + LEASE_MS),
       })
       .where(and(eq(mailOutbox.id, id), eq(mailOutbox.status, 'pending'), lte(mailOutbox.nextAttemptAt, now)))
       .returning();

@@ -1,0 +1,145 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import {
+  Access,
+  type Actor,
+  ApiEnvelope,
+  ApiErrors,
+  CurrentActor,
+  Public,
+  ReqMeta,
+  type RequestMeta,
+} from '../../../platform/src/index.js';
+import {
+  LoginResultDto,
+  MessageDto,
+  MfaChallengeDto,
+  RegisterDto,
+  RegisterResultDto,
+} from './dto/auth.dto.js';
+import { ChangePasswordDto, EmailDto, ResetPasswordDto, TokenDto } from './dto/email-flows.dto.js';
+import { EmailFlowsService } from './email-flows.service.js';
+
+const INVALID_TOKEN = 'INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR';
+const LOGIN_OR_MFA = {
+  description: '`{token, user}`, or `{mfaRequired: true, tempToken}` when the user has MFA enabled',
+  schema: {
+    type: 'object',
+    properties: {
+      success: { type: 'boolean', enum: [true] },
+      data: { oneOf: [{ $ref: getSchemaPath(LoginResultDto) }, { $ref: getSchemaPath(MfaChallengeDto) }] },
+    },
+  },
+};
+
+@ApiTags('Auth')
+@Controller('auth')
+export class EmailFlowsController {
+  constructor(private readonly flows: EmailFlowsService) {}
+
+  @Post('request-signup')
+  @Public()
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Sign up with e-mail verification',
+    description:
+      'Always 202 with the same body. A new address receives a confirmation link (valid 24 hours); an address that already has an account receives a note instead. No JWT is returned.',
+  })
+  @ApiEnvelope(MessageDto, { status: 202 })
+  @ApiErrors([400, 429])
+  requestSignup(@Body() dto: RegisterDto): Promise<MessageDto> {
+    return this.flows.requestSignup(dto);
+  }
+
+  @Post('complete-signup')
+  @Public()
+  @ApiOperation({
+    summary: 'Finish e-mail sign-up',
+    description: 'Exchanges the confirmation token for the first JWT. Writes `auth.register`.',
+  })
+  @ApiEnvelope(RegisterResultDto, { status: 201 })
+  @ApiErrors([400, 409, 429], {
+    400: INVALID_TOKEN,
+    409: 'EMAIL_IN_USE (the address was registered meanwhile)',
+  })
+  completeSignup(@Body() dto: TokenDto, @ReqMeta() meta: RequestMeta): Promise<RegisterResultDto> {
+    return this.flows.completeSignup(dto.token, meta);
+  }
+
+  @Post('forgot-password')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Ask for a password-reset link',
+    description:
+      'Always 200 with the same body and timing. An existing account receives a link valid one hour, single use.',
+  })
+  @ApiEnvelope(MessageDto)
+  @ApiErrors([400, 429])
+  forgotPassword(@Body() dto: EmailDto): MessageDto {
+    return this.flows.forgotPassword(dto.email);
+  }
+
+  @Post('reset-password')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Set a new password with a reset token',
+    description: 'Revokes every session of the user. Writes `auth.password_reset`.',
+  })
+  @ApiEnvelope(MessageDto)
+  @ApiErrors([400, 429], { 400: INVALID_TOKEN })
+  resetPassword(@Body() dto: ResetPasswordDto, @ReqMeta() meta: RequestMeta): Promise<MessageDto> {
+    return this.flows.resetPassword(dto, meta);
+  }
+
+  @Post('change-password')
+  @Access()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Change the password',
+    description:
+      'Needs the current password; revokes every other session of the user. Writes `auth.password_changed`.',
+  })
+  @ApiEnvelope(MessageDto)
+  @ApiErrors([400, 401, 429], {
+    400: 'VALIDATION_ERROR (weak new password; `details` names currentPassword when it is wrong)',
+  })
+  changePassword(
+    @CurrentActor() actor: Actor,
+    @Body() dto: ChangePasswordDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<MessageDto> {
+    return this.flows.changePassword(actor, dto, meta);
+  }
+
+  @Post('magic-link')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Ask for a sign-in link',
+    description: 'Always 200 with the same body. The link is valid 15 minutes, single use.',
+  })
+  @ApiEnvelope(MessageDto)
+  @ApiErrors([400, 429])
+  magicLink(@Body() dto: EmailDto): MessageDto {
+    return this.flows.requestMagicLink(dto.email);
+  }
+
+  @Post('magic-link/verify')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Sign in with a magic-link token',
+    description: 'Answers as login. Writes `auth.login` with `metadata.method = "magic_link"`.',
+  })
+  @ApiExtraModels(LoginResultDto, MfaChallengeDto)
+  @ApiOkResponse(LOGIN_OR_MFA)
+  @ApiErrors([400, 401, 429], { 400: INVALID_TOKEN, 401: 'ACCOUNT_DEACTIVATED' })
+  verifyMagicLink(
+    @Body() dto: TokenDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<LoginResultDto | MfaChallengeDto> {
+    return this.flows.verifyMagicLink(dto.token, meta);
+  }
+}

@@ -1,0 +1,227 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  type Actor,
+  APP_CONFIG,
+  type AppConfig,
+  AppError,
+  Clock,
+  MailService,
+  type RequestMeta,
+  TransactionHost,
+} from '../../../platform/src/index.js';
+import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import { SessionService } from '../sessions/session.service.js';
+import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { AuthMail } from './auth-mail.js';
+import { AuthService } from './auth.service.js';
+import type {
+  LoginResultDto,
+  MessageDto,
+  MfaChallengeDto,
+  RegisterDto,
+  RegisterResultDto,
+} from './dto/auth.dto.js';
+import type { ChangePasswordDto, ResetPasswordDto } from './dto/email-flows.dto.js';
+import { hashPassword, verifyPassword } from './password.js';
+
+const HOUR = 3600 * 1000;
+export const SIGNUP_TOKEN_TTL_MS = 24 * HOUR;
+export const RESET_TOKEN_TTL_MS = HOUR;
+export const MAGIC_LINK_TTL_MS = 15 * 60 * 1000;
+
+const INVALID_TOKEN = 'INVALID_TOKEN';
+
+function invalidToken(): AppError {
+  return new AppError(400, INVALID_TOKEN, 'This link is invalid, expired or already used');
+}
+
+/**
+ * Sign-up by e-mail, password reset and change, and magic links. Every token is random, single use, stored
+ * hashed and sent only by e-mail. Requests that name an e-mail answer the same whether or not an account
+ * exists; for those, the work that depends on the account runs after the response.
+ */
+@Injectable()
+export class EmailFlowsService {
+  private readonly logger = new Logger('EmailFlows');
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tx: TransactionHost,
+    private readonly users: UsersRepository,
+    private readonly tokens: OneTimeTokenService,
+    private readonly mail: MailService,
+    private readonly auth: AuthService,
+    private readonly sessions: SessionService,
+    private readonly audit: AuditService,
+    private readonly clock: Clock,
+  ) {}
+
+  async requestSignup(dto: RegisterDto): Promise<MessageDto> {
+    const passwordHash = await hashPassword(dto.password);
+    this.background('request-signup', async () => {
+      const existing = await this.users.findByEmail(dto.email);
+      await this.tx.run(async () => {
+        if (existing) {
+          await this.mail.send({
+            to: dto.email,
+            template: 'already-registered',
+            ...AuthMail.alreadyRegistered(this.config.appUrl),
+          });
+          return;
+        }
+        const { token } = await this.tokens.issue({
+          purpose: 'signup',
+          ttlMs: SIGNUP_TOKEN_TTL_MS,
+          email: dto.email,
+          payload: { name: dto.name, email: dto.email, passwordHash, organizationName: dto.organizationName },
+        });
+        await this.mail.send({
+          to: dto.email,
+          template: 'verify-signup',
+          ...AuthMail.verifySignup(this.config.appUrl, dto.name, token),
+        });
+      });
+    });
+    return { message: 'If the address can be used, a confirmation e-mail is on its way.' };
+  }
+
+  async completeSignup(token: string, meta: RequestMeta): Promise<RegisterResultDto> {
+    return this.tx.run(async () => {
+      const row = await this.tokens.consume('signup', token);
+      const payload = row?.payload as {
+        name: string;
+        email: string;
+        passwordHash: string;
+        organizationName: string;
+      } | null;
+      if (!payload) throw invalidToken();
+      return this.auth.createAccount(payload, 'email_verification', meta);
+    });
+  }
+
+  forgotPassword(email: string): MessageDto {
+    this.background('forgot-password', async () => {
+      const user = await this.users.findByEmail(email);
+      if (!user || !user.isActive) return;
+      await this.tx.run(async () => {
+        await this.tokens.revokeOutstanding(user.id, 'password_reset');
+        const { token } = await this.tokens.issue({
+          purpose: 'password_reset',
+          ttlMs: RESET_TOKEN_TTL_MS,
+          userId: user.id,
+          email,
+        });
+        await this.mail.send({
+          to: email,
+          template: 'password-reset',
+          ...AuthMail.passwordReset(this.config.appUrl, token),
+        });
+      });
+    });
+    return { message: 'If an account exists for this address, a reset link is on its way.' };
+  }
+
+  /** New password from a reset link; every session of the user is revoked. */
+  async resetPassword(dto: ResetPasswordDto, meta: RequestMeta): Promise<MessageDto> {
+    const passwordHash = await hashPassword(dto.password);
+    await this.tx.run(async () => {
+      const row = await this.tokens.consume('password_reset', dto.token);
+      const user = row?.userId ? await this.users.findById(row.userId) : undefined;
+      if (!user) throw invalidToken();
+      await this.users.updatePassword(user.id, passwordHash, this.clock.now());
+      const revoked = await this.sessions.revokeAllForUser(user.id);
+      await this.auditForUser(user.id, user.email, 'auth.password_reset', { sessionsRevoked: revoked }, meta);
+    });
+    return { message: 'Your password has been reset. Sign in with the new password.' };
+  }
+
+  /** Current password required; every other session of the user is revoked, the caller's stays. */
+  async changePassword(actor: Actor, dto: ChangePasswordDto, meta: RequestMeta): Promise<MessageDto> {
+    const user = await this.users.findById(actor.userId!);
+    if (!user || !(await verifyPassword(user.passwordHash, dto.currentPassword))) {
+      throw AppError.validation('The current password is incorrect', [
+        { field: 'currentPassword', message: 'currentPassword is incorrect' },
+      ]);
+    }
+    if (await verifyPassword(user.passwordHash, dto.newPassword)) {
+      throw AppError.validation('The new password must differ from the current one', [
+        { field: 'newPassword', message: 'newPassword must differ from the current password' },
+      ]);
+    }
+    const passwordHash = await hashPassword(dto.newPassword);
+    await this.tx.run(async () => {
+      await this.users.updatePassword(user.id, passwordHash, this.clock.now());
+      const revoked = await this.sessions.revokeAllForUser(user.id, actor.jti);
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.password_changed',
+        actor: auditActorOf(actor),
+        targetType: 'user',
+        targetId: user.id,
+        metadata: { sessionsRevoked: revoked },
+        meta,
+      });
+    });
+    return { message: 'Your password has been changed. Other sessions were signed out.' };
+  }
+
+  requestMagicLink(email: string): MessageDto {
+    this.background('magic-link', async () => {
+      const user = await this.users.findByEmail(email);
+      if (!user || !user.isActive) return;
+      await this.tx.run(async () => {
+        const { token } = await this.tokens.issue({
+          purpose: 'magic_link',
+          ttlMs: MAGIC_LINK_TTL_MS,
+          userId: user.id,
+          email,
+        });
+        await this.mail.send({
+          to: email,
+          template: 'magic-link',
+          ...AuthMail.magicLink(this.config.appUrl, token),
+        });
+      });
+    });
+    return { message: 'If an account exists for this address, a sign-in link is on its way.' };
+  }
+
+  /** A magic link is one factor: it logs in like a password, and a user with MFA still gets the MFA step. */
+  async verifyMagicLink(token: string, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
+    const row = await this.tokens.consume('magic_link', token);
+    const user = row?.userId ? await this.users.findById(row.userId) : undefined;
+    if (!user) throw invalidToken();
+    const membership = await this.auth.activeMembership(user, 'magic_link', meta);
+    if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, membership.organizationId, 'magic_link');
+    return this.auth.completeLogin(user, membership, 'magic_link', meta);
+  }
+
+  /** Audit entry in each organization the user belongs to would be noisy: the first one carries it. */
+  private async auditForUser(
+    userId: string,
+    email: string,
+    eventType: string,
+    metadata: Record<string, unknown>,
+    meta: RequestMeta,
+  ): Promise<void> {
+    const [membership] = await this.auth.membershipsOf(userId);
+    if (!membership) return;
+    await this.audit.append({
+      organizationId: membership.organizationId,
+      eventType,
+      actor: { type: 'user', id: userId, email },
+      targetType: 'user',
+      targetId: userId,
+      metadata,
+      meta,
+    });
+  }
+
+  /** Work that must not shape the response (its timing or outcome would reveal whether an account exists). */
+  private background(name: string, work: () => Promise<void>): void {
+    setImmediate(() => {
+      work().catch((err: unknown) => this.logger.error({ err, flow: name }, 'Background e-mail flow failed'));
+    });
+  }
+}

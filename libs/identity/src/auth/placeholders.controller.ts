@@ -1,0 +1,97 @@
+import { Controller, Delete, HttpCode, Post } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope, ApiErrors, Public } from '../../../platform/src/index.js';
+import { PlaceholderDto } from './dto/email-flows.dto.js';
+
+const unavailable = (message: string): PlaceholderDto => ({ available: false, message });
+const PASSKEYS = unavailable('Passkeys are not available yet; sign in with a password, a magic link or SSO.');
+
+/**
+ * Mounted routes of features the service does not offer yet (spec: "Placeholder endpoints"). Each answers 200
+ * with `{available: false, message}` so that clients can feature-detect instead of handling a 404.
+ */
+@ApiTags('Auth')
+@Controller('auth')
+@Public()
+@ApiErrors([429])
+export class PlaceholdersController {
+  @Post('passkeys/registration/options')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Passkey registration options (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  registrationOptions(): PlaceholderDto {
+    return PASSKEYS;
+  }
+
+  @Post('passkeys/registration/verify')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Passkey registration (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  registrationVerify(): PlaceholderDto {
+    return PASSKEYS;
+  }
+
+  @Post('passkeys/authentication/options')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Passkey authentication options (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  authenticationOptions(): PlaceholderDto {
+    return PASSKEYS;
+  }
+
+  @Post('passkeys/authentication/verify')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Passkey authentication (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  authenticationVerify(): PlaceholderDto {
+    return PASSKEYS;
+  }
+
+  @Delete('passkeys/:id')
+  @ApiParam({ name: 'id', type: String })
+  @ApiOperation({ summary: 'Delete a passkey (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  deletePasskey(): PlaceholderDto {
+    return PASSKEYS;
+  }
+
+  @Delete('trusted-devices/:deviceId')
+  @ApiParam({ name: 'deviceId', type: String })
+  @ApiOperation({ summary: 'Forget a trusted device (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  forgetDevice(): PlaceholderDto {
+    return unavailable('Trusted devices are not available yet.');
+  }
+
+  @Post('account/unlock-request')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Request an account unlock (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  unlockRequest(): PlaceholderDto {
+    return unavailable('Accounts are not locked by failed logins; use "Forgot password" to regain access.');
+  }
+
+  @Post('password-history/check')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Check a password against history (not available)' })
+  @ApiEnvelope(PlaceholderDto)
+  passwordHistory(): PlaceholderDto {
+    return unavailable('Password history is not kept.');
+  }
+
+  @Post('verify-email')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Verify an e-mail address (not available; use complete-signup)' })
+  @ApiEnvelope(PlaceholderDto)
+  verifyEmail(): PlaceholderDto {
+    return unavailable('E-mail addresses are verified by POST /auth/complete-signup.');
+  }
+
+  @Post('resend-verification')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Resend a verification e-mail (not available; use request-signup)' })
+  @ApiEnvelope(PlaceholderDto)
+  resendVerification(): PlaceholderDto {
+    return unavailable('Send POST /auth/request-signup again to receive a new confirmation link.');
+  }
+}
