@@ -1,0 +1,248 @@
+import { Injectable } from '@nestjs/common';
+import QRCode from 'qrcode';
+import {
+  type Actor,
+  AppError,
+  Clock,
+  type RequestMeta,
+  SecretBox,
+  TransactionHost,
+} from '../../../platform/src/index.js';
+import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import { AuthService, MFA_PURPOSE } from '../auth/auth.service.js';
+import type { LoginResultDto, MessageDto } from '../auth/dto/auth.dto.js';
+import type { MembershipRow } from '../organizations/organization.schema.js';
+import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { TokenService } from '../sessions/token.service.js';
+import type { UserRow } from '../users/user.schema.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { hashBackupCode, newBackupCodes } from './backup-codes.js';
+import {
+  type BackupCodesDto,
+  type MfaCodeDto,
+  type MfaCodeOrBackupCodeDto,
+  type MfaLoginDto,
+  type MfaResendDto,
+  type MfaSetupDto,
+  type SecuritySettingsDto,
+  toSecuritySettingsResponse,
+} from './dto/mfa.dto.js';
+import { MfaBackupCodesRepository } from './mfa-backup-codes.repository.js';
+import {
+  invalidMfaCode,
+  invalidTempToken,
+  mfaAlreadyEnabled,
+  mfaNotEnabled,
+  mfaSetupNotStarted,
+} from './mfa.errors.js';
+import { isTotpCode, matchTotpStep, newTotpSecret, totpUri } from './totp.js';
+
+/** How a second factor was proven; recorded in audit metadata (never the code itself). */
+export type MfaFactor = 'totp' | 'backup_code';
+
+const QR_OPTIONS = { errorCorrectionLevel: 'M', margin: 2, width: 256 } as const;
+
+/**
+ * TOTP multi-factor authentication. Codes are checked against the injectable clock with one step of drift
+ * either side; an accepted step is stored with a conditional update so that a code works once, and backup
+ * codes are consumed the same way. Codes are never logged or written to the audit log.
+ */
+@Injectable()
+export class MfaService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly users: UsersRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly backupCodes: MfaBackupCodesRepository,
+    private readonly auth: AuthService,
+    private readonly tokens: TokenService,
+    private readonly audit: AuditService,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A new pending secret (replacing any earlier pending one); MFA stays off until enable proves a code. */
+  async setup(actor: Actor): Promise<MfaSetupDto> {
+    const user = await this.currentUser(actor);
+    if (user.mfaEnabled) throw mfaAlreadyEnabled();
+    const secret = newTotpSecret();
+    const otpauthUrl = totpUri(secret, user.email);
+    const qrCode = await QRCode.toDataURL(otpauthUrl, QR_OPTIONS);
+    const stored = await this.users.setPendingMfaSecret(user.id, this.box.seal(secret), this.clock.now());
+    if (!stored) throw mfaAlreadyEnabled();
+    return { secret, otpauthUrl, qrCode };
+  }
+
+  /** Proves the first code against the pending secret, switches MFA on and issues the first backup codes. */
+  async enable(actor: Actor, dto: MfaCodeDto, meta: RequestMeta): Promise<BackupCodesDto> {
+    const user = await this.currentUser(actor);
+    if (user.mfaEnabled) throw mfaAlreadyEnabled();
+    const sealed = user.mfaSecretEncrypted;
+    if (!sealed) throw mfaSetupNotStarted();
+    const step = await matchTotpStep(this.box.open(sealed), compact(dto.code), this.clock.nowMs());
+    if (step === undefined) throw invalidMfaCode();
+    const codes = newBackupCodes();
+    return this.tx.run(async () => {
+      const now = this.clock.now();
+      if (!(await this.users.enableMfa(user.id, sealed, step, now))) {
+        // Lost a race: enabled by a concurrent request, or setup replaced the secret the code was checked with.
+        throw (await this.users.findById(user.id))?.mfaEnabled ? mfaAlreadyEnabled() : invalidMfaCode();
+      }
+      await this.backupCodes.replaceAll(user.id, codes.map(hashOf), now);
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.mfa_enabled',
+        actor: auditActorOf(actor),
+        targetType: 'user',
+        targetId: user.id,
+        metadata: { backupCodes: codes.length },
+        meta,
+      });
+      return { backupCodes: codes };
+    });
+  }
+
+  /** Switches MFA off after a TOTP or backup code; forgets the secret and every backup code. */
+  async disable(actor: Actor, dto: MfaCodeOrBackupCodeDto, meta: RequestMeta): Promise<MessageDto> {
+    const user = await this.currentUser(actor);
+    if (!user.mfaEnabled) throw mfaNotEnabled();
+    await this.tx.run(async () => {
+      const factor = await this.consumeFactor(user, dto.code, { allowBackupCode: true });
+      if (!factor) throw invalidMfaCode();
+      const now = this.clock.now();
+      await this.users.disableMfa(user.id, now);
+      await this.backupCodes.deleteAll(user.id);
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.mfa_disabled',
+        actor: auditActorOf(actor),
+        targetType: 'user',
+        targetId: user.id,
+        metadata: { factor },
+        meta,
+      });
+    });
+    return { message: 'Multi-factor authentication is disabled' };
+  }
+
+  /** A new set of backup codes after a TOTP code; every earlier code, used or not, stops working. */
+  async regenerateBackupCodes(actor: Actor, dto: MfaCodeDto, meta: RequestMeta): Promise<BackupCodesDto> {
+    const user = await this.currentUser(actor);
+    if (!user.mfaEnabled) throw mfaNotEnabled();
+    const codes = newBackupCodes();
+    return this.tx.run(async () => {
+      if (!(await this.consumeFactor(user, dto.code, { allowBackupCode: false }))) throw invalidMfaCode();
+      await this.backupCodes.replaceAll(user.id, codes.map(hashOf), this.clock.now());
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.backup_codes_generated',
+        actor: auditActorOf(actor),
+        targetType: 'user',
+        targetId: user.id,
+        metadata: { count: codes.length },
+        meta,
+      });
+      return { backupCodes: codes };
+    });
+  }
+
+  /**
+   * The second step of a login: the tempToken from /auth/login (or the SSO hand-off) plus a TOTP or backup
+   * code opens the session. A wrong code is recorded as a failed login (outside the transaction that failed).
+   */
+  async login(dto: MfaLoginDto, meta: RequestMeta): Promise<LoginResultDto> {
+    const claims = this.tokens.verifyPurpose(dto.tempToken, MFA_PURPOSE);
+    if (!claims || typeof claims.organizationId !== 'string') throw invalidTempToken();
+    const method = typeof claims.method === 'string' ? claims.method : 'password';
+    const user = await this.users.findById(claims.sub);
+    if (!user || !user.mfaEnabled || issuedBeforePasswordChange(claims.iat, user)) throw invalidTempToken();
+    const membership = await this.membershipFor(user, claims.organizationId, method, meta);
+    const result = await this.tx.run(async () => {
+      const factor = await this.consumeFactor(user, dto.code, { allowBackupCode: true });
+      if (!factor) return undefined;
+      return this.auth.completeLogin(user, membership, method, meta, { mfa: true, mfaFactor: factor });
+    });
+    if (!result) {
+      await this.auth.recordFailure(user, method, 'invalid_mfa_code', meta);
+      throw invalidMfaCode();
+    }
+    return result;
+  }
+
+  resend(): MfaResendDto {
+    return {
+      available: false,
+      message:
+        'Codes are generated by your authenticator app every 30 seconds; nothing is sent. ' +
+        'If you cannot use the app, sign in with one of your backup codes.',
+    };
+  }
+
+  async securitySettings(actor: Actor): Promise<SecuritySettingsDto> {
+    const user = await this.currentUser(actor);
+    const remaining = user.mfaEnabled ? await this.backupCodes.countUnused(user.id) : 0;
+    return toSecuritySettingsResponse(user, remaining, this.clock.now());
+  }
+
+  private async currentUser(actor: Actor): Promise<UserRow> {
+    const user = actor.userId ? await this.users.findById(actor.userId) : undefined;
+    if (!user) throw AppError.unauthorized();
+    return user;
+  }
+
+  /**
+   * Checks a code and marks it used in one step: a TOTP code records its step (refused if that step or a later
+   * one was already accepted), a backup code is consumed. Undefined when the code does not pass.
+   */
+  private async consumeFactor(
+    user: UserRow,
+    input: string,
+    options: { allowBackupCode: boolean },
+  ): Promise<MfaFactor | undefined> {
+    const code = compact(input);
+    if (isTotpCode(code)) {
+      if (!user.mfaSecretEncrypted) return undefined;
+      const step = await matchTotpStep(this.box.open(user.mfaSecretEncrypted), code, this.clock.nowMs());
+      if (step === undefined) return undefined;
+      return (await this.users.acceptMfaStep(user.id, step)) ? 'totp' : undefined;
+    }
+    if (!options.allowBackupCode) return undefined;
+    const hash = hashBackupCode(code);
+    if (!hash) return undefined;
+    return (await this.backupCodes.consume(user.id, hash, this.clock.now())) ? 'backup_code' : undefined;
+  }
+
+  /**
+   * The membership the login was started for (the tempToken's organization), while it is active; otherwise
+   * the user's oldest active one, as a password login picks. None active: 401 ACCOUNT_DEACTIVATED, recorded.
+   */
+  private async membershipFor(
+    user: UserRow,
+    organizationId: string,
+    method: string,
+    meta: RequestMeta,
+  ): Promise<MembershipRow> {
+    const oldest = await this.auth.activeMembership(user, method, meta);
+    if (oldest.organizationId === organizationId) return oldest;
+    const memberships = await this.organizations.membershipsOf(user.id);
+    return memberships.find((m) => m.organizationId === organizationId && m.isActive) ?? oldest;
+  }
+}
+
+/** Authenticator apps show codes as "123 456"; spaces are not part of any code. */
+function compact(code: string): string {
+  return code.replace(/\s+/g, '');
+}
+
+function hashOf(code: string): string {
+  const hash = hashBackupCode(code);
+  if (!hash) throw new Error('Generated backup code does not normalise');
+  return hash;
+}
+
+/** A tempToken minted before the last password change belongs to the old password: refused. */
+function issuedBeforePasswordChange(iat: unknown, user: UserRow): boolean {
+  if (!user.passwordChangedAt) return false;
+  if (typeof iat !== 'number') return true;
+  return iat < Math.floor(user.passwordChangedAt.getTime() / 1000);
+}
