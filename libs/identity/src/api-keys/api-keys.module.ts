@@ -1,8 +1,27 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { ApiKeyResolverRegistry } from '../../../platform/src/index.js';
 import { IdentityCoreModule } from '../identity-core.module.js';
+import { ApiKeysController } from './api-keys.controller.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import { ApiKeysService } from './api-keys.service.js';
+import { StreamTokenController } from './stream-token.controller.js';
+import { StreamTokenService } from './stream-token.service.js';
+import { WorkspaceKeyResolver } from './workspace-key.resolver.js';
 
 /** Workspace API keys (svc_live_) and stream tokens. */
 @Module({
   imports: [IdentityCoreModule],
+  controllers: [ApiKeysController, StreamTokenController],
+  providers: [ApiKeysRepository, ApiKeysService, WorkspaceKeyResolver, StreamTokenService],
+  exports: [StreamTokenService],
 })
-export class ApiKeysModule {}
+export class ApiKeysModule implements OnModuleInit {
+  constructor(
+    private readonly registry: ApiKeyResolverRegistry,
+    private readonly resolver: WorkspaceKeyResolver,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.register(this.resolver);
+  }
+}

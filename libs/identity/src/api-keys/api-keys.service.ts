@@ -1,0 +1,150 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type Actor,
+  AppError,
+  Clock,
+  type DeletedDto,
+  isObjectId,
+  newId,
+  type Page,
+  type PaginationQueryDto,
+  pageRequest,
+  type RequestMeta,
+  toPage,
+  TransactionHost,
+} from '../../../platform/src/index.js';
+import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import type { ApiKeyScope } from './api-key.schema.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import {
+  type ApiKeyDto,
+  type ApiKeyScopeInputDto,
+  type ApiKeyView,
+  type CreateApiKeyDto,
+  type CreatedApiKeyDto,
+  toApiKeyResponse,
+  toApiKeyScopeResponse,
+  toCreatedApiKeyResponse,
+  type UpdateApiKeyDto,
+} from './dto/api-key.dto.js';
+import { mintWorkspaceKey } from './workspace-key.js';
+
+const LIST_PAGE = { limit: 50, max: 100 };
+
+/** The stored form of a scope: `agentIds` only when it restricts, without duplicates; `readOnly` always. */
+function normaliseScope(agentIds: string[] | null | undefined, readOnly: boolean | undefined): ApiKeyScope {
+  const scope: ApiKeyScope = { readOnly: readOnly === true };
+  if (agentIds?.length) scope.agentIds = [...new Set(agentIds)];
+  return scope;
+}
+
+function mergeScope(current: ApiKeyScope, patch: ApiKeyScopeInputDto): ApiKeyScope {
+  return normaliseScope(
+    patch.agentIds === undefined ? current.agentIds : patch.agentIds,
+    patch.readOnly ?? current.readOnly,
+  );
+}
+
+function sameScope(a: ApiKeyScope, b: ApiKeyScope): boolean {
+  return JSON.stringify(toApiKeyScopeResponse(a)) === JSON.stringify(toApiKeyScopeResponse(b));
+}
+
+/** What audit entries record about a key: never the key or its hash. */
+function auditMetadata(row: ApiKeyView): Record<string, unknown> {
+  return { name: row.name, prefix: row.prefix, scope: toApiKeyScopeResponse(row.scope) };
+}
+
+/** Workspace API keys (svc_live_): minted once, stored as SHA-256, listed by prefix, revoked at once. */
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    private readonly repo: ApiKeysRepository,
+    private readonly audit: AuditService,
+    private readonly tx: TransactionHost,
+    private readonly clock: Clock,
+  ) {}
+
+  create(actor: Actor, dto: CreateApiKeyDto, meta: RequestMeta): Promise<CreatedApiKeyDto> {
+    const minted = mintWorkspaceKey();
+    return this.tx.run(async () => {
+      const now = this.clock.now();
+      const row = await this.repo.insert({
+        id: newId(now.getTime()),
+        organizationId: actor.organizationId,
+        name: dto.name,
+        prefix: minted.prefix,
+        keyHash: minted.keyHash,
+        scope: normaliseScope(dto.scope?.agentIds, dto.scope?.readOnly),
+        createdBy: actor.userId,
+        createdAt: now,
+      });
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.key_created',
+        actor: auditActorOf(actor),
+        targetType: 'api_key',
+        targetId: row.id,
+        metadata: auditMetadata(row),
+        meta,
+      });
+      return toCreatedApiKeyResponse(row, minted.key);
+    });
+  }
+
+  async list(actor: Actor, query: PaginationQueryDto): Promise<Page<ApiKeyDto>> {
+    const page = pageRequest(query, LIST_PAGE);
+    const { rows, total } = await this.repo.list(actor.organizationId, page);
+    return toPage(rows.map(toApiKeyResponse), total, page);
+  }
+
+  update(actor: Actor, id: string, dto: UpdateApiKeyDto, meta: RequestMeta): Promise<ApiKeyDto> {
+    if (!isObjectId(id)) return Promise.reject(AppError.notFound('API key'));
+    return this.tx.run(async () => {
+      const before = await this.repo.findForUpdate(actor.organizationId, id);
+      if (!before) throw AppError.notFound('API key');
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      const patch: { name?: string; scope?: ApiKeyScope } = {};
+      if (dto.name !== undefined && dto.name !== before.name) {
+        patch.name = dto.name;
+        changes.name = { from: before.name, to: dto.name };
+      }
+      if (dto.scope !== undefined) {
+        const scope = mergeScope(before.scope, dto.scope);
+        if (!sameScope(scope, before.scope)) {
+          patch.scope = scope;
+          changes.scope = { from: toApiKeyScopeResponse(before.scope), to: toApiKeyScopeResponse(scope) };
+        }
+      }
+      if (Object.keys(changes).length === 0) return toApiKeyResponse(before);
+      const row = (await this.repo.update(actor.organizationId, id, patch))!;
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.key_updated',
+        actor: auditActorOf(actor),
+        targetType: 'api_key',
+        targetId: row.id,
+        metadata: { ...auditMetadata(row), changes },
+        meta,
+      });
+      return toApiKeyResponse(row);
+    });
+  }
+
+  revoke(actor: Actor, id: string, meta: RequestMeta): Promise<DeletedDto> {
+    if (!isObjectId(id)) return Promise.reject(AppError.notFound('API key'));
+    return this.tx.run(async () => {
+      const row = await this.repo.revoke(actor.organizationId, id, this.clock.now());
+      if (!row) throw AppError.notFound('API key');
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.key_revoked',
+        actor: auditActorOf(actor),
+        targetType: 'api_key',
+        targetId: row.id,
+        metadata: auditMetadata(row),
+        meta,
+      });
+      return { id: row.id, deleted: true };
+    });
+  }
+}

@@ -1,0 +1,499 @@
+import { createHash } from 'node:crypto';
+import { Controller, Get, Module, Post } from '@nestjs/common';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
+import { Access, type Actor, CurrentActor, Permission } from '../libs/platform/src/index.js';
+import { type Registered, TestContext } from './support/app.js';
+import { expectErrorEnvelope } from './support/assertions.js';
+
+const KEYS = '/api/v1/auth/keys';
+const PROBE_READ = '/api/v1/test-workspace-keys/read';
+const PROBE_WRITE = '/api/v1/test-workspace-keys/write';
+const KEY_FORMAT = /^svc_live_[A-Za-z0-9_-]{43}$/;
+
+/** Routes that accept workspace keys, so that a minted key can be exercised end to end. */
+@Controller('test-workspace-keys')
+class WorkspaceKeyProbeController {
+  @Get('read')
+  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.read })
+  read(@CurrentActor() actor: Actor) {
+    return actor;
+  }
+
+  @Post('write')
+  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.editAgents })
+  write(@CurrentActor() actor: Actor) {
+    return { credential: actor.credential, keyId: actor.keyId ?? null };
+  }
+}
+
+@Module({ controllers: [WorkspaceKeyProbeController] })
+class WorkspaceKeyProbeModule {}
+
+interface CreatedKey {
+  id: string;
+  name: string;
+  key: string;
+  prefix: string;
+  scope: { agentIds: string[] | null; readOnly: boolean };
+  createdAt: string;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const agentId = (n: number) => n.toString(16).padStart(24, 'a');
+
+describe('workspace API keys', () => {
+  let ctx: TestContext;
+  let owner: Registered;
+  let other: Registered;
+
+  beforeAll(async () => {
+    ctx = await TestContext.create({ imports: [WorkspaceKeyProbeModule] });
+    owner = await ctx.register({ organizationName: 'Key Owners' });
+    other = await ctx.register({ organizationName: 'Other Org' });
+  });
+  afterAll(async () => ctx?.close());
+
+  const org = () => owner.organization.id;
+
+  async function createKey(body: unknown = { name: 'CI' }, token = owner.token): Promise<CreatedKey> {
+    const res = await ctx.post(KEYS, { token, body });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json().data as CreatedKey;
+  }
+
+  async function storedRow(id: string) {
+    const [row] = await ctx.db.db.select().from(apiKeys).where(eq(apiKeys.id, id));
+    return row!;
+  }
+
+  async function listKeys(token = owner.token) {
+    const res = await ctx.get(KEYS, { token, query: { limit: '100' } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res;
+  }
+
+  describe('POST /auth/keys', () => {
+    it('returns the key once with its prefix and scope, and stores only its SHA-256', async () => {
+      const res = await ctx.post(KEYS, {
+        token: owner.token,
+        body: {
+          name: '  Deploy bot ',
+          scope: { agentIds: [agentId(1), agentId(1), agentId(2)], readOnly: true },
+        },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.headers['cache-control']).toBe('no-store');
+      const data = res.json().data as CreatedKey;
+      expect(data).toEqual({
+        id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        name: 'Deploy bot',
+        key: expect.stringMatching(KEY_FORMAT),
+        prefix: data.key.slice(0, 'svc_live_'.length + 12),
+        scope: { agentIds: [agentId(1), agentId(2)], readOnly: true },
+        createdAt: ctx.clock.now().toISOString(),
+      });
+
+      const row = await storedRow(data.id);
+      expect(row).toMatchObject({
+        organizationId: org(),
+        kind: 'workspace',
+        agentId: null,
+        prefix: data.prefix,
+        keyHash: sha256(data.key),
+        createdBy: owner.user.id,
+        lastUsedAt: null,
+        revokedAt: null,
+      });
+      const stored = JSON.stringify(row);
+      expect(stored).not.toContain(data.key);
+      expect(stored).not.toContain(data.key.slice(data.prefix.length));
+    });
+
+    it('mints a different key on every call', async () => {
+      const [a, b] = [await createKey(), await createKey()];
+      expect(a.key).not.toBe(b.key);
+      expect(a.prefix).not.toBe(b.prefix);
+    });
+
+    it('defaults the scope to every agent, writable', async () => {
+      const created = await createKey({ name: 'Default scope' });
+      expect(created.scope).toEqual({ agentIds: null, readOnly: false });
+      expect((await storedRow(created.id)).scope).toEqual({ readOnly: false });
+    });
+
+    it.each([
+      ['an unknown field', { name: 'x', role: 'owner' }, 'role'],
+      ['an unknown scope field', { name: 'x', scope: { readOnly: true, admin: true } }, 'scope.admin'],
+      ['a missing name', { scope: { readOnly: true } }, 'name'],
+      ['a blank name', { name: '   ' }, 'name'],
+      ['a name over 120 characters', { name: 'n'.repeat(121) }, 'name'],
+      ['a malformed agent id', { name: 'x', scope: { agentIds: ['not-an-id'] } }, 'scope.agentIds'],
+      ['an upper-case agent id', { name: 'x', scope: { agentIds: ['A'.repeat(24)] } }, 'scope.agentIds'],
+      ['an empty agent list', { name: 'x', scope: { agentIds: [] } }, 'scope.agentIds'],
+      [
+        'more than 100 agent ids',
+        { name: 'x', scope: { agentIds: Array.from({ length: 101 }, (_, i) => agentId(i)) } },
+        'scope.agentIds',
+      ],
+      ['a non-boolean readOnly', { name: 'x', scope: { readOnly: 'yes' } }, 'scope.readOnly'],
+      ['a null readOnly', { name: 'x', scope: { readOnly: null } }, 'scope.readOnly'],
+      ['a scope that is not an object', { name: 'x', scope: 'read-only' }, 'scope'],
+    ])('refuses %s with 400 VALIDATION_ERROR and creates nothing', async (_, body, field) => {
+      const before = (await listKeys()).json().pagination.total as number;
+      const res = await ctx.post(KEYS, { token: owner.token, body });
+      const error = expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
+      expect((error.details as { field: string }[]).map((d) => d.field)).toContain(field);
+      expect((await listKeys()).json().pagination.total).toBe(before);
+    });
+
+    it('accepts exactly 100 agent ids', async () => {
+      const ids = Array.from({ length: 100 }, (_, i) => agentId(i));
+      const created = await createKey({ name: 'Many agents', scope: { agentIds: ids } });
+      expect(created.scope.agentIds).toEqual(ids);
+    });
+  });
+
+  describe('GET /auth/keys', () => {
+    it('lists this organization’s live keys with the prefix only, never the key', async () => {
+      const created = await createKey({ name: 'Listed' });
+      const theirs = await createKey({ name: 'Theirs' }, other.token);
+      const res = await listKeys();
+      const body = res.json();
+      expect(body.pagination).toMatchObject({ page: 1, limit: 100, total: body.data.length });
+      const entry = body.data.find((k: { id: string }) => k.id === created.id);
+      expect(entry).toEqual({
+        id: created.id,
+        name: 'Listed',
+        prefix: created.prefix,
+        scope: { agentIds: null, readOnly: false },
+        createdAt: created.createdAt,
+        lastUsedAt: null,
+      });
+      expect(res.body).not.toContain(created.key);
+      expect(res.body).not.toContain(sha256(created.key));
+      expect(res.body).not.toMatch(/keyHash|key_hash/);
+      expect(body.data.map((k: { id: string }) => k.id)).not.toContain(theirs.id);
+      expect((await listKeys(other.token)).json().data.map((k: { id: string }) => k.id)).toEqual([theirs.id]);
+    });
+
+    it('pages with page and limit, and refuses a non-numeric limit with 400', async () => {
+      const total = (await listKeys()).json().pagination.total as number;
+      const res = await ctx.get(KEYS, { token: owner.token, query: { page: '2', limit: '2' } });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().pagination).toEqual({ page: 2, limit: 2, total, totalPages: Math.ceil(total / 2) });
+      expect(res.json().data).toHaveLength(2);
+      expectErrorEnvelope(
+        await ctx.get(KEYS, { token: owner.token, query: { limit: 'many' } }),
+        400,
+        'VALIDATION_ERROR',
+      );
+    });
+  });
+
+  describe('authenticating with a workspace key', () => {
+    it('resolves to an actor of the key’s organization, with the creator, key id and scope', async () => {
+      const created = await createKey({ name: 'Probe', scope: { agentIds: [agentId(7)] } });
+      const res = await ctx.get(PROBE_READ, { apiKey: created.key });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toEqual({
+        type: 'api_key',
+        credential: 'workspaceKey',
+        organizationId: org(),
+        plan: 'sandbox',
+        userId: owner.user.id,
+        email: null,
+        role: null,
+        keyId: created.id,
+        scope: { agentIds: [agentId(7)], readOnly: false },
+      });
+      const write = await ctx.post(PROBE_WRITE, { apiKey: created.key });
+      expect(write.statusCode, write.body).toBe(201);
+      expect(write.json().data).toEqual({ credential: 'workspaceKey', keyId: created.id });
+    });
+
+    it('carries the organization’s current plan', async () => {
+      const created = await createKey({ name: 'Plan probe' }, other.token);
+      await ctx.setPlan(other.organization.id, 'enterprise');
+      const res = await ctx.get(PROBE_READ, { apiKey: created.key });
+      expect(res.json().data).toMatchObject({ organizationId: other.organization.id, plan: 'enterprise' });
+    });
+
+    it('refuses a read-only key on a write with 403 FORBIDDEN and lets it read', async () => {
+      const created = await createKey({ name: 'Reader', scope: { readOnly: true } });
+      const write = await ctx.post(PROBE_WRITE, { apiKey: created.key });
+      expect(write.statusCode).toBe(403);
+      expect(write.json()).toEqual({ success: false, error: 'This API key is read-only', code: 'FORBIDDEN' });
+      expect((await ctx.get(PROBE_READ, { apiKey: created.key })).statusCode).toBe(200);
+    });
+
+    it('applies a change of scope.readOnly on the very next request, both ways', async () => {
+      const created = await createKey({ name: 'Toggle', scope: { agentIds: [agentId(3)] } });
+      expect((await ctx.post(PROBE_WRITE, { apiKey: created.key })).statusCode).toBe(201);
+
+      const toReadOnly = await ctx.patch(`${KEYS}/${created.id}`, {
+        token: owner.token,
+        body: { scope: { readOnly: true } },
+      });
+      expect(toReadOnly.statusCode, toReadOnly.body).toBe(200);
+      expect(toReadOnly.json().data.scope).toEqual({ agentIds: [agentId(3)], readOnly: true });
+      expectErrorEnvelope(await ctx.post(PROBE_WRITE, { apiKey: created.key }), 403, 'FORBIDDEN');
+
+      await ctx.patch(`${KEYS}/${created.id}`, { token: owner.token, body: { scope: { readOnly: false } } });
+      expect((await ctx.post(PROBE_WRITE, { apiKey: created.key })).statusCode).toBe(201);
+    });
+
+    it('refuses a workspace key on JWT-only routes with 403, key management included', async () => {
+      const created = await createKey({ name: 'Not a session' });
+      expectErrorEnvelope(await ctx.get('/api/v1/auth/me', { apiKey: created.key }), 403, 'FORBIDDEN');
+      expectErrorEnvelope(await ctx.get(KEYS, { apiKey: created.key }), 403, 'FORBIDDEN');
+      expectErrorEnvelope(
+        await ctx.post(KEYS, { apiKey: created.key, body: { name: 'Minted by a key' } }),
+        403,
+        'FORBIDDEN',
+      );
+      expectErrorEnvelope(
+        await ctx.post('/api/v1/auth/stream-token', { apiKey: created.key }),
+        403,
+        'FORBIDDEN',
+      );
+    });
+
+    it('refuses unknown and malformed svc_live_ keys with 401 UNAUTHORIZED', async () => {
+      const created = await createKey({ name: 'Real' });
+      const tampered = created.key.slice(0, -1) + (created.key.endsWith('A') ? 'B' : 'A');
+      for (const apiKey of [tampered, 'svc_live_unknown', `${created.key}x`, created.prefix]) {
+        expectErrorEnvelope(await ctx.get(PROBE_READ, { apiKey }), 401, 'UNAUTHORIZED');
+      }
+    });
+
+    it('records lastUsedAt on use, at most once a minute', async () => {
+      const created = await createKey({ name: 'Usage' });
+      const lastUsedAt = async () =>
+        (await listKeys()).json().data.find((k: { id: string }) => k.id === created.id).lastUsedAt as
+          string | null;
+      expect(await lastUsedAt()).toBeNull();
+
+      const firstUse = ctx.clock.now().toISOString();
+      expect((await ctx.get(PROBE_READ, { apiKey: created.key })).statusCode).toBe(200);
+      await vi.waitFor(async () => expect(await lastUsedAt()).toBe(firstUse));
+      expect((await storedRow(created.id)).lastUsedAt?.toISOString()).toBe(firstUse);
+
+      ctx.clock.advance(30_000);
+      expect((await ctx.get(PROBE_READ, { apiKey: created.key })).statusCode).toBe(200);
+      expect(await lastUsedAt()).toBe(firstUse);
+
+      ctx.clock.advance(31_000);
+      const laterUse = ctx.clock.now().toISOString();
+      expect((await ctx.get(PROBE_READ, { apiKey: created.key })).statusCode).toBe(200);
+      await vi.waitFor(async () => expect(await lastUsedAt()).toBe(laterUse));
+    });
+  });
+
+  describe('PATCH /auth/keys/:id', () => {
+    it('renames and merges the scope: only the fields sent change, agentIds null lifts the restriction', async () => {
+      const created = await createKey({ name: 'Before', scope: { agentIds: [agentId(4)], readOnly: true } });
+      const url = `${KEYS}/${created.id}`;
+
+      const renamed = await ctx.patch(url, { token: owner.token, body: { name: ' After ' } });
+      expect(renamed.statusCode, renamed.body).toBe(200);
+      expect(renamed.json().data).toEqual({
+        id: created.id,
+        name: 'After',
+        prefix: created.prefix,
+        scope: { agentIds: [agentId(4)], readOnly: true },
+        createdAt: created.createdAt,
+        lastUsedAt: null,
+      });
+      expect(renamed.body).not.toContain(created.key);
+
+      const agents = await ctx.patch(url, {
+        token: owner.token,
+        body: { scope: { agentIds: [agentId(5), agentId(6)] } },
+      });
+      expect(agents.json().data.scope).toEqual({ agentIds: [agentId(5), agentId(6)], readOnly: true });
+
+      const lifted = await ctx.patch(url, { token: owner.token, body: { scope: { agentIds: null } } });
+      expect(lifted.json().data.scope).toEqual({ agentIds: null, readOnly: true });
+      expect((await storedRow(created.id)).scope).toEqual({ readOnly: true });
+
+      const probe = await ctx.get(PROBE_READ, { apiKey: created.key });
+      expect(probe.json().data.scope).toEqual({ readOnly: true });
+    });
+
+    it('refuses unknown fields and invalid values with 400 VALIDATION_ERROR', async () => {
+      const created = await createKey({ name: 'Strict' });
+      const url = `${KEYS}/${created.id}`;
+      for (const body of [
+        { prefix: 'svc_live_mine' },
+        { scope: { readOnly: true, extra: 1 } },
+        { name: '' },
+        { name: null },
+        { scope: null },
+        { scope: { agentIds: ['zz'] } },
+      ]) {
+        expectErrorEnvelope(await ctx.patch(url, { token: owner.token, body }), 400, 'VALIDATION_ERROR');
+      }
+      expect((await storedRow(created.id)).name).toBe('Strict');
+    });
+
+    it('answers 404 for another organization’s key, an unknown id and a malformed id, changing nothing', async () => {
+      const theirs = await createKey({ name: 'Theirs' }, other.token);
+      for (const id of [theirs.id, agentId(999), 'not-an-id']) {
+        expectErrorEnvelope(
+          await ctx.patch(`${KEYS}/${id}`, { token: owner.token, body: { scope: { readOnly: true } } }),
+          404,
+          'NOT_FOUND',
+        );
+      }
+      expect(await storedRow(theirs.id)).toMatchObject({ name: 'Theirs', scope: { readOnly: false } });
+    });
+  });
+
+  describe('DELETE /auth/keys/:id', () => {
+    it('revokes the key: {id, deleted: true}, then 401 at once, gone from the list, 404 the second time', async () => {
+      const created = await createKey({ name: 'Short-lived' });
+      expect((await ctx.get(PROBE_READ, { apiKey: created.key })).statusCode).toBe(200);
+
+      const res = await ctx.request('DELETE', `${KEYS}/${created.id}`, { token: owner.token });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual({ success: true, data: { id: created.id, deleted: true } });
+
+      expectErrorEnvelope(await ctx.get(PROBE_READ, { apiKey: created.key }), 401, 'UNAUTHORIZED');
+      expectErrorEnvelope(await ctx.post(PROBE_WRITE, { apiKey: created.key }), 401, 'UNAUTHORIZED');
+      expect((await listKeys()).json().data.map((k: { id: string }) => k.id)).not.toContain(created.id);
+      expect((await storedRow(created.id)).revokedAt?.toISOString()).toBe(ctx.clock.now().toISOString());
+
+      expectErrorEnvelope(
+        await ctx.request('DELETE', `${KEYS}/${created.id}`, { token: owner.token }),
+        404,
+        'NOT_FOUND',
+      );
+      expectErrorEnvelope(
+        await ctx.patch(`${KEYS}/${created.id}`, { token: owner.token, body: { name: 'Revived' } }),
+        404,
+        'NOT_FOUND',
+      );
+    });
+
+    it('answers 404 for another organization’s key and leaves that key working', async () => {
+      const theirs = await createKey({ name: 'Still theirs' }, other.token);
+      expectErrorEnvelope(
+        await ctx.request('DELETE', `${KEYS}/${theirs.id}`, { token: owner.token }),
+        404,
+        'NOT_FOUND',
+      );
+      const probe = await ctx.get(PROBE_READ, { apiKey: theirs.key });
+      expect(probe.statusCode).toBe(200);
+      expect(probe.json().data.organizationId).toBe(other.organization.id);
+    });
+  });
+
+  describe('roles', () => {
+    it('lets an admin manage keys', async () => {
+      const admin = await ctx.addMember(org(), 'admin');
+      const created = await createKey({ name: 'Admin key' }, admin.token);
+      expect((await listKeys(admin.token)).json().data.map((k: { id: string }) => k.id)).toContain(
+        created.id,
+      );
+      const res = await ctx.request('DELETE', `${KEYS}/${created.id}`, { token: admin.token });
+      expect(res.statusCode).toBe(200);
+    });
+
+    it.each(['member', 'viewer'] as const)(
+      'refuses a %s on every key route with 403 FORBIDDEN',
+      async (role) => {
+        const created = await createKey({ name: `Target for ${role}` });
+        const user = await ctx.addMember(org(), role);
+        const url = `${KEYS}/${created.id}`;
+        expectErrorEnvelope(
+          await ctx.post(KEYS, { token: user.token, body: { name: 'Mine' } }),
+          403,
+          'FORBIDDEN',
+        );
+        expectErrorEnvelope(await ctx.get(KEYS, { token: user.token }), 403, 'FORBIDDEN');
+        expectErrorEnvelope(
+          await ctx.patch(url, { token: user.token, body: { name: 'Mine' } }),
+          403,
+          'FORBIDDEN',
+        );
+        expectErrorEnvelope(await ctx.request('DELETE', url, { token: user.token }), 403, 'FORBIDDEN');
+        expect(await storedRow(created.id)).toMatchObject({ name: `Target for ${role}`, revokedAt: null });
+      },
+    );
+
+    it('refuses a request without credentials with 401', async () => {
+      expectErrorEnvelope(await ctx.get(KEYS), 401, 'UNAUTHORIZED');
+      expectErrorEnvelope(await ctx.post(KEYS, { body: { name: 'Anonymous' } }), 401, 'UNAUTHORIZED');
+    });
+  });
+
+  describe('audit', () => {
+    it('writes auth.key_created, auth.key_updated and auth.key_revoked with name, prefix and scope, never the key', async () => {
+      const created = await createKey({ name: 'Audited', scope: { readOnly: true } });
+      await ctx.patch(`${KEYS}/${created.id}`, {
+        token: owner.token,
+        body: { name: 'Audited 2', scope: { readOnly: false } },
+      });
+      await ctx.request('DELETE', `${KEYS}/${created.id}`, { token: owner.token });
+
+      const res = await ctx.get('/api/v1/audit', {
+        token: owner.token,
+        query: { eventType: 'auth.key_*', limit: '200' },
+      });
+      expect(res.statusCode).toBe(200);
+      const entries = (res.json().data as { targetId: string }[]).filter((e) => e.targetId === created.id);
+      const actor = { type: 'user', id: owner.user.id, email: owner.user.email };
+      expect(entries.reverse()).toEqual([
+        expect.objectContaining({
+          eventType: 'auth.key_created',
+          actor,
+          targetType: 'api_key',
+          metadata: { name: 'Audited', prefix: created.prefix, scope: { agentIds: null, readOnly: true } },
+        }),
+        expect.objectContaining({
+          eventType: 'auth.key_updated',
+          actor,
+          metadata: {
+            name: 'Audited 2',
+            prefix: created.prefix,
+            scope: { agentIds: null, readOnly: false },
+            changes: {
+              name: { from: 'Audited', to: 'Audited 2' },
+              scope: {
+                from: { agentIds: null, readOnly: true },
+                to: { agentIds: null, readOnly: false },
+              },
+            },
+          },
+        }),
+        expect.objectContaining({
+          eventType: 'auth.key_revoked',
+          actor,
+          metadata: { name: 'Audited 2', prefix: created.prefix, scope: { agentIds: null, readOnly: false } },
+        }),
+      ]);
+
+      const exported = await ctx.get('/api/v1/audit/export', { token: owner.token });
+      expect(exported.statusCode).toBe(200);
+      expect(exported.body).toContain(created.prefix);
+      expect(exported.body).not.toContain(created.key.slice(created.prefix.length));
+      expect(exported.body).not.toContain(sha256(created.key));
+    });
+
+    it('writes no entry for a PATCH that changes nothing', async () => {
+      const created = await createKey({ name: 'Same' });
+      const res = await ctx.patch(`${KEYS}/${created.id}`, {
+        token: owner.token,
+        body: { name: 'Same', scope: { readOnly: false } },
+      });
+      expect(res.statusCode).toBe(200);
+      const audit = await ctx.get('/api/v1/audit', {
+        token: owner.token,
+        query: { eventType: 'auth.key_updated', limit: '200' },
+      });
+      expect(audit.json().data.map((e: { targetId: string }) => e.targetId)).not.toContain(created.id);
+    });
+  });
+});
