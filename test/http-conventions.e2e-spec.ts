@@ -59,7 +59,6 @@ function nested(depth: number, open: string, close: string, leaf = '1'): string 
   return open.repeat(depth) + leaf + close.repeat(depth);
 }
 
-
 describe('HTTP conventions', () => {
   let ctx: TestContext;
 

@@ -40,7 +40,6 @@ const DEPRECATED: SchemaVersion = {
   limits: structuredClone(SCHEMA_VERSIONS[0]!.limits),
 };
 
-
 function expectNoDeprecationHeaders(res: LightMyRequestResponse): void {
   expect(res.headers.deprecation).toBeUndefined();
   expect(res.headers.sunset).toBeUndefined();

@@ -2,13 +2,17 @@ import { Module } from '@nestjs/common';
 import { AccountModule } from './account/account.module.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AuthController } from './auth/auth.controller.js';
+import { EmailFlowsController } from './auth/email-flows.controller.js';
+import { EmailFlowsService } from './auth/email-flows.service.js';
+import { PlaceholdersController } from './auth/placeholders.controller.js';
 import { IdentityCoreModule } from './identity-core.module.js';
 import { MfaModule } from './mfa/mfa.module.js';
 import { OrganizationsController } from './organizations/organizations.controller.js';
 
 @Module({
   imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule],
-  controllers: [AuthController, OrganizationsController],
+  controllers: [AuthController, EmailFlowsController, PlaceholdersController, OrganizationsController],
+  providers: [EmailFlowsService],
   exports: [IdentityCoreModule],
 })
 export class IdentityModule {}

@@ -2,3 +2,4 @@ export * from './identity.module.js';
 export * from './organizations/organizations.service.js';
 export * from './sessions/session.service.js';
 export * from './sessions/token.service.js';
+export * from './api-keys/stream-token.service.js';

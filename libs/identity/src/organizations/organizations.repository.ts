@@ -10,6 +10,14 @@ import {
   type OrganizationRow,
 } from './organization.schema.js';
 
+/** An organization the user can act in, with the role held there. */
+export interface UserOrganization {
+  organizationId: string;
+  name: string;
+  role: Role;
+  plan: OrganizationRow['plan'];
+}
+
 export interface SessionPrincipal {
   revoked: boolean;
   userId: string | null;
@@ -112,5 +120,20 @@ export class OrganizationsRepository {
       .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)))
       .limit(1);
     return row;
+  }
+
+  /** The organizations where the user's membership is active, oldest membership first. */
+  async activeOrganizationsOf(userId: string): Promise<UserOrganization[]> {
+    return this.tx.db
+      .select({
+        organizationId: organizations.id,
+        name: organizations.name,
+        role: memberships.role,
+        plan: organizations.plan,
+      })
+      .from(memberships)
+      .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+      .where(and(eq(memberships.userId, userId), eq(memberships.isActive, true)))
+      .orderBy(asc(memberships.createdAt), asc(memberships.id));
   }
 }

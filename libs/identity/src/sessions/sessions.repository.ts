@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, eq, gt, isNull, lt, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, ne, sql } from 'drizzle-orm';
 import { TransactionHost } from '../../../platform/src/index.js';
 import { revokedTokens, sessions, type SessionRow } from './session.schema.js';
 
@@ -52,12 +52,57 @@ export class SessionsRepository {
     return revoked.length;
   }
 
-  /** Drops blacklist rows whose tokens have expired on their own: they can no longer be presented. */
-  async purgeExpired(now: Date): Promise<number> {
+  /** Drops blacklist rows whose tokens expired before `cutoff`. */
+  async purgeExpired(cutoff: Date): Promise<number> {
     const deleted = await this.tx.db
       .delete(revokedTokens)
-      .where(lt(revokedTokens.expiresAt, now))
+      .where(lt(revokedTokens.expiresAt, cutoff))
       .returning({ jti: revokedTokens.jti });
     return deleted.length;
+  }
+
+  /** Drops session rows whose tokens expired before `cutoff`. */
+  async purgeSessionsExpiredBefore(cutoff: Date): Promise<number> {
+    const deleted = await this.tx.db
+      .delete(sessions)
+      .where(lt(sessions.expiresAt, cutoff))
+      .returning({ id: sessions.id });
+    return deleted.length;
+  }
+
+  /**
+   * Blacklists a jti and marks its session revoked, reporting whether this call did it: false when the jti was
+   * already blacklisted (by an earlier or a concurrent revocation, which this insert waits for), so that a
+   * token can be spent once (refresh) and a revocation is counted once.
+   */
+  async revokeOnce(jti: string, userId: string, expiresAt: Date, at: Date): Promise<boolean> {
+    const inserted = await this.tx.db
+      .insert(revokedTokens)
+      .values({ jti, userId, expiresAt, revokedAt: at })
+      .onConflictDoNothing({ target: revokedTokens.jti })
+      .returning({ jti: revokedTokens.jti });
+    if (inserted.length === 0) return false;
+    await this.tx.db.update(sessions).set({ revokedAt: at }).where(eq(sessions.jti, jti));
+    return true;
+  }
+
+  /** One session of a user by its id; undefined when absent or another user's. */
+  async findForUser(id: string, userId: string): Promise<SessionRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
+      .limit(1);
+    return row;
+  }
+
+  /** The user's live (unrevoked, unexpired) sessions, newest first, at most `limit`. */
+  async listLiveForUser(userId: string, now: Date, limit: number): Promise<SessionRow[]> {
+    return this.tx.db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+      .orderBy(desc(sessions.createdAt), desc(sessions.id))
+      .limit(limit);
   }
 }

@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import { TransactionHost } from '../../../platform/src/index.js';
 import { users, type UserRow } from './user.schema.js';
+
+/** The columns a user changes about themselves. */
+export type UserSelfPatch = Partial<
+  Pick<UserRow, 'name' | 'locale' | 'timezone' | 'sessionTimeout' | 'preferences'>
+>;
 
 @Injectable()
 export class UsersRepository {
@@ -29,5 +34,93 @@ export class UsersRepository {
 
   async recordLogin(id: string, ip: string | null, at: Date): Promise<void> {
     await this.tx.db.update(users).set({ lastLoginIp: ip, lastLoginAt: at }).where(eq(users.id, id));
+  }
+
+  async updatePassword(id: string, passwordHash: string, at: Date): Promise<void> {
+    await this.tx.db
+      .update(users)
+      .set({ passwordHash, passwordChangedAt: at, updatedAt: at })
+      .where(eq(users.id, id));
+  }
+
+  /**
+   * Stores a pending TOTP secret (mfa/setup) unless MFA is already on; resets the replay guard, which belongs to
+   * the previous secret. Returns false when MFA was enabled meanwhile.
+   */
+  async setPendingMfaSecret(id: string, secretEncrypted: string, at: Date): Promise<boolean> {
+    const rows = await this.tx.db
+      .update(users)
+      .set({ mfaSecretEncrypted: secretEncrypted, mfaLastStep: null, updatedAt: at })
+      .where(and(eq(users.id, id), eq(users.mfaEnabled, false)))
+      .returning({ id: users.id });
+    return rows.length === 1;
+  }
+
+  /**
+   * Activates MFA with the pending secret the caller verified the code against, recording the code's step.
+   * Conditional, so a concurrent setup (another secret) or enable makes it return undefined.
+   */
+  async enableMfa(id: string, secretEncrypted: string, step: number, at: Date): Promise<UserRow | undefined> {
+    const [row] = await this.tx.db
+      .update(users)
+      .set({ mfaEnabled: true, mfaEnabledAt: at, mfaLastStep: step, updatedAt: at })
+      .where(
+        and(
+          eq(users.id, id),
+          eq(users.mfaEnabled, false),
+          eq(users.mfaSecretEncrypted, secretEncrypted),
+          or(isNull(users.mfaLastStep), lt(users.mfaLastStep, step)),
+        ),
+      )
+      .returning();
+    return row;
+  }
+
+  /**
+   * Accepts a TOTP step for a user with MFA on: one conditional update, so a code is accepted at most once in
+   * its step even under concurrent requests. False when the step (or a later one) was already used.
+   */
+  async acceptMfaStep(id: string, step: number): Promise<boolean> {
+    const rows = await this.tx.db
+      .update(users)
+      .set({ mfaLastStep: step })
+      .where(
+        and(
+          eq(users.id, id),
+          eq(users.mfaEnabled, true),
+          or(isNull(users.mfaLastStep), lt(users.mfaLastStep, step)),
+        ),
+      )
+      .returning({ id: users.id });
+    return rows.length === 1;
+  }
+
+  /** Turns MFA off and forgets the secret and its replay guard. */
+  async disableMfa(id: string, at: Date): Promise<void> {
+    await this.tx.db
+      .update(users)
+      .set({
+        mfaEnabled: false,
+        mfaSecretEncrypted: null,
+        mfaLastStep: null,
+        mfaEnabledAt: null,
+        updatedAt: at,
+      })
+      .where(eq(users.id, id));
+  }
+
+  /** Reads the user and locks the row until the transaction ends (read-modify-write of preferences). */
+  async findByIdForUpdate(id: string): Promise<UserRow | undefined> {
+    const [row] = await this.tx.db.select().from(users).where(eq(users.id, id)).limit(1).for('update');
+    return row;
+  }
+
+  async updateSelf(id: string, patch: UserSelfPatch, at: Date): Promise<UserRow | undefined> {
+    const [row] = await this.tx.db
+      .update(users)
+      .set({ ...patch, updatedAt: at })
+      .where(eq(users.id, id))
+      .returning();
+    return row;
   }
 }

@@ -1,0 +1,62 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig, Clock } from '../../../platform/src/index.js';
+import { SessionsRepository } from '../sessions/sessions.repository.js';
+import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
+
+/** How often expired rows are dropped from the jti blacklist. */
+export const REVOKED_TOKENS_PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+/**
+ * How long a revoked token stays blacklisted after its natural expiry. The spec answers SESSION_REVOKED for a
+ * revoked jti "regardless of expiry"; keeping the row this long honours that for any token still in
+ * circulation while the blacklist stays bounded by the revocations of about three months.
+ */
+export const REVOCATION_RETENTION_MS = 90 * 24 * 3600 * 1000;
+
+/**
+ * Keeps the jti blacklist (checked on every authenticated request) and the session list bounded: blacklist
+ * and session rows are deleted once their token expired more than REVOCATION_RETENTION_MS ago, and spent or
+ * expired single-use tokens a day after expiry. Runs where background work runs (WORKERS=on); the deletes are
+ * idempotent, so several replicas purging at once is harmless.
+ */
+@Injectable()
+export class RevokedTokensPurgeJob implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('RevokedTokensPurge');
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sessions: SessionsRepository,
+    private readonly tokens: OneTimeTokenService,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    if (!this.config.workers) return;
+    this.timer = setInterval(() => void this.tick(), REVOKED_TOKENS_PURGE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Deletes blacklist and session rows past the retention, and old single-use tokens; returns the blacklist count. */
+  async purge(): Promise<number> {
+    const cutoff = new Date(this.clock.nowMs() - REVOCATION_RETENTION_MS);
+    const purged = await this.sessions.purgeExpired(cutoff);
+    await this.sessions.purgeSessionsExpiredBefore(cutoff);
+    await this.tokens.purgeExpired();
+    return purged;
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      const purged = await this.purge();
+      if (purged > 0) this.logger.debug({ purged }, 'Expired revoked tokens purged');
+    } catch (err) {
+      this.logger.warn({ err }, 'Purging expired revoked tokens failed; retrying at the next interval');
+    }
+  }
+}

@@ -1,0 +1,201 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type Actor,
+  AppError,
+  Clock,
+  ErrorCode,
+  type RequestMeta,
+  TransactionHost,
+} from '../../../platform/src/index.js';
+import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
+import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { SessionService } from '../sessions/session.service.js';
+import { SessionsRepository } from '../sessions/sessions.repository.js';
+import type { UserRow } from '../users/user.schema.js';
+import { UsersRepository } from '../users/users.repository.js';
+import {
+  type RevokedCountDto,
+  type SessionDto,
+  type SessionTimeoutDto,
+  type TokenDto,
+  toSessionResponse,
+} from './dto/sessions.dto.js';
+import type { SwitchOrgResultDto } from './dto/profile.dto.js';
+
+/** GET /auth/sessions lists at most this many live sessions (newest first). */
+export const SESSIONS_LIST_CAP = 100;
+
+/** The caller's session: a JWT caller has a jti, a user id and an expiry (the access guard admits only JWTs here). */
+function sessionOf(actor: Actor): { userId: string; jti: string; expiresAt: Date } {
+  if (!actor.userId || !actor.jti || !actor.tokenExpiresAt) throw AppError.unauthorized();
+  return { userId: actor.userId, jti: actor.jti, expiresAt: actor.tokenExpiresAt };
+}
+
+/**
+ * The caller's sessions: refresh, revocation, listing, the lifetime of future tokens and switching organization.
+ * Every write and its audit entry share one transaction; a new session's id is the id of the audit entry that
+ * opened it.
+ */
+@Injectable()
+export class SessionsManagementService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly sessions: SessionService,
+    private readonly sessionsRepo: SessionsRepository,
+    private readonly users: UsersRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly audit: AuditService,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * A new token for the same user and organization, with the user's current session timeout; the presented jti
+   * is revoked in the same transaction. The revocation goes first and must be this call's own, so a token is
+   * refreshed at most once even by concurrent requests (the loser gets 401 SESSION_REVOKED).
+   */
+  refresh(actor: Actor, meta: RequestMeta): Promise<TokenDto> {
+    const current = sessionOf(actor);
+    return this.tx.run(async () => {
+      const now = this.clock.now();
+      const spent = await this.sessionsRepo.revokeOnce(current.jti, current.userId, current.expiresAt, now);
+      if (!spent) throw AppError.unauthorized('This session has been revoked', ErrorCode.SESSION_REVOKED);
+      const user = await this.requireUser(current.userId);
+      const previous = await this.sessionsRepo.findByJti(current.jti);
+      const entry = await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.token_refreshed',
+        actor: auditActorOf(actor),
+        targetType: 'session',
+        targetId: previous?.id ?? null,
+        metadata: { previousSessionId: previous?.id ?? null },
+        meta,
+      });
+      const session = await this.sessions.open({
+        sessionId: entry.id,
+        userId: user.id,
+        organizationId: actor.organizationId,
+        role: actor.role!,
+        timeout: user.sessionTimeout,
+        meta,
+      });
+      return { token: session.token };
+    });
+  }
+
+  /** Blacklists every live session of the caller, the current one included. */
+  revokeAll(actor: Actor, meta: RequestMeta): Promise<RevokedCountDto> {
+    const current = sessionOf(actor);
+    return this.tx.run(async () => {
+      const revoked = await this.sessions.revokeAllForUser(current.userId);
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.session_revoked',
+        actor: auditActorOf(actor),
+        targetType: 'user',
+        targetId: current.userId,
+        metadata: { all: true, count: revoked },
+        meta,
+      });
+      return { revoked };
+    });
+  }
+
+  /**
+   * Blacklists one session of the caller, named by its id. Another user's or an unknown id is 404. A session
+   * that is already revoked or has expired is left as it is: `{revoked: 0}`, no audit entry.
+   */
+  revokeOne(actor: Actor, sessionId: string, meta: RequestMeta): Promise<RevokedCountDto> {
+    const current = sessionOf(actor);
+    return this.tx.run(async () => {
+      const session = await this.sessionsRepo.findForUser(sessionId, current.userId);
+      if (!session) throw AppError.notFound('Session');
+      const now = this.clock.now();
+      // Like revoke-sessions, only a live session counts: a revoked or expired one is left as it is.
+      if (session.revokedAt || session.expiresAt <= now) return { revoked: 0 };
+      const done = await this.sessionsRepo.revokeOnce(session.jti, session.userId, session.expiresAt, now);
+      if (!done) return { revoked: 0 };
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.session_revoked',
+        actor: auditActorOf(actor),
+        targetType: 'session',
+        targetId: session.id,
+        metadata: { all: false, count: 1, current: session.jti === current.jti },
+        meta,
+      });
+      return { revoked: 1 };
+    });
+  }
+
+  async list(actor: Actor): Promise<SessionDto[]> {
+    const current = sessionOf(actor);
+    const rows = await this.sessionsRepo.listLiveForUser(current.userId, this.clock.now(), SESSIONS_LIST_CAP);
+    return rows.map((row) => toSessionResponse(row, current.jti));
+  }
+
+  /** Sets the lifetime of tokens minted from now on; tokens already issued keep their expiry. */
+  setSessionTimeout(actor: Actor, dto: SessionTimeoutDto, meta: RequestMeta): Promise<SessionTimeoutDto> {
+    const current = sessionOf(actor);
+    return this.tx.run(async () => {
+      const user = await this.requireUser(current.userId, true);
+      if (user.sessionTimeout === dto.sessionTimeout) return { sessionTimeout: user.sessionTimeout };
+      await this.users.updateSelf(user.id, { sessionTimeout: dto.sessionTimeout }, this.clock.now());
+      await this.audit.append({
+        organizationId: actor.organizationId,
+        eventType: 'auth.session_timeout_changed',
+        actor: auditActorOf(actor),
+        targetType: 'user',
+        targetId: user.id,
+        metadata: { from: user.sessionTimeout, to: dto.sessionTimeout },
+        meta,
+      });
+      return { sessionTimeout: dto.sessionTimeout };
+    });
+  }
+
+  /**
+   * A new session in another organization where the caller's membership is active (else 404, whether the
+   * organization is unknown or not the caller's). The presented token stays valid. The audit entry goes to
+   * the target organization's chain and does not name the organization left, which belongs to another tenant.
+   */
+  switchOrganization(actor: Actor, organizationId: string, meta: RequestMeta): Promise<SwitchOrgResultDto> {
+    const current = sessionOf(actor);
+    return this.tx.run(async () => {
+      const membership = await this.organizations.membership(organizationId, current.userId);
+      const organization = membership?.isActive
+        ? await this.organizations.findById(organizationId)
+        : undefined;
+      if (!membership || !organization) throw AppError.notFound('Organization');
+      const user = await this.requireUser(current.userId);
+      const entry = await this.audit.append({
+        organizationId,
+        eventType: 'auth.org_switched',
+        actor: auditActorOf(actor),
+        targetType: 'organization',
+        targetId: organizationId,
+        metadata: { role: membership.role },
+        meta,
+      });
+      const session = await this.sessions.open({
+        sessionId: entry.id,
+        userId: user.id,
+        organizationId,
+        role: membership.role,
+        timeout: user.sessionTimeout,
+        meta,
+      });
+      return {
+        token: session.token,
+        organization: toOrganizationResponse(organization),
+        role: membership.role,
+      };
+    });
+  }
+
+  private async requireUser(userId: string, forUpdate = false): Promise<UserRow> {
+    const user = forUpdate ? await this.users.findByIdForUpdate(userId) : await this.users.findById(userId);
+    if (!user) throw AppError.unauthorized();
+    return user;
+  }
+}
