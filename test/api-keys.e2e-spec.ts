@@ -1,9 +1,17 @@
 import { createHash } from 'node:crypto';
-import { Controller, Get, Module, Post } from '@nestjs/common';
+import { Controller, Get, Module, Param, Post } from '@nestjs/common';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
-import { Access, type Actor, CurrentActor, Permission } from '../libs/platform/src/index.js';
+import {
+  Access,
+  type Actor,
+  agentScopeOf,
+  AppError,
+  canAccessAgent,
+  CurrentActor,
+  Permission,
+} from '../libs/platform/src/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 
@@ -25,6 +33,14 @@ class WorkspaceKeyProbeController {
   @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.editAgents })
   write(@CurrentActor() actor: Actor) {
     return { credential: actor.credential, keyId: actor.keyId ?? null };
+  }
+
+  /** What agent-scoped routes (traces, agents) do with the caller's scope. */
+  @Get('agents/:agentId')
+  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.read })
+  agent(@CurrentActor() actor: Actor, @Param('agentId') agentId: string) {
+    if (!canAccessAgent(actor, agentId)) throw AppError.forbidden('This API key is not scoped to that agent');
+    return { agentId, scope: agentScopeOf(actor) };
   }
 }
 
@@ -495,5 +511,28 @@ describe('workspace API keys', () => {
       });
       expect(audit.json().data.map((e: { targetId: string }) => e.targetId)).not.toContain(created.id);
     });
+  });
+
+  it('limits a key with scope.agentIds to those agents: 403 FORBIDDEN for any other agent', async () => {
+    const [a, b] = [agentId(1), agentId(2)];
+    const scoped = await createKey({ name: 'Scoped', scope: { agentIds: [a] } });
+    const inScope = await ctx.get(`/api/v1/test-workspace-keys/agents/${a}`, { apiKey: scoped.key });
+    expect(inScope.statusCode).toBe(200);
+    expect(inScope.json().data).toEqual({ agentId: a, scope: [a] });
+    expectErrorEnvelope(
+      await ctx.get(`/api/v1/test-workspace-keys/agents/${b}`, { apiKey: scoped.key }),
+      403,
+      'FORBIDDEN',
+    );
+
+    const unscoped = await createKey({ name: 'Unscoped' });
+    const any = await ctx.get(`/api/v1/test-workspace-keys/agents/${b}`, { apiKey: unscoped.key });
+    expect(any.json().data).toEqual({ agentId: b, scope: null });
+
+    // Widening the scope takes effect on the next request.
+    await ctx.patch(`${KEYS}/${scoped.id}`, { token: owner.token, body: { scope: { agentIds: [a, b] } } });
+    expect(
+      (await ctx.get(`/api/v1/test-workspace-keys/agents/${b}`, { apiKey: scoped.key })).statusCode,
+    ).toBe(200);
   });
 });

@@ -28,3 +28,20 @@ export interface RequestMeta {
   ip: string | null;
   userAgent: string | null;
 }
+
+/**
+ * Whether the caller may see or act on an agent's data: a workspace key whose scope lists agents sees only
+ * those; an agent key only its own agent; users and unscoped keys every agent of their organization.
+ */
+export function canAccessAgent(actor: Actor, agentId: string): boolean {
+  if (actor.credential === 'agentKey') return actor.agentId === agentId;
+  const allowed = actor.scope?.agentIds;
+  return !allowed || allowed.length === 0 || allowed.includes(agentId);
+}
+
+/** The agents a caller is limited to, or null when it sees every agent of its organization. */
+export function agentScopeOf(actor: Actor): string[] | null {
+  if (actor.credential === 'agentKey') return actor.agentId ? [actor.agentId] : [];
+  const allowed = actor.scope?.agentIds;
+  return allowed && allowed.length > 0 ? allowed : null;
+}
