@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   Access,
   type Actor,
@@ -13,6 +13,7 @@ import {
 import { AuthService } from './auth.service.js';
 import {
   LoginDto,
+  ApiLoginResponse,
   LoginResultDto,
   MeDto,
   MessageDto,
@@ -46,17 +47,7 @@ export class AuthController {
     summary: 'Log in with e-mail and password',
     description: 'Writes `auth.login` with `metadata.method = "password"`.',
   })
-  @ApiExtraModels(LoginResultDto, MfaChallengeDto)
-  @ApiOkResponse({
-    description: '`{token, user}`, or `{mfaRequired: true, tempToken}` when the user has MFA enabled',
-    schema: {
-      type: 'object',
-      properties: {
-        success: { type: 'boolean', enum: [true] },
-        data: { oneOf: [{ $ref: getSchemaPath(LoginResultDto) }, { $ref: getSchemaPath(MfaChallengeDto) }] },
-      },
-    },
-  })
+  @ApiLoginResponse()
   @ApiErrors([400, 401], {
     401: 'INVALID_CREDENTIALS (wrong e-mail or password, same body either way), ACCOUNT_DEACTIVATED (no active membership)',
   })

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   Access,
   type Actor,
@@ -11,6 +11,7 @@ import {
   type RequestMeta,
 } from '../../../platform/src/index.js';
 import {
+  ApiLoginResponse,
   LoginResultDto,
   MessageDto,
   MfaChallengeDto,
@@ -21,16 +22,6 @@ import { ChangePasswordDto, EmailDto, ResetPasswordDto, TokenDto } from './dto/e
 import { EmailFlowsService } from './email-flows.service.js';
 
 const INVALID_TOKEN = 'INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR';
-const LOGIN_OR_MFA = {
-  description: '`{token, user}`, or `{mfaRequired: true, tempToken}` when the user has MFA enabled',
-  schema: {
-    type: 'object',
-    properties: {
-      success: { type: 'boolean', enum: [true] },
-      data: { oneOf: [{ $ref: getSchemaPath(LoginResultDto) }, { $ref: getSchemaPath(MfaChallengeDto) }] },
-    },
-  },
-};
 
 @ApiTags('Auth')
 @Controller('auth')
@@ -133,8 +124,7 @@ export class EmailFlowsController {
     summary: 'Sign in with a magic-link token',
     description: 'Answers as login. Writes `auth.login` with `metadata.method = "magic_link"`.',
   })
-  @ApiExtraModels(LoginResultDto, MfaChallengeDto)
-  @ApiOkResponse(LOGIN_OR_MFA)
+  @ApiLoginResponse()
   @ApiErrors([400, 401, 429], { 400: INVALID_TOKEN, 401: 'ACCOUNT_DEACTIVATED' })
   verifyMagicLink(
     @Body() dto: TokenDto,
