@@ -7,10 +7,11 @@ import { EmailFlowsService } from './auth/email-flows.service.js';
 import { PlaceholdersController } from './auth/placeholders.controller.js';
 import { IdentityCoreModule } from './identity-core.module.js';
 import { MfaModule } from './mfa/mfa.module.js';
+import { TeamModule } from './team/team.module.js';
 import { OrganizationsController } from './organizations/organizations.controller.js';
 
 @Module({
-  imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule],
+  imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule, TeamModule],
   controllers: [AuthController, EmailFlowsController, PlaceholdersController, OrganizationsController],
   providers: [EmailFlowsService],
   exports: [IdentityCoreModule],

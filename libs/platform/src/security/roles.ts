@@ -45,3 +45,16 @@ export const Permission = {
   billing: ['owner', 'admin'],
   purge: ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
+
+/**
+ * The ownership rule of the role table: members edit only resources they created, owners and admins any
+ * member's, viewers none. One check for every module whose resources have a creator (agents, alerts,
+ * integrations).
+ */
+export function canEditOwnedResource(
+  actor: { role: Role | null; userId: string | null },
+  createdBy: string | null,
+): boolean {
+  if (actor.role === 'owner' || actor.role === 'admin') return true;
+  return actor.role === 'member' && actor.userId !== null && actor.userId === createdBy;
+}
