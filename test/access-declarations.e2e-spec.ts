@@ -1,12 +1,7 @@
-import { RequestMethod } from '@nestjs/common';
-import { ModulesContainer } from '@nestjs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, type AccessMetadata } from '../libs/platform/src/index.js';
+import type { AccessMetadata } from '../libs/platform/src/index.js';
 import { TestContext } from './support/app.js';
-
-// Nest's route metadata keys (PATH_METADATA, METHOD_METADATA in @nestjs/common/constants).
-const PATH = 'path';
-const METHOD = 'method';
+import { listRoutes } from './support/routes.js';
 
 function describeAccess(meta: AccessMetadata | undefined): string {
   if (!meta) return 'NONE';
@@ -30,27 +25,7 @@ describe('access declarations', () => {
   afterAll(async () => ctx?.close());
 
   it('declares access on every route, and the declarations match the reviewed snapshot', () => {
-    const lines: string[] = [];
-    for (const module of ctx.app.get(ModulesContainer).values()) {
-      for (const wrapper of module.controllers.values()) {
-        const controller = wrapper.metatype as (new (...args: never[]) => unknown) | null;
-        if (!controller) continue;
-        const base = String(Reflect.getMetadata(PATH, controller) ?? '');
-        const classAccess = Reflect.getMetadata(ACCESS_KEY, controller) as AccessMetadata | undefined;
-        for (const name of Object.getOwnPropertyNames(controller.prototype)) {
-          const handler = controller.prototype[name as keyof typeof controller.prototype] as unknown;
-          if (typeof handler !== 'function' || Reflect.getMetadata(METHOD, handler) === undefined) continue;
-          const method = RequestMethod[Reflect.getMetadata(METHOD, handler) as number];
-          const path = ['/api/v1', base, String(Reflect.getMetadata(PATH, handler) ?? '')]
-            .join('/')
-            .replace(/\/+/g, '/')
-            .replace(/\/$/, '');
-          const access =
-            (Reflect.getMetadata(ACCESS_KEY, handler) as AccessMetadata | undefined) ?? classAccess;
-          lines.push(`${method} ${path} -> ${describeAccess(access)}`);
-        }
-      }
-    }
+    const lines = listRoutes(ctx.app).map((r) => `${r.method} ${r.path} -> ${describeAccess(r.access)}`);
     lines.sort();
     expect(lines.filter((l) => l.endsWith('NONE'))).toEqual([]);
     expect(lines.length).toBeGreaterThan(5);

@@ -42,6 +42,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     ['System', 'Health and the schema-version registry'],
     ['Auth', 'Registration, login and sessions'],
     ['Organizations', 'The caller’s organization'],
+    ['Team', 'Members, roles and invitations'],
     ['Audit', 'The hash-chained audit log'],
   ] as const) {
     builder.addTag(name, description);
