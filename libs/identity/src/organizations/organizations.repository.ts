@@ -136,4 +136,19 @@ export class OrganizationsRepository {
       .where(and(eq(memberships.userId, userId), eq(memberships.isActive, true)))
       .orderBy(asc(memberships.createdAt), asc(memberships.id));
   }
+
+  /**
+   * Reads the organization and locks its row until the transaction ends. Team mutations take this lock first,
+   * so that checks over several memberships (the last active owner) and the write that follows are serialised
+   * per organization. `no key update` does not block inserts that reference the row (memberships, audit).
+   */
+  async findByIdForUpdate(id: string): Promise<OrganizationRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(organizations)
+      .where(eq(organizations.id, id))
+      .limit(1)
+      .for('no key update');
+    return row;
+  }
 }

@@ -1,0 +1,121 @@
+import { Injectable } from '@nestjs/common';
+import { and, asc, count, eq } from 'drizzle-orm';
+import { type PageRequest, type Role, TransactionHost } from '../../../platform/src/index.js';
+import { memberships, type MembershipRow } from '../organizations/organization.schema.js';
+import { users } from '../users/user.schema.js';
+
+/** A membership with the user columns the member list shows: never a hash or secret. */
+export interface MemberView {
+  userId: string;
+  name: string;
+  email: string;
+  role: Role;
+  joinedAt: Date;
+  isActive: boolean;
+  mfaEnabled: boolean;
+  lastLoginIp: string | null;
+  createdAt: Date;
+}
+
+const MEMBER = {
+  userId: memberships.userId,
+  name: users.name,
+  email: users.email,
+  role: memberships.role,
+  joinedAt: memberships.createdAt,
+  isActive: memberships.isActive,
+  mfaEnabled: users.mfaEnabled,
+  lastLoginIp: users.lastLoginIp,
+  createdAt: users.createdAt,
+};
+
+/** Memberships as team management sees them; every method takes the organization id. */
+@Injectable()
+export class TeamRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  /** Members of the organization, oldest membership first. */
+  async list(organizationId: string, page: PageRequest): Promise<{ rows: MemberView[]; total: number }> {
+    const where = eq(memberships.organizationId, organizationId);
+    const [rows, [totals]] = await Promise.all([
+      this.tx.db
+        .select(MEMBER)
+        .from(memberships)
+        .innerJoin(users, eq(users.id, memberships.userId))
+        .where(where)
+        .orderBy(asc(memberships.createdAt), asc(memberships.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.tx.db.select({ total: count() }).from(memberships).where(where),
+    ]);
+    return { rows, total: totals?.total ?? 0 };
+  }
+
+  async findMember(organizationId: string, userId: string): Promise<MemberView | undefined> {
+    const [row] = await this.tx.db
+      .select(MEMBER)
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)))
+      .limit(1);
+    return row;
+  }
+
+  /** Whether the user with this (normalised) e-mail holds a membership, active or suspended. */
+  async hasMemberWithEmail(organizationId: string, email: string): Promise<boolean> {
+    const [row] = await this.tx.db
+      .select({ id: memberships.id })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.organizationId, organizationId), eq(users.email, email)))
+      .limit(1);
+    return row !== undefined;
+  }
+
+  async countActiveOwners(organizationId: string): Promise<number> {
+    const [row] = await this.tx.db
+      .select({ total: count() })
+      .from(memberships)
+      .where(
+        and(
+          eq(memberships.organizationId, organizationId),
+          eq(memberships.role, 'owner'),
+          eq(memberships.isActive, true),
+        ),
+      );
+    return row?.total ?? 0;
+  }
+
+  async updateRole(organizationId: string, userId: string, role: Role, at: Date): Promise<void> {
+    await this.tx.db
+      .update(memberships)
+      .set({ role, updatedAt: at })
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+  }
+
+  async setActive(organizationId: string, userId: string, isActive: boolean, at: Date): Promise<void> {
+    await this.tx.db
+      .update(memberships)
+      .set({ isActive, updatedAt: at })
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+  }
+
+  /** Deletes the membership (the user row stays); false when there was none. */
+  async remove(organizationId: string, userId: string): Promise<boolean> {
+    const rows = await this.tx.db
+      .delete(memberships)
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)))
+      .returning({ id: memberships.id });
+    return rows.length === 1;
+  }
+
+  /** Inserts unless the user already has a membership here; undefined on that conflict (no aborted transaction). */
+  async insertIfAbsent(row: typeof memberships.$inferInsert): Promise<MembershipRow | undefined> {
+    const [inserted] = await this.tx.db
+      .insert(memberships)
+      .values(row)
+      .onConflictDoNothing({ target: [memberships.organizationId, memberships.userId] })
+      .returning();
+    return inserted;
+  }
+}
