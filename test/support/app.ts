@@ -162,7 +162,7 @@ export class TestContext {
   }
 
   /**
-   * Adds a user with the given role to an organization (team invitations arrive with a later module) and
+   * Adds a user with the given role to an organization directly (faster than an invitation round trip) and
    * logs them in through the API.
    */
   async addMember(

@@ -76,7 +76,9 @@ function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
       if (path.startsWith('/api/v1/auth/')) {
         responses['429'] ??= {
           description: 'RATE_LIMIT_EXCEEDED (100 requests per IP per 15 minutes over /auth; see Retry-After)',
-          headers: { 'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer' } } },
+          headers: {
+            'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
+          },
           content: { 'application/json': { schema: ERROR_REF } },
         };
       }

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionService } from '../libs/identity/src/index.js';
+import { newId, type Role, ROLES } from '../libs/platform/src/index.js';
+import { type Registered, TestContext } from './support/app.js';
+import { listRoutes } from './support/routes.js';
+
+const ALL: readonly Role[] = ROLES;
+const OWNER_ADMIN: readonly Role[] = ['owner', 'admin'];
+
+/**
+ * The role table of the specification (Authentication, rule 10, and contract-decisions §2 and §4), written out
+ * route by route. It is not derived from the code: a route whose declaration drifts from it fails here, and a
+ * route missing from it fails the completeness test.
+ */
+const EXPECTED: Record<string, readonly Role[] | 'public'> = {
+  'GET /api/v1/health': 'public',
+  'GET /api/v1/versions': 'public',
+  // Organization
+  'GET /api/v1/organizations/current': ALL,
+  'PATCH /api/v1/organizations/current': OWNER_ADMIN,
+  // Audit log (owner, admin)
+  'GET /api/v1/audit': OWNER_ADMIN,
+  'GET /api/v1/audit/:id': OWNER_ADMIN,
+  'GET /api/v1/audit/verify': OWNER_ADMIN,
+  'GET /api/v1/audit/export': OWNER_ADMIN,
+  // Public identity routes
+  'POST /api/v1/auth/register': 'public',
+  'POST /api/v1/auth/login': 'public',
+  'POST /api/v1/auth/request-signup': 'public',
+  'POST /api/v1/auth/complete-signup': 'public',
+  'POST /api/v1/auth/forgot-password': 'public',
+  'POST /api/v1/auth/reset-password': 'public',
+  'POST /api/v1/auth/magic-link': 'public',
+  'POST /api/v1/auth/magic-link/verify': 'public',
+  'POST /api/v1/auth/mfa/login': 'public',
+  'POST /api/v1/auth/mfa/resend': 'public',
+  'POST /api/v1/auth/passkeys/registration/options': 'public',
+  'POST /api/v1/auth/passkeys/registration/verify': 'public',
+  'POST /api/v1/auth/passkeys/authentication/options': 'public',
+  'POST /api/v1/auth/passkeys/authentication/verify': 'public',
+  'DELETE /api/v1/auth/passkeys/:id': 'public',
+  'DELETE /api/v1/auth/trusted-devices/:deviceId': 'public',
+  'POST /api/v1/auth/account/unlock-request': 'public',
+  'POST /api/v1/auth/password-history/check': 'public',
+  'POST /api/v1/auth/verify-email': 'public',
+  'POST /api/v1/auth/resend-verification': 'public',
+  // A user's own account: every role
+  'GET /api/v1/auth/me': ALL,
+  'POST /api/v1/auth/logout': ALL,
+  'POST /api/v1/auth/refresh': ALL,
+  'POST /api/v1/auth/revoke-sessions': ALL,
+  'POST /api/v1/auth/revoke-session': ALL,
+  'GET /api/v1/auth/sessions': ALL,
+  'PATCH /api/v1/auth/me/session-timeout': ALL,
+  'GET /api/v1/auth/me/orgs': ALL,
+  'POST /api/v1/auth/switch-org': ALL,
+  'PATCH /api/v1/auth/profile': ALL,
+  'GET /api/v1/auth/me/preferences': ALL,
+  'PATCH /api/v1/auth/me/preferences': ALL,
+  'GET /api/v1/auth/login-activity': ALL,
+  'GET /api/v1/auth/security-settings': ALL,
+  'POST /api/v1/auth/change-password': ALL,
+  'POST /api/v1/auth/mfa/setup': ALL,
+  'POST /api/v1/auth/mfa/enable': ALL,
+  'POST /api/v1/auth/mfa/disable': ALL,
+  'POST /api/v1/auth/backup-codes/generate': ALL,
+  'POST /api/v1/auth/stream-token': ALL,
+  // Workspace keys: organization-level integration credentials (owner, admin)
+  'POST /api/v1/auth/keys': OWNER_ADMIN,
+  'GET /api/v1/auth/keys': OWNER_ADMIN,
+  'PATCH /api/v1/auth/keys/:id': OWNER_ADMIN,
+  'DELETE /api/v1/auth/keys/:id': OWNER_ADMIN,
+  // Team: everyone reads the member list; inviting and changing roles is owner or admin
+  'GET /api/v1/team/members': ALL,
+  'PATCH /api/v1/team/members/:userId/role': OWNER_ADMIN,
+  'PATCH /api/v1/team/members/:userId/status': OWNER_ADMIN,
+  'PATCH /api/v1/team/members/:userId/reactivate': OWNER_ADMIN,
+  'DELETE /api/v1/team/members/:userId': OWNER_ADMIN,
+  'GET /api/v1/team/invites': OWNER_ADMIN,
+  'POST /api/v1/team/invite': OWNER_ADMIN,
+  'DELETE /api/v1/team/invites/:id': OWNER_ADMIN,
+  'POST /api/v1/team/invites/:id/resend': OWNER_ADMIN,
+  'GET /api/v1/team/invites/validate/:token': 'public',
+  'POST /api/v1/team/invites/:token/accept': 'public',
+};
+
+describe('role matrix', () => {
+  let ctx: TestContext;
+  let owner: Registered;
+  const users = new Map<Role, string>();
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    owner = await ctx.register({ organizationName: 'Matrix' });
+    // Every feature on, so that only roles decide.
+    await ctx.setPlan(owner.organization.id, 'custom');
+    users.set('owner', owner.user.id);
+    for (const role of ['admin', 'member', 'viewer'] as const) {
+      users.set(role, (await ctx.addMember(owner.organization.id, role)).userId);
+    }
+  });
+  afterAll(async () => ctx?.close());
+
+  /** A fresh session per request, so that routes that end sessions (logout, revoke) do not affect the next. */
+  async function tokenFor(role: Role): Promise<string> {
+    const { token } = await ctx.app.get(SessionService).open({
+      sessionId: newId(),
+      userId: users.get(role)!,
+      organizationId: owner.organization.id,
+      role,
+      timeout: '7d',
+    });
+    return token;
+  }
+
+  it('lists every route of the application, and only those', () => {
+    const actual = listRoutes(ctx.app).map((r) => `${r.method} ${r.path}`);
+    expect([...actual].sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  const cases = Object.entries(EXPECTED).flatMap(([route, allowed]) =>
+    allowed === 'public' ? [] : ALL.map((role) => [route, role, allowed.includes(role)] as const),
+  );
+
+  it.each(cases)('%s as %s: allowed=%s', async (route, role, allowed) => {
+    const [method, path] = route.split(' ') as [string, string];
+    // Parameters get an id that exists nowhere: an allowed role then meets 404 or 400, never 403.
+    const url = path.replace(/:[A-Za-z]+/g, 'f'.repeat(24));
+    const res = await ctx.request(method, url, {
+      token: await tokenFor(role),
+      body: method === 'GET' || method === 'DELETE' ? undefined : {},
+    });
+    if (allowed) {
+      expect(res.statusCode, res.body).not.toBe(403);
+      expect(res.statusCode, res.body).toBeLessThan(500);
+    } else {
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.json().code).toBe('FORBIDDEN');
+    }
+  });
+});
