@@ -1,0 +1,221 @@
+import { gzipSync } from 'node:zlib';
+
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { describe, expect, it } from 'vitest';
+
+import { decodeOtlpTraces } from './otlp-decode.js';
+import { OtlpDecodeError } from './otlp-decode.error.js';
+import { recordSpans, toOtlpJson, toOtlpProtobuf } from './otlp-payloads.fixture.js';
+
+const JSON_TYPE = 'application/json';
+const PROTO_TYPE = 'application/x-protobuf';
+
+function chatWithChild() {
+  const spans = recordSpans([
+    {
+      name: 'invoke_agent support',
+      kind: SpanKind.INTERNAL,
+      attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+      start: [1_750_000_000, 123_456_789],
+      end: [1_750_000_002, 987_654_321],
+    },
+    {
+      name: 'chat gpt-4o',
+      parent: 0,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.temperature': 0.25,
+        'gen_ai.usage.input_tokens': 42,
+        'gen_ai.response.finish_reasons': ['stop', 'length'],
+        'feature.enabled': false,
+        'big.number': 2 ** 60,
+      },
+      events: [{ name: 'gen_ai.user.message', attributes: { content: 'Hi', 'x.count': 0 } }],
+      start: [1_750_000_000, 500_000_000],
+      end: [1_750_000_001, 0],
+    },
+  ]);
+  return spans;
+}
+
+function decodeError(fn: () => unknown): OtlpDecodeError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(OtlpDecodeError);
+    return error as OtlpDecodeError;
+  }
+  throw new Error('expected OtlpDecodeError');
+}
+
+describe('decodeOtlpTraces', () => {
+  it('normalises ids to hex and timestamps to nanosecond strings from protobuf', () => {
+    const spans = chatWithChild();
+    const request = decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE);
+    const decoded = request.resourceSpans[0].scopeSpans[0].spans;
+    const child = decoded.find((s) => s.name === 'chat gpt-4o')!;
+    const parent = decoded.find((s) => s.name === 'invoke_agent support')!;
+
+    expect(request.resourceSpans[0].resource.attributes['service.name']).toBe('support-bot');
+    expect(request.resourceSpans[0].scopeSpans[0].scope).toEqual({ name: 'gen-ai-test', version: '1.0.0' });
+    expect(parent.traceId).toBe(spans[0].spanContext().traceId);
+    expect(parent.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(parent.parentSpanId).toBeUndefined();
+    expect(child.parentSpanId).toBe(parent.spanId);
+    expect(child.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(parent.startTimeUnixNano).toBe('1750000000123456789');
+    expect(parent.endTimeUnixNano).toBe('1750000002987654321');
+    expect(child.kind).toBe(3); // OTLP SPAN_KIND_CLIENT (API enum + 1)
+    expect(parent.kind).toBe(1);
+    expect(child.status).toEqual({ code: SpanStatusCode.UNSET });
+    expect(child.events[0]).toMatchObject({ name: 'gen_ai.user.message', attributes: { content: 'Hi' } });
+    expect(child.events[0].timeUnixNano).toMatch(/^\d{19}$/);
+  });
+
+  it('unwraps every AnyValue kind the SDK emits into plain attribute values', () => {
+    const request = decodeOtlpTraces(toOtlpProtobuf(chatWithChild()), PROTO_TYPE);
+    const child = request.resourceSpans[0].scopeSpans[0].spans.find((s) => s.name === 'chat gpt-4o')!;
+    expect({ ...child.attributes }).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.temperature': 0.25,
+      'gen_ai.usage.input_tokens': 42,
+      'gen_ai.response.finish_reasons': ['stop', 'length'],
+      'feature.enabled': false,
+      'big.number': '1152921504606846976', // 2^60, beyond 2^53: kept exact as a decimal string
+    });
+    expect(child.events[0].attributes['x.count']).toBe(0);
+  });
+
+  it('gives the same plain request for the JSON and the protobuf encoding of the same spans', () => {
+    const spans = chatWithChild();
+    const fromJson = decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE);
+    const fromProto = decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE);
+    expect(fromJson).toEqual(fromProto);
+    expect(fromJson.resourceSpans[0].scopeSpans[0].spans).toHaveLength(2);
+  });
+
+  it('decodes gzip-encoded bodies of both encodings', () => {
+    const spans = chatWithChild();
+    const plain = decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE);
+    expect(decodeOtlpTraces(gzipSync(toOtlpJson(spans)), 'application/json; charset=utf-8', 'gzip')).toEqual(
+      plain,
+    );
+    expect(decodeOtlpTraces(gzipSync(toOtlpProtobuf(spans)), PROTO_TYPE, 'GZIP')).toEqual(plain);
+  });
+
+  it('accepts OTLP/JSON with snake_case keys, enum names and numeric int64 values', () => {
+    const body = {
+      resource_spans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { string_value: 'py-agent' } }] },
+          scope_spans: [
+            {
+              spans: [
+                {
+                  trace_id: '5B8EFFF798038103D269B633813FC60C',
+                  span_id: 'EEE19B7EC3C1B174',
+                  parent_span_id: '',
+                  name: 'chat',
+                  kind: 'SPAN_KIND_CLIENT',
+                  start_time_unix_nano: 1_544_712_660_000_000_000,
+                  end_time_unix_nano: '1544712661000000000',
+                  attributes: [{ key: 'n', value: { int_value: 7 } }],
+                  status: { code: 'STATUS_CODE_ERROR', message: 'boom' },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const span = decodeOtlpTraces(Buffer.from(JSON.stringify(body)), JSON_TYPE).resourceSpans[0].scopeSpans[0]
+      .spans[0];
+    expect(span).toMatchObject({
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId: 'eee19b7ec3c1b174',
+      kind: 3,
+      startTimeUnixNano: '1544712660000000000',
+      endTimeUnixNano: '1544712661000000000',
+      status: { code: 2, message: 'boom' },
+    });
+    expect(span.parentSpanId).toBeUndefined();
+    expect(span.attributes.n).toBe(7);
+  });
+
+  it('throws MALFORMED for attribute values nested deeper than the cap', () => {
+    let value: unknown = { stringValue: 'leaf' };
+    for (let i = 0; i < 40; i++) value = { arrayValue: { values: [value] } };
+    const span = {
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId: 'eee19b7ec3c1b174',
+      attributes: [{ key: 'deep', value }],
+    };
+    const body = Buffer.from(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] }));
+    expect(decodeError(() => decodeOtlpTraces(body, JSON_TYPE)).message).toMatch(/nests deeper than 32/);
+  });
+
+  it('keeps an attribute named __proto__ as data', () => {
+    const span = {
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId: 'eee19b7ec3c1b174',
+      attributes: [{ key: '__proto__', value: { stringValue: 'x' } }],
+    };
+    const body = Buffer.from(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] }));
+    const attrs = decodeOtlpTraces(body, JSON_TYPE).resourceSpans[0].scopeSpans[0].spans[0].attributes;
+    expect(Object.getOwnPropertyDescriptor(attrs, '__proto__')?.value).toBe('x');
+  });
+
+  it('treats an empty JSON object as a request with no spans', () => {
+    expect(decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE)).toEqual({ resourceSpans: [] });
+  });
+
+  it('throws MALFORMED for invalid JSON', () => {
+    const error = decodeError(() => decodeOtlpTraces(Buffer.from('{"resourceSpans": ['), JSON_TYPE));
+    expect(error.code).toBe('MALFORMED');
+    expect(error.message).toMatch(/invalid OTLP\/JSON body/);
+  });
+
+  it('throws MALFORMED for JSON that is not an ExportTraceServiceRequest', () => {
+    expect(decodeError(() => decodeOtlpTraces(Buffer.from('[1,2]'), JSON_TYPE)).code).toBe('MALFORMED');
+    const badId = { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'xyz', spanId: 'abc' }] }] }] };
+    const error = decodeError(() => decodeOtlpTraces(Buffer.from(JSON.stringify(badId)), JSON_TYPE));
+    expect(error.message).toMatch(/traceId must be a hex string/);
+  });
+
+  it('throws MALFORMED for a truncated protobuf body', () => {
+    const body = toOtlpProtobuf(chatWithChild());
+    const error = decodeError(() => decodeOtlpTraces(body.subarray(0, body.length - 7), PROTO_TYPE));
+    expect(error.code).toBe('MALFORMED');
+    expect(error.message).toMatch(/invalid OTLP\/protobuf body/);
+  });
+
+  it('throws MALFORMED for protobuf bytes with an invalid wire type', () => {
+    const error = decodeError(() => decodeOtlpTraces(Buffer.from([0x0f, 0x01, 0x02]), PROTO_TYPE));
+    expect(error.code).toBe('MALFORMED');
+  });
+
+  it('refuses a gzip bomb once the inflated size passes the limit', () => {
+    const bomb = gzipSync(Buffer.alloc(9 * 1024 * 1024, 0x20)); // ~9 KiB on the wire
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const error = decodeError(() => decodeOtlpTraces(bomb, JSON_TYPE, 'gzip'));
+    expect(error.code).toBe('PAYLOAD_TOO_LARGE');
+    const small = decodeError(() =>
+      decodeOtlpTraces(gzipSync(toOtlpJson(chatWithChild())), JSON_TYPE, 'gzip', { maxDecodedBytes: 100 }),
+    );
+    expect(small.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('throws MALFORMED for a body that claims gzip but is not', () => {
+    const error = decodeError(() => decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE, 'gzip'));
+    expect(error.code).toBe('MALFORMED');
+  });
+
+  it('refuses unsupported content types and encodings with their own codes', () => {
+    expect(decodeError(() => decodeOtlpTraces(Buffer.from('{}'), 'text/plain')).code).toBe(
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+    expect(decodeError(() => decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE, 'br')).code).toBe(
+      'UNSUPPORTED_ENCODING',
+    );
+  });
+});

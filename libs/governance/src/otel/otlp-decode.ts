@@ -1,0 +1,95 @@
+import { gunzipSync } from 'node:zlib';
+
+import { OtlpDecodeError } from './otlp-decode.error.js';
+import { normalizeTraceRequest } from './otlp-normalize.js';
+import { ExportTraceServiceRequestType, PROTO_TO_OBJECT_OPTIONS } from './otlp-proto.schema.js';
+import type { OtlpTraceRequest } from './otlp-trace.types.js';
+
+/** Default cap on the decoded (inflated) body: gzip compresses OTLP JSON 10–20×, so bound what we inflate. */
+export const OTLP_MAX_DECODED_BYTES = 8 * 1024 * 1024;
+
+export interface OtlpDecodeOptions {
+  /** Largest body accepted after decompression, in bytes. */
+  maxDecodedBytes?: number;
+}
+
+export type OtlpEncoding = 'json' | 'protobuf';
+
+/** Maps a Content-Type header (parameters ignored) to the OTLP/HTTP encoding it names. */
+export function otlpEncodingOf(contentType: string): OtlpEncoding {
+  const mediaType = contentType.split(';')[0].trim().toLowerCase();
+  if (mediaType === 'application/json') return 'json';
+  // OTLP/HTTP names application/x-protobuf; application/protobuf is the registered type some clients send.
+  if (mediaType === 'application/x-protobuf' || mediaType === 'application/protobuf') return 'protobuf';
+  throw new OtlpDecodeError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `unsupported Content-Type "${mediaType}"; use application/json or application/x-protobuf`,
+  );
+}
+
+function inflate(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
+  const encoding = (contentEncoding ?? '').trim().toLowerCase();
+  if (encoding === '' || encoding === 'identity') {
+    if (body.length > maxBytes) {
+      throw new OtlpDecodeError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBytes} bytes`);
+    }
+    return body;
+  }
+  // OTLP/HTTP defines gzip only; anything else is refused rather than guessed at.
+  if (encoding !== 'gzip') {
+    throw new OtlpDecodeError('UNSUPPORTED_ENCODING', `unsupported Content-Encoding "${encoding}"; use gzip`);
+  }
+  try {
+    // maxOutputLength makes zlib stop (RangeError) instead of allocating whatever a gzip bomb asks for.
+    return gunzipSync(body, { maxOutputLength: maxBytes });
+  } catch (error) {
+    if (error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new OtlpDecodeError('PAYLOAD_TOO_LARGE', `decompressed body exceeds ${maxBytes} bytes`, {
+        cause: error,
+      });
+    }
+    throw new OtlpDecodeError('MALFORMED', `invalid gzip body: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    // fatal: invalid UTF-8 is a malformed body, not text to be patched with U+FFFD.
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (error) {
+    throw new OtlpDecodeError('MALFORMED', `invalid OTLP/JSON body: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function parseProtobuf(bytes: Buffer): unknown {
+  try {
+    const message = ExportTraceServiceRequestType.decode(bytes);
+    return ExportTraceServiceRequestType.toObject(message, PROTO_TO_OBJECT_OPTIONS);
+  } catch (error) {
+    // protobufjs throws RangeError/Error on truncated or invalid wire data (and on stack exhaustion).
+    throw new OtlpDecodeError('MALFORMED', `invalid OTLP/protobuf body: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Decodes an OTLP/HTTP trace export body (JSON or protobuf, optionally gzip-compressed) into the plain
+ * OtlpTraceRequest shape. Throws OtlpDecodeError for anything it cannot decode.
+ * Decompression is synchronous: bounded by maxDecodedBytes it costs a few milliseconds at most.
+ */
+export function decodeOtlpTraces(
+  body: Buffer,
+  contentType: string,
+  contentEncoding?: string,
+  options: OtlpDecodeOptions = {},
+): OtlpTraceRequest {
+  const encoding = otlpEncodingOf(contentType);
+  const bytes = inflate(body, contentEncoding, options.maxDecodedBytes ?? OTLP_MAX_DECODED_BYTES);
+  const raw = encoding === 'json' ? parseJson(bytes) : parseProtobuf(bytes);
+  return normalizeTraceRequest(raw);
+}
