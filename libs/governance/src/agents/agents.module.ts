@@ -1,0 +1,20 @@
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { ApiKeyResolverRegistry } from '../../../platform/src/index.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { AgentKeyResolver } from './agent-key.resolver.js';
+
+/** Agents and their keys (svc_agent_). */
+@Module({
+  imports: [AuditModule],
+  providers: [AgentKeyResolver],
+})
+export class AgentsModule implements OnModuleInit {
+  constructor(
+    private readonly registry: ApiKeyResolverRegistry,
+    private readonly resolver: AgentKeyResolver,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.register(this.resolver);
+  }
+}

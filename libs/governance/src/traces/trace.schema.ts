@@ -1,0 +1,70 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  doublePrecision,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  varchar,
+} from 'drizzle-orm/pg-core';
+
+export type TraceStatus = 'approved' | 'flagged' | 'blocked' | 'success';
+
+export interface PolicyResult {
+  policyId: string;
+  name: string;
+  outcome: 'block' | 'flag';
+}
+
+/** One decision of an agent, as ingested, with the outcome of policy evaluation. */
+export const traces = pgTable(
+  'traces',
+  {
+    id: varchar('id', { length: 24 }).primaryKey(),
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    agentId: varchar('agent_id', { length: 24 }).notNull(),
+    status: varchar('status', { length: 10 }).$type<TraceStatus>().notNull(),
+    confidence: doublePrecision('confidence').notNull(),
+    inputContext: jsonb('input_context').$type<Record<string, unknown>>().notNull(),
+    outputDecision: jsonb('output_decision').$type<Record<string, unknown>>().notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    rationale: text('rationale'),
+    schemaVersion: varchar('schema_version', { length: 10 }).notNull(),
+    humanOverride: boolean('human_override').notNull().default(false),
+    policyResults: jsonb('policy_results')
+      .$type<PolicyResult[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    reviewItemId: varchar('review_item_id', { length: 24 }),
+    /** Prompt and output text (bounded), indexed with pg_trgm for GET /traces/:id/similar. */
+    searchText: text('search_text').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    index('traces_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index('traces_org_agent_created_idx').on(t.organizationId, t.agentId, t.createdAt.desc()),
+    index('traces_org_status_created_idx').on(t.organizationId, t.status, t.createdAt.desc()),
+    index('traces_search_trgm_idx').using('gin', t.searchText.op('gin_trgm_ops')),
+  ],
+);
+
+/** Idempotency-Key of POST /traces, per organization, honoured for 24 hours. */
+export const traceIdempotencyKeys = pgTable(
+  'trace_idempotency_keys',
+  {
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    key: varchar('key', { length: 255 }).notNull(),
+    traceId: varchar('trace_id', { length: 24 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.key] }),
+    index('trace_idempotency_created_idx').on(t.createdAt),
+  ],
+);
+
+export type TraceRow = typeof traces.$inferSelect;
