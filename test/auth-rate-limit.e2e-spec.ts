@@ -66,6 +66,16 @@ describe('auth limiter (in memory)', () => {
     expect((await hit(ip)).statusCode).toBe(401);
   });
 
+  it('counts percent-encoded spellings of /auth paths in the same bucket', async () => {
+    const ip = randomIp();
+    for (let i = 0; i < 100; i++) await hit(ip);
+    for (const url of ['/api/v1/%61uth/login', '/api/v1/a%75th/login', '/api/%61uth/login']) {
+      const res = await hit(ip, url);
+      expect(res.statusCode).toBe(429);
+      expect(res.json().code).toBe('RATE_LIMIT_EXCEEDED');
+    }
+  });
+
   it('applies to the legacy mount too', async () => {
     const ip = randomIp();
     for (let i = 0; i < 100; i++) await hit(ip);
@@ -139,6 +149,27 @@ describe('auth limiter behind a proxy (TRUST_PROXY)', () => {
       const res = await send(ctx, randomIp());
       expect(res.statusCode).toBe(429);
       expect(res.json().code).toBe('RATE_LIMIT_EXCEEDED');
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('client address from a trusted proxy', () => {
+  it('records no address when X-Forwarded-For is not an address, instead of failing the login', async () => {
+    const ctx = await TestContext.create({ config: { trustProxy: true } });
+    try {
+      const reg = await ctx.register();
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        remoteAddress: '127.0.0.1',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': 'x'.repeat(80) },
+        payload: JSON.stringify({ email: reg.user.email, password: reg.password }),
+      });
+      expect(res.statusCode).toBe(200);
+      const audit = await ctx.get('/api/v1/audit', { token: reg.token, query: { eventType: 'auth.login' } });
+      expect(audit.json().data[0].ip).toBeNull();
     } finally {
       await ctx.close();
     }

@@ -213,4 +213,19 @@ describe('registration, login and sessions', () => {
       expect(res.json()).toEqual({ success: false, error: expect.any(String), code: 'UNAUTHORIZED' });
     });
   });
+
+  it('serves concurrent logins and profile writes of one user without a deadlock', async () => {
+    const reg = await ctx.register();
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all([
+        ...Array.from({ length: 4 }, () =>
+          ctx.post('/api/v1/auth/login', { body: { email: reg.user.email, password: TEST_PASSWORD } }),
+        ),
+        ...Array.from({ length: 8 }, (_, i) =>
+          ctx.patch('/api/v1/auth/me/preferences', { token: reg.token, body: { [`k${round}_${i}`]: i } }),
+        ),
+      ]);
+      expect(results.map((r) => r.statusCode)).toEqual(Array(12).fill(200));
+    }
+  });
 });

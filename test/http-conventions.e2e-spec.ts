@@ -480,4 +480,15 @@ describe('HTTP conventions', () => {
       expect(res.json().data.status).toBe('ok');
     });
   });
+
+  describe('paging bounds', () => {
+    it('refuses a page deeper than 100,000 with 400 instead of failing in the database', async () => {
+      const reg = await ctx.register();
+      for (const page of ['100001', '1e300', '100000000000000000']) {
+        const res = await ctx.get('/api/v1/audit', { token: reg.token, query: { page } });
+        expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
+      }
+      expect((await ctx.get('/api/v1/audit', { token: reg.token, query: { page: '100000' } })).statusCode).toBe(200);
+    });
+  });
 });

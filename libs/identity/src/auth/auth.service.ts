@@ -175,6 +175,9 @@ export class AuthService {
     metadata: Record<string, unknown> = {},
   ): Promise<LoginResultDto> {
     return this.tx.run(async () => {
+      // The user row first, then the audit chain: every path that writes both takes them in this order, so
+      // a login and a concurrent profile change cannot deadlock.
+      await this.users.recordLogin(user.id, meta.ip, this.clock.now());
       const entry = await this.audit.append({
         organizationId: membership.organizationId,
         eventType: 'auth.login',
@@ -199,7 +202,6 @@ export class AuthService {
         success: true,
         meta,
       });
-      await this.users.recordLogin(user.id, meta.ip, this.clock.now());
       return { token: session.token, user: toUserResponse(user) };
     });
   }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import {
   type Actor,
   APP_CONFIG,
@@ -42,8 +42,9 @@ function invalidToken(): AppError {
  * exists; for those, the work that depends on the account runs after the response.
  */
 @Injectable()
-export class EmailFlowsService {
+export class EmailFlowsService implements BeforeApplicationShutdown {
   private readonly logger = new Logger('EmailFlows');
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -189,12 +190,15 @@ export class EmailFlowsService {
 
   /** A magic link is one factor: it logs in like a password, and a user with MFA still gets the MFA step. */
   async verifyMagicLink(token: string, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
-    const row = await this.tokens.consume('magic_link', token);
-    const user = row?.userId ? await this.users.findById(row.userId) : undefined;
-    if (!user) throw invalidToken();
-    const membership = await this.auth.activeMembership(user, 'magic_link', meta);
-    if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, membership.organizationId, 'magic_link');
-    return this.auth.completeLogin(user, membership, 'magic_link', meta);
+    // One transaction: if opening the session fails, the link is not spent.
+    return this.tx.run(async () => {
+      const row = await this.tokens.consume('magic_link', token);
+      const user = row?.userId ? await this.users.findById(row.userId) : undefined;
+      if (!user) throw invalidToken();
+      const membership = await this.auth.activeMembership(user, 'magic_link', meta);
+      if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, membership.organizationId, 'magic_link');
+      return this.auth.completeLogin(user, membership, 'magic_link', meta);
+    });
   }
 
   /** Audit entry in each organization the user belongs to would be noisy: the first one carries it. */
@@ -220,8 +224,15 @@ export class EmailFlowsService {
 
   /** Work that must not shape the response (its timing or outcome would reveal whether an account exists). */
   private background(name: string, work: () => Promise<void>): void {
-    setImmediate(() => {
-      work().catch((err: unknown) => this.logger.error({ err, flow: name }, 'Background e-mail flow failed'));
-    });
+    const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(work)
+      .catch((err: unknown) => this.logger.error({ err, flow: name }, 'Background e-mail flow failed'))
+      .finally(() => this.pending.delete(running));
+    this.pending.add(running);
+  }
+
+  /** Shutdown waits for mail work already promised to a caller, before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
   }
 }

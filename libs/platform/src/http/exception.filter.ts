@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { renderError } from './error-body.js';
+import { redactUrl } from '../logging/logging.js';
 
 /** The one place that writes error bodies: every thrown error, unknown route and parser failure ends here. */
 @Catch()
@@ -14,7 +15,7 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     const rendered = renderError(exception, request?.id);
     if (rendered.unexpected) {
       this.logger.error(
-        { err: exception, requestId: request?.id, method: request?.method, url: request?.url },
+        { err: exception, requestId: request?.id, method: request?.method, url: redactUrl(request?.url) },
         'Unhandled error',
       );
     }

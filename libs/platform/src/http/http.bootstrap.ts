@@ -18,7 +18,22 @@ declare module 'fastify' {
   }
 }
 
-const AUTH_PATH = /^\/api\/v1\/auth(\/|\?|$)/;
+const AUTH_PATH = /^\/api\/v1\/auth(\/|$)/;
+
+/**
+ * The path the router matched (its pattern), or for unmatched requests the percent-decoded path: the raw URL
+ * would let `/api/v1/%61uth/login` reach the login handler without being counted by the auth limiter.
+ */
+function routedPath(request: FastifyRequest): string {
+  const pattern = request.routeOptions?.url;
+  if (pattern && pattern !== '*') return pattern;
+  const raw = request.url.split('?')[0] ?? '';
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The Fastify adapter with the service's HTTP settings: body limit, proxy trust, request ids, legacy mount. */
@@ -122,7 +137,7 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
     reply.header('X-Svc-API-Version', 'v1');
     try {
       // The auth limiter counts before authentication and validation, so its 429 takes precedence.
-      if (AUTH_PATH.test(request.url) && request.method !== 'OPTIONS') {
+      if (request.method !== 'OPTIONS' && AUTH_PATH.test(routedPath(request))) {
         const decision = await limiter.checkAuth(request.ip);
         reply.headers({
           'RateLimit-Limit': String(decision.limit),

@@ -1,15 +1,24 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Min } from 'class-validator';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+
+/** Deep pages are refused (400) rather than turned into an offset the database cannot take. */
+export const MAX_PAGE = 100_000;
 import { Page, type PaginationMeta } from './envelope.js';
 
 /** `page` and `limit` query parameters. Non-numeric values are a 400; a limit above the route's maximum is clamped. */
 export class PaginationQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1, description: 'Page number, starting at 1.' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_PAGE,
+    default: 1,
+    description: 'Page number, starting at 1.',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(MAX_PAGE)
   page?: number;
 
   @ApiPropertyOptional({ minimum: 1, description: 'Page size; values above the maximum are clamped.' })

@@ -10,6 +10,16 @@ describe('log redaction', () => {
     );
     expect(redactUrl('/cb?code=c0de&state=s7&page=2')).toBe('/cb?code=[Redacted]&state=[Redacted]&page=2');
     expect(redactUrl('/api/v1/health')).toBe('/api/v1/health');
+    const token = 'Zm9vYmFyYmF6cXV4LXRva2VuLXZhbHVlLTEyMzQ1Njc4OQ';
+    expect(redactUrl(`/api/v1/team/invites/validate/${token}`)).toBe(
+      '/api/v1/team/invites/validate/[Redacted]',
+    );
+    expect(redactUrl(`/api/v1/team/invites/${token}/accept?x=1`)).toBe(
+      '/api/v1/team/invites/[Redacted]/accept?x=1',
+    );
+    expect(redactUrl('/api/v1/audit/65f0a1b2c3d4e5f6a7b8c9d0')).toBe(
+      '/api/v1/audit/65f0a1b2c3d4e5f6a7b8c9d0',
+    );
   });
 
   it('never writes authorization headers, cookies, API keys, passwords or tokens', () => {

@@ -4,9 +4,13 @@ import type { AppConfig } from '../config/app-config.js';
 
 const SECRET_QUERY = /([?&](?:token|code|key|apiKey|api_key|secret|password|state|SAMLResponse)=)[^&]*/gi;
 
-/** Query values that carry secrets (stream tokens, codes) are replaced before a URL is logged. */
+// A path segment of 32 or more token characters is a secret (invitation tokens travel in the path); object ids
+// (24 hex characters) and ordinary words are shorter.
+const SECRET_SEGMENT = /\/[A-Za-z0-9_-]{32,}(?=\/|\?|#|$)/g;
+
+/** Query values and path segments that carry secrets (tokens, codes) are replaced before a URL is logged. */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, '$1[Redacted]');
+  return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(SECRET_SEGMENT, '/[Redacted]');
 }
 
 export const REDACT_PATHS = [

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Actor, RequestMeta } from './actor.js';
@@ -17,7 +18,9 @@ export const CurrentActor = createParamDecorator((_: unknown, ctx: ExecutionCont
 
 export function requestMeta(request: FastifyRequest): RequestMeta {
   const ua = request.headers['user-agent'];
-  return { ip: request.ip ?? null, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null };
+  // With TRUST_PROXY the address comes from X-Forwarded-For: keep it only if it is an address.
+  const ip = request.ip && isIP(request.ip) ? request.ip : null;
+  return { ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null };
 }
 
 /** IP and user agent of the request, for audit entries. */
