@@ -2,11 +2,15 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { ApiKeyResolverRegistry } from '../../../platform/src/index.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
+import { AgentsController } from './agents.controller.js';
+import { AgentsRepository } from './agents.repository.js';
+import { AgentsService } from './agents.service.js';
 
 /** Agents and their keys (svc_agent_). */
 @Module({
   imports: [AuditModule],
-  providers: [AgentKeyResolver],
+  controllers: [AgentsController],
+  providers: [AgentKeyResolver, AgentsRepository, AgentsService],
 })
 export class AgentsModule implements OnModuleInit {
   constructor(

@@ -1,0 +1,212 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type Actor,
+  agentScopeOf,
+  AppError,
+  canAccessAgent,
+  canEditOwnedResource,
+  Clock,
+  type DeletedDto,
+  isObjectId,
+  newId,
+  type Page,
+  type PaginationQueryDto,
+  pageRequest,
+  type RequestMeta,
+  toPage,
+  TransactionHost,
+} from '../../../platform/src/index.js';
+import { AuditService, auditActorOf } from '../audit/audit.service.js';
+import type { AgentRow } from './agent.schema.js';
+import { mintAgentKey } from './agent-key.js';
+import { AgentsRepository } from './agents.repository.js';
+import {
+  type AgentDetailDto,
+  type AgentDto,
+  type CreateAgentDto,
+  type CreatedAgentDto,
+  type RegeneratedAgentKeyDto,
+  toAgentDetailResponse,
+  toAgentResponse,
+  toCreatedAgentResponse,
+  toRegeneratedAgentKeyResponse,
+  type UpdateAgentDto,
+} from './dto/agent.dto.js';
+
+const LIST_PAGE = { limit: 50, max: 100 };
+/** Length of `api_keys.name`; an agent name may be longer (200). */
+const KEY_NAME_MAX_LENGTH = 120;
+
+/** The stored description: blank or null means none. */
+export function normaliseDescription(value: string | null | undefined): string | null {
+  return value ? value : null;
+}
+
+export function keyNameFor(agentName: string): string {
+  return agentName.slice(0, KEY_NAME_MAX_LENGTH);
+}
+
+/**
+ * Agents of an organization and their `svc_agent_` keys. An agent's key scope is fixed at creation
+ * (`{agentIds: [id]}`) and carried over on regeneration; the old key is revoked in the same transaction.
+ */
+@Injectable()
+export class AgentsService {
+  constructor(
+    private readonly repo: AgentsRepository,
+    private readonly audit: AuditService,
+    private readonly tx: TransactionHost,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(actor: Actor, query: PaginationQueryDto): Promise<Page<AgentDto>> {
+    const page = pageRequest(query, LIST_PAGE);
+    const { rows, total } = await this.repo.list(actor.organizationId, agentScopeOf(actor), page);
+    return toPage(rows.map(toAgentResponse), total, page);
+  }
+
+  /**
+   * An agent the caller may not see (another organization, outside a key's scope, another agent's key) is
+   * reported as absent: 404, so that ids of other agents are not disclosed.
+   */
+  async get(actor: Actor, id: string): Promise<AgentDetailDto> {
+    if (!isObjectId(id) || !canAccessAgent(actor, id)) throw AppError.notFound('Agent');
+    const row = await this.repo.find(actor.organizationId, id);
+    if (!row) throw AppError.notFound('Agent');
+    const stats = await this.repo.traceStats(actor.organizationId, id);
+    return toAgentDetailResponse(row, stats);
+  }
+
+  create(actor: Actor, dto: CreateAgentDto, meta: RequestMeta): Promise<CreatedAgentDto> {
+    const minted = mintAgentKey();
+    return this.tx.run(async () => {
+      const now = this.clock.now();
+      const agent = await this.repo.insert({
+        id: newId(now.getTime()),
+        organizationId: actor.organizationId,
+        name: dto.name,
+        description: normaliseDescription(dto.description),
+        createdBy: actor.userId,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await this.repo.insertKey(actor.organizationId, agent.id, {
+        id: newId(now.getTime()),
+        name: keyNameFor(agent.name),
+        prefix: minted.prefix,
+        keyHash: minted.keyHash,
+        scope: { agentIds: [agent.id] },
+        createdBy: actor.userId,
+        createdAt: now,
+      });
+      await this.appendAudit(
+        actor,
+        'agent.created',
+        agent,
+        { name: agent.name, keyPrefix: minted.prefix },
+        meta,
+      );
+      return toCreatedAgentResponse({ ...agent, keyPrefix: minted.prefix }, minted.key);
+    });
+  }
+
+  update(actor: Actor, id: string, dto: UpdateAgentDto, meta: RequestMeta): Promise<AgentDto> {
+    return this.tx.run(async () => {
+      const before = await this.findEditable(actor, id);
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      const patch: { name?: string; description?: string | null } = {};
+      if (dto.name !== undefined && dto.name !== before.name) {
+        patch.name = dto.name;
+        changes.name = { from: before.name, to: dto.name };
+      }
+      if (dto.description !== undefined) {
+        const description = normaliseDescription(dto.description);
+        if (description !== before.description) {
+          patch.description = description;
+          changes.description = { from: before.description, to: description };
+        }
+      }
+      if (Object.keys(changes).length > 0) {
+        await this.repo.update(actor.organizationId, id, { ...patch, updatedAt: this.clock.now() });
+        if (patch.name !== undefined)
+          await this.repo.renameKeys(actor.organizationId, id, keyNameFor(patch.name));
+        await this.appendAudit(actor, 'agent.updated', before, { changes }, meta);
+      }
+      const row = await this.repo.find(actor.organizationId, id);
+      return toAgentResponse(row!);
+    });
+  }
+
+  /** Deletes the agent and revokes its key in one transaction; its traces are retained. */
+  remove(actor: Actor, id: string, meta: RequestMeta): Promise<DeletedDto> {
+    return this.tx.run(async () => {
+      const agent = await this.findEditable(actor, id);
+      const revoked = await this.repo.revokeKeys(actor.organizationId, id, this.clock.now());
+      await this.repo.delete(actor.organizationId, id);
+      await this.appendAudit(
+        actor,
+        'agent.deleted',
+        agent,
+        { name: agent.name, revokedKeyPrefixes: revoked.map((key) => key.prefix) },
+        meta,
+      );
+      return { id, deleted: true };
+    });
+  }
+
+  /** A new key with the scope of the old one; the old key is refused from the commit on. */
+  regenerateKey(actor: Actor, id: string, meta: RequestMeta): Promise<RegeneratedAgentKeyDto> {
+    const minted = mintAgentKey();
+    return this.tx.run(async () => {
+      const agent = await this.findEditable(actor, id);
+      const now = this.clock.now();
+      const revoked = await this.repo.revokeKeys(actor.organizationId, id, now);
+      await this.repo.insertKey(actor.organizationId, id, {
+        id: newId(now.getTime()),
+        name: keyNameFor(agent.name),
+        prefix: minted.prefix,
+        keyHash: minted.keyHash,
+        scope: revoked[0]?.scope ?? { agentIds: [id] },
+        createdBy: actor.userId,
+        createdAt: now,
+      });
+      await this.appendAudit(
+        actor,
+        'agent.key_regenerated',
+        agent,
+        { keyPrefix: minted.prefix, revokedKeyPrefixes: revoked.map((key) => key.prefix) },
+        meta,
+      );
+      return toRegeneratedAgentKeyResponse(minted.key);
+    });
+  }
+
+  /** The agent, locked, if it exists in the caller's organization (404) and the caller may edit it (403). */
+  private async findEditable(actor: Actor, id: string): Promise<AgentRow> {
+    if (!isObjectId(id)) throw AppError.notFound('Agent');
+    const agent = await this.repo.findForUpdate(actor.organizationId, id);
+    if (!agent) throw AppError.notFound('Agent');
+    if (!canEditOwnedResource(actor, agent.createdBy)) {
+      throw AppError.forbidden('Members may change only the agents they created');
+    }
+    return agent;
+  }
+
+  private async appendAudit(
+    actor: Actor,
+    eventType: string,
+    agent: AgentRow,
+    metadata: Record<string, unknown>,
+    meta: RequestMeta,
+  ): Promise<void> {
+    await this.audit.append({
+      organizationId: actor.organizationId,
+      eventType,
+      actor: auditActorOf(actor),
+      targetType: 'agent',
+      targetId: agent.id,
+      metadata,
+      meta,
+    });
+  }
+}
