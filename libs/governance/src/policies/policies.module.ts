@@ -1,11 +1,21 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
-import { PolicySet, UncachedPolicySet } from './policy-set.js';
+import { PoliciesController } from './policies.controller.js';
+import { PoliciesRepository } from './policies.repository.js';
+import { PoliciesService } from './policies.service.js';
+import { CachedPolicySet } from './policy-cache.js';
+import { PolicySet } from './policy-set.js';
 
 /** Policies: the condition engine, CRUD, templates, and the compiled set that ingestion evaluates. */
 @Module({
   imports: [AuditModule],
-  providers: [{ provide: PolicySet, useClass: UncachedPolicySet }],
+  controllers: [PoliciesController],
+  providers: [
+    PoliciesRepository,
+    PoliciesService,
+    CachedPolicySet,
+    { provide: PolicySet, useExisting: CachedPolicySet },
+  ],
   exports: [PolicySet],
 })
 export class PoliciesModule {}

@@ -15,6 +15,11 @@ export interface DatabaseHandle {
   driver: 'postgres' | 'pglite';
   /** Runs a query on a dedicated session (advisory locks), then releases it. */
   withSession<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL only: a new client outside the pool, with the pool's connection settings, for a session that
+   * lives as long as its owner (LISTEN). The caller connects and ends it.
+   */
+  newClient?(): pg.Client;
   close(): Promise<void>;
 }
 
@@ -46,6 +51,7 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
         client.release();
       }
     },
+    newClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 }),
     close: () => pool.end(),
   };
 }
