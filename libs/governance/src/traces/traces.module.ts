@@ -1,9 +1,18 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { PoliciesModule } from '../policies/policies.module.js';
+import { OtelController } from './otel.controller.js';
+import { OtelIngestService } from './otel-ingest.service.js';
+import { OtlpBodyParser } from './otlp-body-parser.js';
+import { TracesController } from './traces.controller.js';
+import { TracesRepository } from './traces.repository.js';
+import { TracesService } from './traces.service.js';
 
 /** Trace ingestion (POST /traces, OTLP), listing, similarity search. */
 @Module({
   imports: [AuditModule, PoliciesModule],
+  controllers: [TracesController, OtelController],
+  providers: [TracesRepository, TracesService, OtelIngestService, OtlpBodyParser],
+  exports: [TracesService],
 })
 export class TracesModule {}

@@ -1,0 +1,115 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { PaginationQueryDto } from '../../../../platform/src/index.js';
+import type { SimilarTraceRow } from '../traces.repository.js';
+import type { TraceRow, TraceStatus } from '../trace.schema.js';
+import { PolicyResultDto } from './ingest-trace.dto.js';
+
+export const TRACE_STATUSES: readonly TraceStatus[] = ['approved', 'flagged', 'blocked', 'success'];
+
+export class TraceQueryDto extends PaginationQueryDto {
+  @ApiPropertyOptional({ description: 'Traces of this agent only.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  agentId?: string;
+
+  @ApiPropertyOptional({ enum: TRACE_STATUSES })
+  @IsOptional()
+  @IsIn(TRACE_STATUSES)
+  status?: TraceStatus;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Traces created at or after this instant.' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  from?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Traces created at or before this instant.' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  to?: string;
+}
+
+export class SimilarQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 5 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(20)
+  limit?: number;
+}
+
+export class TraceDto {
+  @ApiProperty() id: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty() agentId: string;
+  @ApiProperty({ enum: TRACE_STATUSES }) status: TraceStatus;
+  @ApiProperty() confidence: number;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'prompt, systemPrompt, context, conversationId',
+  })
+  inputContext: Record<string, unknown>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'action, text, actionObject, rationale, alternatives, toolCalls; decision, originalDecision, correctionNotes after feedback',
+  })
+  outputDecision: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: true }) metadata: Record<string, unknown>;
+  @ApiProperty({ type: 'string', nullable: true }) rationale: string | null;
+  @ApiProperty({ example: '2026-04-11', description: 'Schema version in force at ingestion.' })
+  schemaVersion: string;
+  @ApiProperty() humanOverride: boolean;
+  @ApiProperty({ type: [PolicyResultDto], description: 'Policies that matched.' })
+  policyResults: PolicyResultDto[];
+  @ApiProperty({ type: 'string', nullable: true }) reviewItemId: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+}
+
+export class SimilarTraceDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: TRACE_STATUSES }) status: TraceStatus;
+  @ApiProperty() confidence: number;
+  @ApiProperty({ minimum: 0, maximum: 1, description: 'pg_trgm similarity of prompt and output text.' })
+  similarity: number;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ description: 'First 200 characters of the prompt and output text.' }) excerpt: string;
+}
+
+/** The Trace object of contract-decisions §5; internal columns (searchText) never leave the service. */
+export function toTraceResponse(row: TraceRow): TraceDto {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    agentId: row.agentId,
+    status: row.status,
+    confidence: row.confidence,
+    inputContext: row.inputContext,
+    outputDecision: row.outputDecision,
+    metadata: row.metadata,
+    rationale: row.rationale,
+    schemaVersion: row.schemaVersion,
+    humanOverride: row.humanOverride,
+    policyResults: row.policyResults,
+    reviewItemId: row.reviewItemId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export function toSimilarTraceResponse(row: SimilarTraceRow): SimilarTraceDto {
+  return {
+    id: row.id,
+    status: row.status,
+    confidence: row.confidence,
+    similarity: Math.round(row.similarity * 1000) / 1000,
+    createdAt: row.createdAt.toISOString(),
+    excerpt: row.excerpt,
+  };
+}

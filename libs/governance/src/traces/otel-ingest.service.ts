@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import protobuf from 'protobufjs';
+import { type Actor, AppError } from '../../../platform/src/index.js';
+import {
+  decodeOtlpTraces,
+  encodeExportTraceResponse,
+  extractGenAiTraces,
+  type OtlpEncoding,
+  otlpEncodingOf,
+  OtlpDecodeError,
+  type OtlpTraceRequest,
+  partialSuccess,
+  type RejectedSpan,
+} from '../otel/index.js';
+import { validateTraceIngest } from './trace-ingest.validation.js';
+import { type IngestContext, TracesService } from './traces.service.js';
+
+export interface OtlpExportBody {
+  body: Buffer | undefined;
+  contentType: string;
+  contentEncoding: string | undefined;
+}
+
+/** Status, media type and bytes (or JSON object) of an OTLP/HTTP reply. */
+export interface OtlpHttpResponse {
+  status: number;
+  contentType: string;
+  body: Buffer | Record<string, unknown>;
+}
+
+/** google.rpc.Status, the OTLP/HTTP error body (details are never sent). */
+const StatusType = new protobuf.Type('Status')
+  .add(new protobuf.Field('code', 1, 'int32'))
+  .add(new protobuf.Field('message', 2, 'string'));
+
+/** gRPC codes of google.rpc.Status for the HTTP statuses the endpoint answers. */
+const GRPC_CODE: Record<number, number> = { 400: 3, 413: 8, 415: 3 };
+const HTTP_STATUS: Record<OtlpDecodeError['code'], number> = {
+  MALFORMED: 400,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNSUPPORTED_ENCODING: 415,
+  PAYLOAD_TOO_LARGE: 413,
+};
+const MAX_REASONS_IN_MESSAGE = 5;
+
+function encodingOf(contentType: string): OtlpEncoding {
+  try {
+    return otlpEncodingOf(contentType);
+  } catch {
+    return 'json';
+  }
+}
+
+function reply(encoding: OtlpEncoding, status: number, json: Record<string, unknown>): OtlpHttpResponse {
+  if (encoding === 'protobuf') {
+    const bytes =
+      status === 200
+        ? encodeExportTraceResponse(json)
+        : StatusType.encode(StatusType.fromObject(json)).finish();
+    return { status, contentType: 'application/x-protobuf', body: Buffer.from(bytes) };
+  }
+  return { status, contentType: 'application/json; charset=utf-8', body: json };
+}
+
+function rejectionMessage(rejected: RejectedSpan[]): string {
+  const shown = rejected
+    .slice(0, MAX_REASONS_IN_MESSAGE)
+    .map((r) => `span ${r.spanId}: ${r.reason}`)
+    .join('; ');
+  const more =
+    rejected.length > MAX_REASONS_IN_MESSAGE ? `; and ${rejected.length - MAX_REASONS_IN_MESSAGE} more` : '';
+  return `${rejected.length} span(s) rejected: ${shown}${more}`;
+}
+
+/**
+ * POST /otel/v1/traces: decodes an OTLP/HTTP export, keeps the GenAI spans and sends each through the same
+ * ingest pipeline as POST /traces (validation under the schema version in force, policies, storage, audit).
+ * Spans that cannot form a valid trace are counted in partialSuccess; blocked and flagged spans are accepted.
+ */
+@Injectable()
+export class OtelIngestService {
+  constructor(private readonly traces: TracesService) {}
+
+  async export(actor: Actor, input: OtlpExportBody, ctx: IngestContext): Promise<OtlpHttpResponse> {
+    const encoding = encodingOf(input.contentType);
+    let request: OtlpTraceRequest;
+    try {
+      request = decodeOtlpTraces(input.body ?? Buffer.alloc(0), input.contentType, input.contentEncoding);
+    } catch (err) {
+      if (!(err instanceof OtlpDecodeError)) throw err;
+      const status = HTTP_STATUS[err.code];
+      return reply(encoding, status, { code: GRPC_CODE[status] ?? 3, message: err.message });
+    }
+    const limits = ctx.schemaVersion.limits;
+    const extraction = extractGenAiTraces(request, {
+      limits: { ...limits.inputContext, maxToolCalls: limits.outputDecision.maxToolCalls },
+    });
+    const rejected = [...extraction.rejected];
+    if (extraction.traces.length > 0) {
+      const agentId = await this.traces.resolveAgent(actor, undefined);
+      for (const [i, candidate] of extraction.traces.entries()) {
+        try {
+          const trace = validateTraceIngest(candidate, limits);
+          await this.traces.ingest(actor, agentId, trace, ctx);
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status !== 400) throw err;
+          const spanId =
+            typeof candidate.metadata.otelSpanId === 'string' ? candidate.metadata.otelSpanId : `#${i}`;
+          const reason = err.details?.map((d) => d.message).join(', ') ?? err.message;
+          rejected.push({ spanId, reason });
+        }
+      }
+    }
+    const body = partialSuccess(rejected.length, rejected.length ? rejectionMessage(rejected) : '');
+    return reply(encoding, 200, body as Record<string, unknown>);
+  }
+}
