@@ -488,7 +488,9 @@ describe('HTTP conventions', () => {
         const res = await ctx.get('/api/v1/audit', { token: reg.token, query: { page } });
         expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
       }
-      expect((await ctx.get('/api/v1/audit', { token: reg.token, query: { page: '100000' } })).statusCode).toBe(200);
+      expect(
+        (await ctx.get('/api/v1/audit', { token: reg.token, query: { page: '100000' } })).statusCode,
+      ).toBe(200);
     });
   });
 });

@@ -6,6 +6,9 @@ import { listRoutes } from './support/routes.js';
 
 const ALL: readonly Role[] = ROLES;
 const OWNER_ADMIN: readonly Role[] = ['owner', 'admin'];
+const EDIT_AGENTS: readonly Role[] = ['owner', 'admin', 'member'];
+/** Routes that no user session may call (key-only routes). */
+const NOBODY: readonly Role[] = [];
 
 /**
  * The role table of the specification (Authentication, rule 10, and contract-decisions §2 and §4), written out
@@ -82,6 +85,27 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/team/invites/:id/resend': OWNER_ADMIN,
   'GET /api/v1/team/invites/validate/:token': 'public',
   'POST /api/v1/team/invites/:token/accept': 'public',
+  // Agents: everyone reads; owners, admins and members create and edit (members their own: ownership is checked
+  // per agent, so with an unknown id a member meets 404, not 403); viewers do not
+  'GET /api/v1/agents': ALL,
+  'GET /api/v1/agents/:id': ALL,
+  'POST /api/v1/agents': EDIT_AGENTS,
+  'PATCH /api/v1/agents/:id': EDIT_AGENTS,
+  'DELETE /api/v1/agents/:id': EDIT_AGENTS,
+  'POST /api/v1/agents/:id/regenerate-key': EDIT_AGENTS,
+  // Policies: everyone reads; owners and admins write
+  'GET /api/v1/policies': ALL,
+  'GET /api/v1/policies/templates': ALL,
+  'GET /api/v1/policies/:id': ALL,
+  'POST /api/v1/policies': OWNER_ADMIN,
+  'PATCH /api/v1/policies/:id': OWNER_ADMIN,
+  'DELETE /api/v1/policies/:id': OWNER_ADMIN,
+  // Traces: everyone reads; ingestion takes an agent (or writable workspace) key, so a user session is refused
+  'GET /api/v1/traces': ALL,
+  'GET /api/v1/traces/:id': ALL,
+  'GET /api/v1/traces/:id/similar': ALL,
+  'POST /api/v1/traces': NOBODY,
+  'POST /api/v1/otel/v1/traces': NOBODY,
 };
 
 describe('role matrix', () => {

@@ -43,6 +43,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     ['Auth', 'Registration, login and sessions'],
     ['Organizations', 'The caller’s organization'],
     ['Team', 'Members, roles and invitations'],
+    ['Agents', 'AI agents and their svc_agent_ keys'],
+    ['Policies', 'Conditions that approve, flag or block traces; templates'],
+    ['Traces', 'Decisions of agents: ingestion, listing, similarity'],
+    ['OTLP', 'OpenTelemetry (OTLP/HTTP) ingestion of generative-AI spans'],
     ['Audit', 'The hash-chained audit log'],
   ] as const) {
     builder.addTag(name, description);

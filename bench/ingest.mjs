@@ -1,0 +1,178 @@
+// Ingestion benchmark: POST /api/v1/traces on PostgreSQL with five active policies, from three organizations,
+// 50 connections for 20 s (autocannon), against a floor measured in the same run: a bare Fastify route that
+// inserts the same row with node-postgres. Prints traces/s, p50, p99, the ratio to the floor, and verifies
+// every organization's audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import pg from 'pg';
+
+const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DURATION = Number(process.env.BENCH_DURATION ?? 20);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ORGS = 3;
+
+const withDb = (url, name) => Object.assign(new URL(url), { pathname: `/${name}` }).toString();
+const freePort = () =>
+  new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+
+async function json(res) {
+  const body = await res.json();
+  if (!res.ok && res.status !== 202 && res.status !== 403) throw new Error(`${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+const POLICIES = [
+  { name: 'E-mail in output', outcome: 'flag', conditions: [{ field: 'outputDecision.text', operator: 'matches', value: '[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}' }] },
+  { name: 'Low confidence', outcome: 'flag', conditions: [{ field: 'confidence', operator: 'lt', value: 0.2 }] },
+  { name: 'Secret in output', outcome: 'block', conditions: [{ field: 'outputDecision.text', operator: 'matches', value: '(sk-[a-z0-9]{20,}|AKIA[0-9A-Z]{16})' }] },
+  { name: 'Destructive tool', outcome: 'block', conditions: [{ field: 'toolCalls.name', operator: 'in', value: ['drop_table', 'delete_all'] }] },
+  { name: 'Injection', outcome: 'flag', conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'ignore previous instructions' }] },
+];
+
+function traceBody(i) {
+  return JSON.stringify({
+    inputContext: { prompt: `Customer ${i} asks about the refund policy for order ${i * 7}.` },
+    outputDecision: { action: 'llm_response', text: `Refunds are possible within 30 days for order ${i * 7}.` },
+    metadata: { channel: 'chat', region: 'eu' },
+    confidence: 0.92,
+  });
+}
+
+function run(opts) {
+  return new Promise((resolve, reject) => autocannon(opts, (err, res) => (err ? reject(err) : resolve(res))));
+}
+
+const dbName = `gov_bench_${randomBytes(3).toString('hex')}`;
+const admin = new pg.Client({ connectionString: withDb(BASE_URL, 'postgres') });
+await admin.connect();
+await admin.query(`create database ${dbName}`);
+const databaseUrl = withDb(BASE_URL, dbName);
+const dataDir = mkdtempSync(join(tmpdir(), 'gov-bench-'));
+const port = await freePort();
+const server = spawn(process.execPath, ['dist/apps/api/src/main.js'], {
+  env: {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_MAX: '20',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'),
+  },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+const base = `http://127.0.0.1:${port}`;
+let floorApp;
+const floorPool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+try {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/health`)).ok) break;
+    } catch {
+      /* starting */
+    }
+    if (i > 300) throw new Error('service did not start');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  const orgs = [];
+  for (let o = 0; o < ORGS; o++) {
+    const reg = await json(
+      await fetch(`${base}/api/v1/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Bench', email: `bench-${o}-${Date.now()}@example.com`, password: 'Bench-pass-123', organizationName: `Bench ${o}` }),
+      }),
+    );
+    const auth = { 'content-type': 'application/json', authorization: `Bearer ${reg.data.token}` };
+    for (const policy of POLICIES) {
+      await json(await fetch(`${base}/api/v1/policies`, { method: 'POST', headers: auth, body: JSON.stringify(policy) }));
+    }
+    const agent = await json(
+      await fetch(`${base}/api/v1/agents`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `agent-${o}` }) }),
+    );
+    orgs.push({ token: reg.data.token, orgId: reg.data.organization.id, agentId: agent.data.id, key: agent.data.apiKey });
+  }
+
+  // Warm-up, then the measured run. Requests rotate over the organizations' agent keys.
+  let n = 0;
+  const requests = [
+    {
+      method: 'POST',
+      path: '/api/v1/traces',
+      setupRequest: (req) => {
+        n += 1;
+        const org = orgs[n % ORGS];
+        return { ...req, headers: { 'content-type': 'application/json', 'x-api-key': org.key }, body: traceBody(n) };
+      },
+    },
+  ];
+  await run({ url: base, connections: 10, duration: 3, requests });
+  const service = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
+
+  // The floor: the same row, inserted by a bare Fastify route through node-postgres.
+  floorApp = Fastify({ logger: false });
+  let f = 0;
+  floorApp.post('/floor', async (request) => {
+    f += 1;
+    const org = orgs[f % ORGS];
+    const id = randomBytes(12).toString('hex');
+    const body = request.body;
+    await floorPool.query(
+      `insert into traces (id, organization_id, agent_id, status, confidence, input_context, output_decision, metadata,
+        schema_version, search_text, created_at, updated_at)
+       values ($1, $2, $3, 'approved', $4, $5, $6, $7, '2026-04-11', $8, now(), now())`,
+      [id, org.orgId, org.agentId, body.confidence, body.inputContext, body.outputDecision, body.metadata, `${body.inputContext.prompt}\n${body.outputDecision.text}`],
+    );
+    return { success: true, data: { id, status: 'approved' } };
+  });
+  const floorPort = await freePort();
+  await floorApp.listen({ port: floorPort, host: '127.0.0.1' });
+  const floorRequests = [{ method: 'POST', path: '/floor', setupRequest: (req) => ({ ...req, headers: { 'content-type': 'application/json' }, body: traceBody(++n) }) }];
+  await run({ url: `http://127.0.0.1:${floorPort}`, connections: 10, duration: 3, requests: floorRequests });
+  const floor = await run({ url: `http://127.0.0.1:${floorPort}`, connections: CONNECTIONS, duration: DURATION, requests: floorRequests });
+
+  const chains = [];
+  for (const org of orgs) {
+    const v = await json(await fetch(`${base}/api/v1/audit/verify`, { headers: { authorization: `Bearer ${org.token}` } }));
+    chains.push(v.data);
+  }
+
+  const row = (name, r) => ({
+    run: name,
+    'req/s': Math.round(r.requests.average),
+    'p50 ms': r.latency.p50,
+    'p99 ms': r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  });
+  console.log(`connections=${CONNECTIONS} duration=${DURATION}s organizations=${ORGS} policies/org=${POLICIES.length} node=${process.version}`);
+  console.table([row('POST /api/v1/traces', service), row('floor: bare Fastify + pg insert', floor)]);
+  const ratio = service.requests.average / floor.requests.average;
+  console.log(`ratio to floor: ${ratio.toFixed(2)} (target >= 0.5); p99 ${service.latency.p99} ms (target <= 50 ms)`);
+  console.log(
+    `audit chains: ${chains.map((c) => `${c.valid ? 'valid' : 'INVALID'} (${c.totalEntries} entries)`).join(', ')}`,
+  );
+  if (chains.some((c) => !c.valid)) process.exitCode = 1;
+} finally {
+  await floorApp?.close();
+  await floorPool.end();
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  await admin.query(`drop database if exists ${dbName} with (force)`);
+  await admin.end();
+  rmSync(dataDir, { recursive: true, force: true });
+}
