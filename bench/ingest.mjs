@@ -60,7 +60,9 @@ await admin.query(`create database ${dbName}`);
 const databaseUrl = withDb(BASE_URL, dbName);
 const dataDir = mkdtempSync(join(tmpdir(), 'gov-bench-'));
 const port = await freePort();
-const server = spawn(process.execPath, ['dist/apps/api/src/main.js'], {
+// BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the service for the run.
+const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+const server = spawn(process.execPath, [...profileArgs, 'dist/apps/api/src/main.js'], {
   env: {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -170,7 +172,7 @@ try {
 } finally {
   await floorApp?.close();
   await floorPool.end();
-  server.kill('SIGTERM');
+  server.kill(process.env.BENCH_CPU_PROF ? 'SIGINT' : 'SIGTERM');
   await new Promise((r) => server.once('exit', r));
   await admin.query(`drop database if exists ${dbName} with (force)`);
   await admin.end();
