@@ -339,6 +339,35 @@ describe('multi-factor authentication (TOTP)', () => {
     });
   });
 
+  describe('attempt cap', () => {
+    it('refuses a user’s MFA step with 429 after ten wrong codes in 15 minutes, whatever the address, and lets it again later', async () => {
+      const user = await userWithMfa();
+      const valid = new Set([code(user.secret, -1), code(user.secret), code(user.secret, 1)]);
+      const wrong = ['000000', '111111', '222222', '333333'].find((c) => !valid.has(c))!;
+      const tempToken = await tempTokenFor(user.user.email);
+      for (let i = 0; i < 10; i++) {
+        const res = await ctx.app.inject({
+          method: 'POST',
+          url: `${AUTH}/mfa/login`,
+          remoteAddress: `10.9.${i}.1`,
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ tempToken, code: wrong }),
+        });
+        expectErrorEnvelope(res, 401, 'INVALID_MFA_CODE');
+      }
+      const capped = await mfaLogin(tempToken, code(user.secret));
+      expectErrorEnvelope(capped, 429, 'RATE_LIMIT_EXCEEDED');
+      expect(Number(capped.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(capped.headers['retry-after'])).toBeLessThanOrEqual(15 * 60);
+
+      ctx.clock.advance(15 * 60 * 1000 + 1000);
+      const fresh = await tempTokenFor(user.user.email);
+      const res = await mfaLogin(fresh, code(user.secret));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data.token).toEqual(expect.any(String));
+    });
+  });
+
   describe('POST /auth/backup-codes/generate', () => {
     it('replaces the whole set after a TOTP code: old codes stop working, new ones work', async () => {
       const user = await userWithMfa();

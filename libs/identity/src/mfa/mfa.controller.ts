@@ -99,10 +99,13 @@ export class MfaController {
       'Exchanges the `tempToken` from `/auth/login` (or the SSO hand-off) and a TOTP or unused backup code for a ' +
       'session. Writes `auth.login` with the first factor’s `metadata.method`, `metadata.mfa = true` and ' +
       '`metadata.mfaFactor` (`totp` or `backup_code`); a wrong code writes `auth.login_failed` with ' +
-      '`metadata.reason = "invalid_mfa_code"`. The tempToken stays usable for its 5 minutes, always with a fresh code.',
+      '`metadata.reason = "invalid_mfa_code"`. The tempToken stays usable for its 5 minutes, always with a fresh code. ' +
+      'After 10 wrong codes for one user within 15 minutes, from any address, further attempts get 429 ' +
+      '`RATE_LIMIT_EXCEEDED` with `Retry-After`.',
   })
   @ApiEnvelope(LoginResultDto)
-  @ApiErrors([400, 401], {
+  @ApiErrors([400, 401, 429], {
+    429: 'RATE_LIMIT_EXCEEDED (the auth limiter per IP, or 10 wrong MFA codes for this user in 15 minutes)',
     401:
       `${INVALID_CODE}; UNAUTHORIZED (tempToken malformed, expired, issued before the last password change, ` +
       'or MFA was disabled since); ACCOUNT_DEACTIVATED (no active membership)',

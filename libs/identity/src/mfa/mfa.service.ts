@@ -4,6 +4,7 @@ import {
   type Actor,
   AppError,
   Clock,
+  ErrorCode,
   type RequestMeta,
   SecretBox,
   TransactionHost,
@@ -13,6 +14,7 @@ import { AuthService, MFA_PURPOSE } from '../auth/auth.service.js';
 import type { LoginResultDto, MessageDto } from '../auth/dto/auth.dto.js';
 import type { MembershipRow } from '../organizations/organization.schema.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { LoginEventsRepository } from '../sessions/login-events.repository.js';
 import { TokenService } from '../sessions/token.service.js';
 import type { UserRow } from '../users/user.schema.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -40,6 +42,10 @@ import { isTotpCode, matchTotpStep, newTotpSecret, totpUri } from './totp.js';
 /** How a second factor was proven; recorded in audit metadata (never the code itself). */
 export type MfaFactor = 'totp' | 'backup_code';
 
+/** Wrong second-factor codes allowed per user in the window before further attempts are refused. */
+export const MFA_MAX_FAILURES = 10;
+export const MFA_FAILURE_WINDOW_MS = 15 * 60 * 1000;
+
 const QR_OPTIONS = { errorCorrectionLevel: 'M', margin: 2, width: 256 } as const;
 
 /**
@@ -56,6 +62,7 @@ export class MfaService {
     private readonly backupCodes: MfaBackupCodesRepository,
     private readonly auth: AuthService,
     private readonly tokens: TokenService,
+    private readonly loginEvents: LoginEventsRepository,
     private readonly audit: AuditService,
     private readonly box: SecretBox,
     private readonly clock: Clock,
@@ -157,6 +164,7 @@ export class MfaService {
     const user = await this.users.findById(claims.sub);
     if (!user || !user.mfaEnabled || issuedBeforePasswordChange(claims.iat, user)) throw invalidTempToken();
     const membership = await this.membershipFor(user, claims.organizationId, method, meta);
+    await this.assertAttemptsLeft(user.id);
     const result = await this.tx.run(async () => {
       const factor = await this.consumeFactor(user, dto.code, { allowBackupCode: true });
       if (!factor) return undefined;
@@ -167,6 +175,33 @@ export class MfaService {
       throw invalidMfaCode();
     }
     return result;
+  }
+
+  /**
+   * At most MFA_MAX_FAILURES wrong second-factor codes per user in MFA_FAILURE_WINDOW_MS, whatever the client
+   * address: a stolen password plus many addresses must not make six-digit codes guessable. Further attempts
+   * get 429 RATE_LIMIT_EXCEEDED until the oldest counted failure leaves the window.
+   */
+  private async assertAttemptsLeft(userId: string): Promise<void> {
+    const now = this.clock.nowMs();
+    const { count, oldest } = await this.loginEvents.recentFailures(
+      userId,
+      'invalid_mfa_code',
+      new Date(now - MFA_FAILURE_WINDOW_MS),
+    );
+    if (count < MFA_MAX_FAILURES) return;
+    const retryAfter = Math.max(
+      1,
+      Math.ceil(((oldest?.getTime() ?? now) + MFA_FAILURE_WINDOW_MS - now) / 1000),
+    );
+    throw new AppError(
+      429,
+      ErrorCode.RATE_LIMIT_EXCEEDED,
+      'Too many wrong MFA codes for this account; try again later',
+      {
+        headers: { 'Retry-After': String(retryAfter) },
+      },
+    );
   }
 
   resend(): MfaResendDto {

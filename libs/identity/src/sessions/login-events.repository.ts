@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
 import { Clock, newId, type RequestMeta, TransactionHost } from '../../../platform/src/index.js';
 import { loginEvents, type LoginEventRow } from './login-event.schema.js';
 
@@ -49,5 +49,25 @@ export class LoginEventsRepository {
       this.tx.db.select({ total: count() }).from(loginEvents).where(eq(loginEvents.userId, userId)),
     ]);
     return { rows, total: totals?.total ?? 0 };
+  }
+
+  /** Failed attempts of one kind for a user since `since`: how many, and when the oldest of them happened. */
+  async recentFailures(
+    userId: string,
+    reason: string,
+    since: Date,
+  ): Promise<{ count: number; oldest: Date | null }> {
+    const [row] = await this.tx.db
+      .select({ count: count(), oldest: sql<string | null>`min(${loginEvents.createdAt})` })
+      .from(loginEvents)
+      .where(
+        and(
+          eq(loginEvents.userId, userId),
+          eq(loginEvents.success, false),
+          eq(loginEvents.reason, reason),
+          gte(loginEvents.createdAt, since),
+        ),
+      );
+    return { count: row?.count ?? 0, oldest: row?.oldest ? new Date(row.oldest) : null };
   }
 }
