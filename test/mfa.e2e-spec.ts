@@ -368,6 +368,32 @@ describe('multi-factor authentication (TOTP)', () => {
     });
   });
 
+  describe('attempt cap on authenticated MFA routes', () => {
+    it('counts wrong codes on disable and backup-codes/generate toward the same cap', async () => {
+      const user = await userWithMfa();
+      const valid = new Set([code(user.secret, -1), code(user.secret), code(user.secret, 1)]);
+      const wrong = ['000000', '111111', '222222', '333333'].find((c) => !valid.has(c))!;
+      for (let i = 0; i < 5; i++) {
+        expectErrorEnvelope(
+          await ctx.post(`${AUTH}/mfa/disable`, { token: user.token, body: { code: wrong } }),
+          401,
+          'INVALID_MFA_CODE',
+        );
+        expectErrorEnvelope(
+          await ctx.post(`${AUTH}/backup-codes/generate`, { token: user.token, body: { code: wrong } }),
+          401,
+          'INVALID_MFA_CODE',
+        );
+      }
+      const capped = await ctx.post(`${AUTH}/mfa/disable`, {
+        token: user.token,
+        body: { code: code(user.secret) },
+      });
+      expectErrorEnvelope(capped, 429, 'RATE_LIMIT_EXCEEDED');
+      expect((await settings(user.token)).mfaEnabled).toBe(true);
+    });
+  });
+
   describe('POST /auth/backup-codes/generate', () => {
     it('replaces the whole set after a TOTP code: old codes stop working, new ones work', async () => {
       const user = await userWithMfa();

@@ -79,7 +79,8 @@ function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
       // The auth limiter counts every /auth route before anything else runs.
       if (path.startsWith('/api/v1/auth/')) {
         responses['429'] ??= {
-          description: 'RATE_LIMIT_EXCEEDED (100 requests per IP per 15 minutes over /auth; see Retry-After)',
+          description:
+            'RATE_LIMIT_EXCEEDED (100 requests per IP per 15 minutes over /auth; on MFA routes also 10 wrong codes per user in 15 minutes; see Retry-After)',
           headers: {
             'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
           },

@@ -113,9 +113,10 @@ export class MfaService {
   async disable(actor: Actor, dto: MfaCodeOrBackupCodeDto, meta: RequestMeta): Promise<MessageDto> {
     const user = await this.currentUser(actor);
     if (!user.mfaEnabled) throw mfaNotEnabled();
-    await this.tx.run(async () => {
+    await this.assertAttemptsLeft(user.id);
+    const disabled = await this.tx.run(async () => {
       const factor = await this.consumeFactor(user, dto.code, { allowBackupCode: true });
-      if (!factor) throw invalidMfaCode();
+      if (!factor) return false;
       const now = this.clock.now();
       await this.users.disableMfa(user.id, now);
       await this.backupCodes.deleteAll(user.id);
@@ -128,7 +129,9 @@ export class MfaService {
         metadata: { factor },
         meta,
       });
+      return true;
     });
+    if (!disabled) await this.rejectCode(user.id, actor.organizationId, 'mfa_disable', meta);
     return { message: 'Multi-factor authentication is disabled' };
   }
 
@@ -136,9 +139,10 @@ export class MfaService {
   async regenerateBackupCodes(actor: Actor, dto: MfaCodeDto, meta: RequestMeta): Promise<BackupCodesDto> {
     const user = await this.currentUser(actor);
     if (!user.mfaEnabled) throw mfaNotEnabled();
+    await this.assertAttemptsLeft(user.id);
     const codes = newBackupCodes();
-    return this.tx.run(async () => {
-      if (!(await this.consumeFactor(user, dto.code, { allowBackupCode: false }))) throw invalidMfaCode();
+    const generated = await this.tx.run(async () => {
+      if (!(await this.consumeFactor(user, dto.code, { allowBackupCode: false }))) return undefined;
       await this.backupCodes.replaceAll(user.id, codes.map(hashOf), this.clock.now());
       await this.audit.append({
         organizationId: actor.organizationId,
@@ -151,6 +155,29 @@ export class MfaService {
       });
       return { backupCodes: codes };
     });
+    if (!generated) return this.rejectCode(user.id, actor.organizationId, 'backup_codes', meta);
+    return generated;
+  }
+
+  /**
+   * A wrong code on an authenticated MFA route (disable, new backup codes): recorded like a failed login so that
+   * it counts toward the per-user cap (a stolen session must not be able to guess its way to switching MFA off).
+   */
+  private async rejectCode(
+    userId: string,
+    organizationId: string,
+    method: string,
+    meta: RequestMeta,
+  ): Promise<never> {
+    await this.loginEvents.record({
+      userId,
+      organizationId,
+      method,
+      success: false,
+      reason: 'invalid_mfa_code',
+      meta,
+    });
+    throw invalidMfaCode();
   }
 
   /**
