@@ -5,6 +5,7 @@ import {
   decodeOtlpTraces,
   encodeExportTraceResponse,
   extractGenAiTraces,
+  genAiLimitsOf,
   type OtlpEncoding,
   otlpEncodingOf,
   OtlpDecodeError,
@@ -93,7 +94,7 @@ export class OtelIngestService {
     }
     const limits = ctx.schemaVersion.limits;
     const extraction = extractGenAiTraces(request, {
-      limits: { ...limits.inputContext, maxToolCalls: limits.outputDecision.maxToolCalls },
+      limits: genAiLimitsOf(limits),
     });
     const rejected = [...extraction.rejected];
     if (extraction.traces.length > 0) {

@@ -1,5 +1,4 @@
 import { Body, Controller, Headers, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { RouteConfig } from '@nestjs/platform-fastify';
 import {
   ApiBody,
   ApiConsumes,
@@ -15,6 +14,7 @@ import {
   type Actor,
   ApiErrors,
   CurrentActor,
+  RawBodyRoute,
   RawResponse,
   ReqMeta,
   type RequestMeta,
@@ -22,7 +22,12 @@ import {
 } from '../../../platform/src/index.js';
 import { InForceSchemaVersion } from './schema-version.decorator.js';
 import { OtelIngestService } from './otel-ingest.service.js';
-import { OTLP_RAW_BODY } from './otlp-body-parser.js';
+
+/**
+ * OTLP batches (up to 512 spans by default, GenAI spans carrying whole conversations) outgrow the 1 MiB JSON
+ * limit; the decoder separately caps the inflated size at 8 MiB.
+ */
+export const OTLP_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 const PARTIAL_SUCCESS_SCHEMA = {
   type: 'object',
@@ -52,7 +57,7 @@ export class OtelController {
   @Post('traces')
   @HttpCode(200)
   @RawResponse()
-  @RouteConfig(OTLP_RAW_BODY)
+  @RawBodyRoute(OTLP_MAX_BODY_BYTES)
   @Access({ via: ['agentKey'], write: true })
   @ApiOperation({
     summary: 'OTLP/HTTP trace export',
@@ -112,7 +117,7 @@ export class OtelController {
   ): Promise<Buffer | Record<string, unknown>> {
     const result = await this.otel.export(
       actor,
-      { body, contentType: request.otlpContentType ?? '', contentEncoding },
+      { body, contentType: request.rawContentType ?? '', contentEncoding },
       { schemaVersion, meta },
     );
     reply.status(result.status).type(result.contentType);

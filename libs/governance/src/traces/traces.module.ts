@@ -3,7 +3,6 @@ import { AuditModule } from '../audit/audit.module.js';
 import { PoliciesModule } from '../policies/policies.module.js';
 import { OtelController } from './otel.controller.js';
 import { OtelIngestService } from './otel-ingest.service.js';
-import { OtlpBodyParser } from './otlp-body-parser.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
 import { TracesService } from './traces.service.js';
@@ -12,7 +11,7 @@ import { TracesService } from './traces.service.js';
 @Module({
   imports: [AuditModule, PoliciesModule],
   controllers: [TracesController, OtelController],
-  providers: [TracesRepository, TracesService, OtelIngestService, OtlpBodyParser],
+  providers: [TracesRepository, TracesService, OtelIngestService],
   exports: [TracesService],
 })
 export class TracesModule {}

@@ -1,5 +1,35 @@
-import type { FastifyBodyParser, FastifyInstance } from 'fastify';
-import { AppError } from './app-error.js';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, ErrorCode } from './app-error.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Content-Type as the client sent it, on routes that read the raw body (see RawBodyRoute). */
+    rawContentType?: string;
+  }
+}
+
+/** Largest raw body any route may declare; each route checks its own limit below this. */
+export const MAX_RAW_BODY_BYTES = 8 * 1024 * 1024;
+const RAW_MEDIA_TYPE = 'application/x-svc-raw-body';
+
+interface RawBodyConfig {
+  rawBody?: { maxBytes: number };
+}
+
+/**
+ * The route reads its body as bytes, whatever the content type (OTLP protobuf and gzip, later the SAML form
+ * post), up to `maxBytes`. The client's Content-Type is kept in `request.rawContentType`; every other route
+ * stays JSON-only.
+ */
+export function RawBodyRoute(maxBytes: number): MethodDecorator {
+  return RouteConfig({
+    rawBody: { maxBytes: Math.min(maxBytes, MAX_RAW_BODY_BYTES) },
+  } satisfies RawBodyConfig);
+}
+
+const rawBodyLimit = (request: FastifyRequest): number | undefined =>
+  (request.routeOptions.config as RawBodyConfig | undefined)?.rawBody?.maxBytes;
 
 /** Deeper JSON is refused: no legitimate body nests this far, and unbounded depth overflows the validators' stack. */
 export const MAX_JSON_DEPTH = 64;
@@ -33,8 +63,8 @@ export function assertSafeJson(root: unknown, where = 'Request body'): void {
 }
 
 /**
- * JSON is the only body format the API reads (modules that need another, such as OTLP protobuf or the SAML
- * form post, register it on their own routes): other content types get 415. Fastify's parser keeps its
+ * JSON is the only body format the API reads, except on routes marked RawBodyRoute (OTLP protobuf, later the
+ * SAML form post), which get the bytes: other content types get 415. Fastify's parser keeps its
  * prototype-poisoning protection; our check adds the depth and NUL limits. Query strings and path parameters
  * get the same NUL check before validation.
  */
@@ -61,6 +91,28 @@ export function registerBodyParsers(instance: FastifyInstance): void {
   };
   instance.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
   instance.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'string' }, parseJson);
+  // Raw-body routes: the body goes to a buffer parser that no other route reaches (their clients get 415).
+  instance.addHook('preParsing', async (request, _reply, payload) => {
+    if (rawBodyLimit(request) === undefined) return payload;
+    const contentType = request.headers['content-type'];
+    request.rawContentType = contentType ?? '';
+    if (contentType !== undefined) request.headers['content-type'] = RAW_MEDIA_TYPE;
+    return payload;
+  });
+  instance.addContentTypeParser(
+    RAW_MEDIA_TYPE,
+    { parseAs: 'buffer', bodyLimit: MAX_RAW_BODY_BYTES },
+    (request, body, done) => {
+      const limit = rawBodyLimit(request);
+      if (limit === undefined) {
+        done(new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Unsupported Content-Type'), undefined);
+      } else if (body.length > limit) {
+        done(new AppError(413, ErrorCode.PAYLOAD_TOO_LARGE, 'Request body is too large'), undefined);
+      } else {
+        done(null, body);
+      }
+    },
+  );
   instance.addHook('preValidation', async (request) => {
     assertSafeJson(request.query, 'Query string');
     assertSafeJson(request.params, 'Path');
