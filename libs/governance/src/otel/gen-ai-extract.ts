@@ -1,3 +1,4 @@
+import { SCHEMA_VERSIONS, type SchemaLimits } from '../../../platform/src/index.js';
 import { type ChatMessage, readConversation, parseJsonish } from './gen-ai-messages.js';
 import type {
   GenAiExtraction,
@@ -17,13 +18,14 @@ export interface GenAiTraceLimits {
   maxToolCalls: number;
 }
 
-export const TRACE_LIMITS_2026_04_11: GenAiTraceLimits = {
-  maxPromptLength: 50_000,
-  maxSystemPromptLength: 50_000,
-  maxContextBytes: 100 * 1024,
-  maxConversationIdLength: 256,
-  maxToolCalls: 50,
-};
+/** The limits a span must meet, from a schema version's limits in the version registry. */
+export function genAiLimitsOf(limits: SchemaLimits): GenAiTraceLimits {
+  return { ...limits.inputContext, maxToolCalls: limits.outputDecision.maxToolCalls };
+}
+
+export const TRACE_LIMITS_2026_04_11: GenAiTraceLimits = genAiLimitsOf(
+  SCHEMA_VERSIONS.find((v) => v.version === '2026-04-11')!.limits,
+);
 
 export interface GenAiExtractOptions {
   /** Limits of the schema version the endpoint ingests under; spans that break them are rejected. */
