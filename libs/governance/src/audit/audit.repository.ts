@@ -22,10 +22,8 @@ export class AuditRepository {
    * Serialises appends to one organization's chain until the surrounding transaction ends. With READ COMMITTED
    * the next statement then sees the previous holder's committed entry, so the chain never forks.
    */
-  async lockChain(organizationId: string): Promise<void> {
-    await this.tx.db.execute(
-      sql`select pg_advisory_xact_lock(hashtextextended(${'audit:' + organizationId}, 0))`,
-    );
+  lockChain(organizationId: string): Promise<void> {
+    return this.tx.lock(`audit:${organizationId}`);
   }
 
   async head(organizationId: string): Promise<Pick<AuditEntryRow, 'sequence' | 'hash'> | undefined> {
@@ -38,8 +36,8 @@ export class AuditRepository {
     return row;
   }
 
-  async insert(row: AuditEntryRow): Promise<void> {
-    await this.tx.db.insert(auditEntries).values(row);
+  async insertMany(rows: AuditEntryRow[]): Promise<void> {
+    await this.tx.db.insert(auditEntries).values(rows);
   }
 
   private filterWhere(organizationId: string, filter: AuditFilter): SQL {

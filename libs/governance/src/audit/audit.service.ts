@@ -58,33 +58,60 @@ export class AuditService {
    * Appends to the organization's chain inside the caller's transaction (or its own). The chain lock is held
    * until that transaction ends, so concurrent appends queue instead of forking.
    */
-  append(input: AuditInput): Promise<AuditEntryRow> {
+  async append(input: AuditInput): Promise<AuditEntryRow> {
+    const { organizationId, ...entry } = input;
+    const [row] = await this.appendMany(organizationId, [entry]);
+    return row!;
+  }
+
+  /**
+   * Serialises the caller's transaction with every append to the organization's chain (of any replica) until
+   * it ends: what it reads afterwards cannot change under it before its own entries are appended.
+   */
+  lockChain(organizationId: string): Promise<void> {
+    return this.repo.lockChain(organizationId);
+  }
+
+  /**
+   * Appends several entries to one organization's chain, in order, with one head read and one insert (the
+   * group commit of trace ingestion). Same lock and transaction rules as `append`.
+   */
+  appendMany(
+    organizationId: string,
+    inputs: readonly Omit<AuditInput, 'organizationId'>[],
+  ): Promise<AuditEntryRow[]> {
     return this.tx.run(async () => {
-      await this.repo.lockChain(input.organizationId);
-      const head = await this.repo.head(input.organizationId);
+      await this.repo.lockChain(organizationId);
+      const head = await this.repo.head(organizationId);
       const now = this.clock.now();
-      const content = {
-        sequence: (head?.sequence ?? 0) + 1,
-        organizationId: input.organizationId,
-        eventType: input.eventType,
-        userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
-        actor: input.actor,
-        targetType: input.targetType ?? null,
-        targetId: input.targetId ?? null,
-        metadata: normaliseMetadata(input.metadata),
-        ip: input.meta?.ip?.slice(0, 64) ?? null,
-        userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
-        createdAt: now,
-      };
-      const prevHash = head?.hash ?? GENESIS_HASH;
-      const row: AuditEntryRow = {
-        id: newId(now.getTime()),
-        ...content,
-        prevHash,
-        hash: chainHash(prevHash, content),
-      };
-      await this.repo.insert(row);
-      return row;
+      let sequence = head?.sequence ?? 0;
+      let prevHash = head?.hash ?? GENESIS_HASH;
+      const rows = inputs.map((input): AuditEntryRow => {
+        sequence += 1;
+        const content = {
+          sequence,
+          organizationId,
+          eventType: input.eventType,
+          userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
+          actor: input.actor,
+          targetType: input.targetType ?? null,
+          targetId: input.targetId ?? null,
+          metadata: normaliseMetadata(input.metadata),
+          ip: input.meta?.ip?.slice(0, 64) ?? null,
+          userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
+          createdAt: now,
+        };
+        const row: AuditEntryRow = {
+          id: newId(now.getTime()),
+          ...content,
+          prevHash,
+          hash: chainHash(prevHash, content),
+        };
+        prevHash = row.hash;
+        return row;
+      });
+      if (rows.length > 0) await this.repo.insertMany(rows);
+      return rows;
     });
   }
 

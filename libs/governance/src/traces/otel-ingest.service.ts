@@ -98,19 +98,23 @@ export class OtelIngestService {
     });
     const rejected = [...extraction.rejected];
     if (extraction.traces.length > 0) {
-      const agentId = await this.traces.resolveAgent(actor, undefined);
-      for (const [i, candidate] of extraction.traces.entries()) {
+      const agentId = this.traces.resolveAgent(actor, undefined);
+      const spanIdOf = (candidate: (typeof extraction.traces)[number], i: number) =>
+        typeof candidate.metadata.otelSpanId === 'string' ? candidate.metadata.otelSpanId : `#${i}`;
+      const reasonOf = (err: unknown) => {
+        if (!(err instanceof AppError) || err.status !== 400) throw err;
+        return err.details?.map((d) => d.message).join(', ') ?? err.message;
+      };
+      // Every valid span is handed to the writer at once, so that the spans of one export share a commit.
+      const ingests = extraction.traces.map(async (candidate, i) => {
         try {
-          const trace = validateTraceIngest(candidate, limits);
-          await this.traces.ingest(actor, agentId, trace, ctx);
+          await this.traces.ingest(actor, agentId, validateTraceIngest(candidate, limits), ctx);
+          return undefined;
         } catch (err) {
-          if (!(err instanceof AppError) || err.status !== 400) throw err;
-          const spanId =
-            typeof candidate.metadata.otelSpanId === 'string' ? candidate.metadata.otelSpanId : `#${i}`;
-          const reason = err.details?.map((d) => d.message).join(', ') ?? err.message;
-          rejected.push({ spanId, reason });
+          return { spanId: spanIdOf(candidate, i), reason: reasonOf(err) };
         }
-      }
+      });
+      for (const result of await Promise.all(ingests)) if (result) rejected.push(result);
     }
     const body = partialSuccess(rejected.length, rejected.length ? rejectionMessage(rejected) : '');
     return reply(encoding, 200, body as Record<string, unknown>);

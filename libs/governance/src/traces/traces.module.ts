@@ -6,12 +6,13 @@ import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
 import { TracesService } from './traces.service.js';
+import { TraceWriter } from './trace-writer.js';
 
 /** Trace ingestion (POST /traces, OTLP), listing, similarity search. */
 @Module({
   imports: [AuditModule, PoliciesModule],
   controllers: [TracesController, OtelController],
-  providers: [TracesRepository, TracesService, OtelIngestService],
+  providers: [TracesRepository, TraceWriter, TracesService, OtelIngestService],
   exports: [TracesService],
 })
 export class TracesModule {}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gte, inArray, lt, lte, ne, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNull, lt, lte, ne, sql, type SQL } from 'drizzle-orm';
 import { TransactionHost } from '../../../platform/src/index.js';
+import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
 import { agents } from '../agents/agent.schema.js';
 import { reviewItems, type ReviewItemRow } from '../review/review-item.schema.js';
 import { traceIdempotencyKeys, traces, type TraceRow, type TraceStatus } from './trace.schema.js';
@@ -31,76 +32,78 @@ export const EXCERPT_LENGTH = 200;
 export class TracesRepository {
   constructor(private readonly tx: TransactionHost) {}
 
-  async agentExists(organizationId: string, agentId: string): Promise<boolean> {
-    const [row] = await this.tx.db
-      .select({ id: agents.id })
-      .from(agents)
-      .where(and(eq(agents.organizationId, organizationId), eq(agents.id, agentId)))
-      .limit(1);
-    return row !== undefined;
-  }
-
   /**
-   * Claims an idempotency key. Concurrent claims of one key wait on the primary key until the first
-   * transaction ends, then do nothing: exactly one wins. Returns whether this call inserted the row.
+   * Of the given agents and API keys, those still live in the organization: agents not deleted, keys not
+   * revoked. One statement for a whole batch of writes.
    */
-  async claimIdempotencyKey(
+  async liveAgentsAndKeys(
     organizationId: string,
-    key: string,
-    traceId: string,
-    now: Date,
-  ): Promise<boolean> {
+    agentIds: string[],
+    keyIds: string[],
+  ): Promise<{ agentIds: Set<string>; keyIds: Set<string> }> {
     const rows = await this.tx.db
-      .insert(traceIdempotencyKeys)
-      .values({ organizationId, key, traceId, createdAt: now })
-      .onConflictDoNothing()
-      .returning({ traceId: traceIdempotencyKeys.traceId });
-    return rows.length === 1;
+      .select({ kind: sql<string>`'agent'`, id: agents.id })
+      .from(agents)
+      .where(and(eq(agents.organizationId, organizationId), inArray(agents.id, agentIds)))
+      .unionAll(
+        this.tx.db
+          .select({ kind: sql<string>`'key'`, id: apiKeys.id })
+          .from(apiKeys)
+          .where(
+            and(
+              eq(apiKeys.organizationId, organizationId),
+              inArray(apiKeys.id, keyIds),
+              isNull(apiKeys.revokedAt),
+            ),
+          ),
+      );
+    const live = { agentIds: new Set<string>(), keyIds: new Set<string>() };
+    for (const row of rows) (row.kind === 'agent' ? live.agentIds : live.keyIds).add(row.id);
+    return live;
   }
 
   /**
-   * Takes over a key whose row is older than `expiredBefore`. The condition is re-checked on the locked row,
-   * so of two concurrent take-overs only one succeeds.
+   * Claims idempotency keys (each at most once in the call) for their traces: a key not yet used, or used
+   * before `expiredBefore`, is claimed. Returns the keys claimed; the others are taken. Callers hold the
+   * organization's chain lock, so no concurrent claim of the same key can interleave.
    */
-  async takeOverExpiredKey(
+  async claimIdempotencyKeys(
     organizationId: string,
-    key: string,
-    traceId: string,
+    claims: { key: string; traceId: string }[],
     now: Date,
     expiredBefore: Date,
-  ): Promise<boolean> {
+  ): Promise<Set<string>> {
+    if (claims.length === 0) return new Set();
     const rows = await this.tx.db
-      .update(traceIdempotencyKeys)
-      .set({ traceId, createdAt: now })
-      .where(
-        and(
-          eq(traceIdempotencyKeys.organizationId, organizationId),
-          eq(traceIdempotencyKeys.key, key),
-          lt(traceIdempotencyKeys.createdAt, expiredBefore),
-        ),
-      )
-      .returning({ traceId: traceIdempotencyKeys.traceId });
-    return rows.length === 1;
+      .insert(traceIdempotencyKeys)
+      .values(claims.map((c) => ({ organizationId, key: c.key, traceId: c.traceId, createdAt: now })))
+      .onConflictDoUpdate({
+        target: [traceIdempotencyKeys.organizationId, traceIdempotencyKeys.key],
+        set: { traceId: sql`excluded.trace_id`, createdAt: sql`excluded.created_at` },
+        setWhere: lt(traceIdempotencyKeys.createdAt, expiredBefore),
+      })
+      .returning({ key: traceIdempotencyKeys.key });
+    return new Set(rows.map((r) => r.key));
   }
 
-  async findIdempotencyKey(
-    organizationId: string,
-    key: string,
-  ): Promise<{ traceId: string; createdAt: Date } | undefined> {
-    const [row] = await this.tx.db
-      .select({ traceId: traceIdempotencyKeys.traceId, createdAt: traceIdempotencyKeys.createdAt })
+  /** The traces that hold the given idempotency keys. */
+  async tracesOfIdempotencyKeys(organizationId: string, keys: string[]): Promise<Map<string, string>> {
+    if (keys.length === 0) return new Map();
+    const rows = await this.tx.db
+      .select({ key: traceIdempotencyKeys.key, traceId: traceIdempotencyKeys.traceId })
       .from(traceIdempotencyKeys)
-      .where(and(eq(traceIdempotencyKeys.organizationId, organizationId), eq(traceIdempotencyKeys.key, key)))
-      .limit(1);
-    return row;
+      .where(
+        and(eq(traceIdempotencyKeys.organizationId, organizationId), inArray(traceIdempotencyKeys.key, keys)),
+      );
+    return new Map(rows.map((r) => [r.key, r.traceId]));
   }
 
-  async insertTrace(row: TraceRow): Promise<void> {
-    await this.tx.db.insert(traces).values(row);
+  async insertTraces(rows: TraceRow[]): Promise<void> {
+    if (rows.length > 0) await this.tx.db.insert(traces).values(rows);
   }
 
-  async insertReviewItem(row: ReviewItemRow): Promise<void> {
-    await this.tx.db.insert(reviewItems).values(row);
+  async insertReviewItems(rows: ReviewItemRow[]): Promise<void> {
+    if (rows.length > 0) await this.tx.db.insert(reviewItems).values(rows);
   }
 
   private filterWhere(organizationId: string, filter: TraceFilter): SQL {

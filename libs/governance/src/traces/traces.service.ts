@@ -12,9 +12,8 @@ import {
   type RequestMeta,
   type SchemaVersion,
   toPage,
-  TransactionHost,
 } from '../../../platform/src/index.js';
-import { auditActorOf, AuditService } from '../audit/audit.service.js';
+import { auditActorOf } from '../audit/audit.service.js';
 import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
 import { PolicySet } from '../policies/policy-set.js';
 import {
@@ -32,9 +31,11 @@ import {
   validateTraceIngest,
 } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
+import { type IngestOutcome, TraceWriter, unknownAgentError } from './trace-writer.js';
+
+export type { IngestOutcome } from './trace-writer.js';
 import { TracesRepository } from './traces.repository.js';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** searchText holds prompt and output text up to this length: enough for similarity, bounded for the index. */
 export const SEARCH_TEXT_MAX = 8000;
 
@@ -45,7 +46,6 @@ export interface IngestContext {
   meta?: RequestMeta;
 }
 
-export type IngestOutcome = { kind: 'stored'; trace: TraceRow } | { kind: 'duplicate'; id: string };
 
 const agentIdError = (message: string) => AppError.validation(message, [{ field: 'agentId', message }]);
 
@@ -54,8 +54,7 @@ export class TracesService {
   constructor(
     private readonly repo: TracesRepository,
     private readonly policies: PolicySet,
-    private readonly audit: AuditService,
-    private readonly tx: TransactionHost,
+    private readonly writer: TraceWriter,
     private readonly clock: Clock,
   ) {}
 
@@ -68,16 +67,16 @@ export class TracesService {
   ): Promise<IngestResponse> {
     const idempotencyKey = validateIdempotencyKey(idempotencyKeyHeader);
     const input = validateTraceIngest(body, ctx.schemaVersion.limits);
-    const agentId = await this.resolveAgent(actor, input.agentId);
+    const agentId = this.resolveAgent(actor, input.agentId);
     return toIngestResponse(await this.ingest(actor, agentId, input, { ...ctx, idempotencyKey }));
   }
 
   /**
    * The agent a trace is recorded for: an agent key's own agent (a different body agentId is 403), or for
-   * a workspace key the body's agentId, which is required and must lie in the key's scope. The agent must
-   * exist in the caller's organization.
+   * a workspace key the body's agentId, which is required and must lie in the key's scope. That the agent
+   * exists in the caller's organization is checked where the trace is written, under the chain lock.
    */
-  async resolveAgent(actor: Actor, requested: string | undefined): Promise<string> {
+  resolveAgent(actor: Actor, requested: string | undefined): string {
     let agentId: string;
     if (actor.credential === 'agentKey') {
       if (!actor.agentId) throw AppError.forbidden('This agent key is not bound to an agent');
@@ -91,16 +90,15 @@ export class TracesService {
         throw AppError.forbidden('This API key is not scoped to that agent');
       agentId = requested;
     }
-    if (!isObjectId(agentId) || !(await this.repo.agentExists(actor.organizationId, agentId))) {
-      throw agentIdError('agentId does not name an agent of this organization');
-    }
+    if (!isObjectId(agentId)) throw unknownAgentError();
     return agentId;
   }
 
   /**
    * The ingest pipeline shared by POST /traces and OTLP: confidence (given, or estimated before policies),
-   * policy evaluation, then in one transaction the idempotency claim, the trace, the review item of a flagged
-   * trace and the audit entry. Blocked and flagged traces are stored too.
+   * policy evaluation, then the trace, the review item of a flagged trace and the audit entry, committed
+   * together by the trace writer (which also settles the idempotency key). Blocked and flagged traces are
+   * stored too.
    */
   async ingest(
     actor: Actor,
@@ -120,51 +118,45 @@ export class TracesService {
     const evaluation = evaluate(await this.policies.forOrganization(organizationId), facts);
     const now = this.clock.now();
     const id = newId(now.getTime());
-
-    return this.tx.run(async (): Promise<IngestOutcome> => {
-      if (ctx.idempotencyKey !== undefined) {
-        const duplicateOf = await this.claimKey(organizationId, ctx.idempotencyKey, id, now);
-        if (duplicateOf) return { kind: 'duplicate', id: duplicateOf };
-      }
-      const reviewItemId = evaluation.status === 'flagged' ? newId(now.getTime()) : null;
-      const trace: TraceRow = {
-        id,
-        organizationId,
-        agentId,
-        status: evaluation.status,
-        confidence,
-        inputContext: input.inputContext,
-        outputDecision: input.outputDecision,
-        metadata: input.metadata ?? {},
-        rationale: input.rationale ?? null,
-        schemaVersion: ctx.schemaVersion.version,
-        humanOverride: false,
-        policyResults: evaluation.policyResults,
-        reviewItemId,
-        searchText: searchTextOf(input),
-        createdAt: now,
-        updatedAt: now,
-      };
-      await this.repo.insertTrace(trace);
-      if (reviewItemId) {
-        await this.repo.insertReviewItem({
-          id: reviewItemId,
-          organizationId,
-          traceId: id,
-          agentId,
-          status: 'pending',
-          matchedPolicies: evaluation.policyResults,
-          assignedTo: null,
-          decision: null,
-          notes: null,
-          decidedBy: null,
-          decidedAt: null,
-          createdAt: now,
-          updatedAt: now,
-        });
-      }
-      await this.audit.append({
-        organizationId,
+    const reviewItemId = evaluation.status === 'flagged' ? newId(now.getTime()) : null;
+    const trace: TraceRow = {
+      id,
+      organizationId,
+      agentId,
+      status: evaluation.status,
+      confidence,
+      inputContext: input.inputContext,
+      outputDecision: input.outputDecision,
+      metadata: input.metadata ?? {},
+      rationale: input.rationale ?? null,
+      schemaVersion: ctx.schemaVersion.version,
+      humanOverride: false,
+      policyResults: evaluation.policyResults,
+      reviewItemId,
+      searchText: searchTextOf(input),
+      createdAt: now,
+      updatedAt: now,
+    };
+    return this.writer.write(organizationId, {
+      trace,
+      reviewItem: reviewItemId
+        ? {
+            id: reviewItemId,
+            organizationId,
+            traceId: id,
+            agentId,
+            status: 'pending',
+            matchedPolicies: evaluation.policyResults,
+            assignedTo: null,
+            decision: null,
+            notes: null,
+            decidedBy: null,
+            decidedAt: null,
+            createdAt: now,
+            updatedAt: now,
+          }
+        : null,
+      audit: {
         eventType: `trace.${evaluation.status}`,
         actor: auditActorOf(actor),
         targetType: 'trace',
@@ -177,34 +169,10 @@ export class TracesService {
           ...(reviewItemId ? { reviewItemId } : {}),
         },
         meta: ctx.meta,
-      });
-      return { kind: 'stored', trace };
+      },
+      idempotencyKey: ctx.idempotencyKey,
+      keyId: actor.credential === 'jwt' ? null : (actor.keyId ?? null),
     });
-  }
-
-  /**
-   * Claims the idempotency key for `traceId`; returns the first trace's id when the key is taken. A row older
-   * than 24 hours is taken over by a conditional update (only one concurrent request can win it).
-   */
-  private async claimKey(
-    organizationId: string,
-    key: string,
-    traceId: string,
-    now: Date,
-  ): Promise<string | undefined> {
-    if (await this.repo.claimIdempotencyKey(organizationId, key, traceId, now)) return undefined;
-    const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
-    if (await this.repo.takeOverExpiredKey(organizationId, key, traceId, now, expiredBefore))
-      return undefined;
-    const existing = await this.repo.findIdempotencyKey(organizationId, key);
-    if (!existing) {
-      // Only possible if the row was purged between the two statements; the client may simply retry.
-      throw AppError.conflict(
-        'The idempotency key is being reused concurrently; retry',
-        'SVC_DUPLICATE_REQUEST',
-      );
-    }
-    return existing.traceId;
   }
 
   async list(actor: Actor, query: TraceQueryDto): Promise<Page<TraceDto>> {

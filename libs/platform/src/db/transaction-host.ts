@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable } from '@nestjs/common';
+import { sql } from 'drizzle-orm';
 import { DATABASE, type DatabaseHandle, type Db } from './database.js';
 
 /**
@@ -11,6 +12,8 @@ import { DATABASE, type DatabaseHandle, type Db } from './database.js';
 interface TransactionScope {
   tx: Db;
   afterCommit: (() => unknown)[];
+  /** Advisory locks this transaction holds (they are released only when it ends). */
+  locks: Set<string>;
 }
 
 @Injectable()
@@ -31,7 +34,7 @@ export class TransactionHost {
     if (this.storage.getStore()) return fn();
     const afterCommit: (() => unknown)[] = [];
     const result = await this.handle.db.transaction((tx) =>
-      this.storage.run({ tx: tx as unknown as Db, afterCommit }, fn),
+      this.storage.run({ tx: tx as unknown as Db, afterCommit, locks: new Set() }, fn),
     );
     for (const callback of afterCommit) {
       // Work after commit (mail delivery, notifications) never fails the request that committed.
@@ -40,6 +43,26 @@ export class TransactionHost {
         .catch(() => undefined);
     }
     return result;
+  }
+
+  /**
+   * A transaction of its own even when called inside another one (work that commits on its own schedule,
+   * such as a group commit serving many requests, must not join whichever request happened to start it).
+   */
+  runDetached<T>(fn: () => Promise<T>): Promise<T> {
+    return this.storage.exit(() => this.run(fn));
+  }
+
+  /**
+   * Takes the transaction-scoped advisory lock named `key`, held until the current transaction ends; other
+   * transactions (of any replica) asking for it wait. A lock this transaction already holds costs nothing.
+   */
+  async lock(key: string): Promise<void> {
+    const scope = this.storage.getStore();
+    if (!scope) throw new Error('TransactionHost.lock needs an open transaction');
+    if (scope.locks.has(key)) return;
+    await scope.tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
+    scope.locks.add(key);
   }
 
   /**
