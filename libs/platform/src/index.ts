@@ -10,6 +10,7 @@ export * from './mail/mail-templates.js';
 export * from './db/database.js';
 export * from './db/migrate.js';
 export * from './db/transaction-host.js';
+export * from './db/invalidated-cache.js';
 export * from './db/database.module.js';
 export * from './http/app-error.js';
 export * from './http/error-body.js';

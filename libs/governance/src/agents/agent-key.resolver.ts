@@ -1,8 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnModuleDestroy,
+  type OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import { and, eq, isNull } from 'drizzle-orm';
 import {
   type Actor,
   type ApiKeyResolver,
+  DATABASE,
+  type DatabaseHandle,
+  InvalidatedCache,
+  type InvalidatedCacheOptions,
   safeEqual,
   sha256Hex,
   TransactionHost,
@@ -11,19 +21,60 @@ import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
 import { organizations } from '../../../identity/src/organizations/organization.schema.js';
 import { AGENT_KEY_PREFIX, isWellFormedAgentKey } from './agent-key.js';
 
+/** The channel on which a revoked agent key is announced to every replica; the payload is the key's hash. */
+export const AGENT_KEY_REVOKED_CHANNEL = 'svc_agent_key_revoked';
+export const AGENT_KEY_CACHE_OPTIONS = Symbol('AGENT_KEY_CACHE_OPTIONS');
+export const AGENT_KEY_CACHE_DEFAULTS: Partial<InvalidatedCacheOptions> = { maxEntries: 10_000 };
+
 /**
- * Resolves `svc_agent_` keys: one indexed lookup by hash, joined with the organization for its plan. An agent
- * key is bound to its agent (the actor's agentId and scope) and is refused once revoked or regenerated.
+ * Resolves `svc_agent_` keys: one indexed lookup by hash, joined with the organization for its plan, kept in an
+ * `InvalidatedCache` so that ingestion does not pay a query per request. An agent key is bound to its agent (the
+ * actor's agentId and scope). Regenerating or deleting the agent revokes the key and announces it: this process
+ * drops it at commit and other replicas when the NOTIFY arrives. Trace writes re-check the key under the
+ * organization's chain lock as well, so no trace is stored with a key revoked before the write commits.
+ * Unknown and revoked keys are never cached.
  */
 @Injectable()
-export class AgentKeyResolver implements ApiKeyResolver {
+export class AgentKeyResolver implements ApiKeyResolver, OnModuleInit, OnModuleDestroy {
   readonly prefix = AGENT_KEY_PREFIX;
+  private readonly cache: InvalidatedCache<Actor>;
 
-  constructor(private readonly tx: TransactionHost) {}
+  constructor(
+    private readonly tx: TransactionHost,
+    @Inject(DATABASE) handle: DatabaseHandle,
+    @Optional() @Inject(AGENT_KEY_CACHE_OPTIONS) options?: Partial<InvalidatedCacheOptions>,
+  ) {
+    this.cache = new InvalidatedCache(AGENT_KEY_REVOKED_CHANNEL, handle, tx, {
+      ...AGENT_KEY_CACHE_DEFAULTS,
+      ...options,
+    });
+  }
 
-  async resolveKey(key: string): Promise<Actor | null> {
-    if (!isWellFormedAgentKey(key)) return null;
+  onModuleInit(): Promise<void> {
+    return this.cache.start();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.cache.stop();
+  }
+
+  resolveKey(key: string): Promise<Actor | null> {
+    if (!isWellFormedAgentKey(key)) return Promise.resolve(null);
     const keyHash = sha256Hex(key);
+    return this.cache.get(keyHash, () => this.lookup(keyHash));
+  }
+
+  /** Call inside the transaction that revoked these keys (by hash). */
+  async announceRevoked(keyHashes: string[]): Promise<void> {
+    for (const keyHash of keyHashes) await this.cache.announce(keyHash);
+  }
+
+  /** Keys currently cached (for tests and diagnostics). */
+  get cachedKeys(): number {
+    return this.cache.size;
+  }
+
+  private async lookup(keyHash: string): Promise<Actor | null> {
     const [row] = await this.tx.db
       .select({
         id: apiKeys.id,
@@ -37,7 +88,8 @@ export class AgentKeyResolver implements ApiKeyResolver {
       .where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.kind, 'agent'), isNull(apiKeys.revokedAt)))
       .limit(1);
     if (!row || !row.agentId || !safeEqual(row.keyHash, keyHash)) return null;
-    return {
+    // Shared by every request that presents the key until it is revoked: frozen, so none can alter it.
+    return Object.freeze({
       type: 'agent',
       credential: 'agentKey',
       organizationId: row.organizationId,
@@ -47,7 +99,7 @@ export class AgentKeyResolver implements ApiKeyResolver {
       role: null,
       keyId: row.id,
       agentId: row.agentId,
-      scope: { agentIds: [row.agentId] },
-    };
+      scope: Object.freeze({ agentIds: Object.freeze([row.agentId]) as string[] }),
+    } satisfies Actor);
   }
 }

@@ -117,12 +117,12 @@ export class AgentsRepository {
     await this.tx.db.insert(apiKeys).values({ ...key, organizationId, agentId, kind: 'agent' });
   }
 
-  /** Revokes the agent's live keys at once; returns their prefixes and scopes. */
+  /** Revokes the agent's live keys at once; returns their prefixes, hashes and scopes. */
   async revokeKeys(
     organizationId: string,
     agentId: string,
     at: Date,
-  ): Promise<{ prefix: string; scope: ApiKeyScope }[]> {
+  ): Promise<{ prefix: string; keyHash: string; scope: ApiKeyScope }[]> {
     return this.tx.db
       .update(apiKeys)
       .set({ revokedAt: at })
@@ -134,7 +134,7 @@ export class AgentsRepository {
           isNull(apiKeys.revokedAt),
         ),
       )
-      .returning({ prefix: apiKeys.prefix, scope: apiKeys.scope });
+      .returning({ prefix: apiKeys.prefix, keyHash: apiKeys.keyHash, scope: apiKeys.scope });
   }
 
   /** Keeps the key's display name in step with the agent's (api_keys.name holds at most 120 characters). */

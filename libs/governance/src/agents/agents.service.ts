@@ -19,6 +19,7 @@ import {
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';
+import { AgentKeyResolver } from './agent-key.resolver.js';
 import { AgentsRepository } from './agents.repository.js';
 import {
   type AgentDetailDto,
@@ -57,6 +58,7 @@ export class AgentsService {
     private readonly audit: AuditService,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly keys: AgentKeyResolver,
   ) {}
 
   async list(actor: Actor, query: PaginationQueryDto): Promise<Page<AgentDto>> {
@@ -142,6 +144,7 @@ export class AgentsService {
     return this.tx.run(async () => {
       const agent = await this.findEditable(actor, id);
       const revoked = await this.repo.revokeKeys(actor.organizationId, id, this.clock.now());
+      await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
       await this.repo.delete(actor.organizationId, id);
       await this.appendAudit(
         actor,
@@ -161,6 +164,7 @@ export class AgentsService {
       const agent = await this.findEditable(actor, id);
       const now = this.clock.now();
       const revoked = await this.repo.revokeKeys(actor.organizationId, id, now);
+      await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
       await this.repo.insertKey(actor.organizationId, id, {
         id: newId(now.getTime()),
         name: keyNameFor(agent.name),

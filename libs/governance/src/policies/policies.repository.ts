@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq } from 'drizzle-orm';
 import {
   DATABASE,
   type DatabaseHandle,
@@ -109,10 +109,5 @@ export class PoliciesRepository {
       .from(policies)
       .where(and(eq(policies.organizationId, organizationId), eq(policies.isActive, true)))
       .orderBy(...ORDER);
-  }
-
-  /** Queues a notification that PostgreSQL delivers to every listener when (and only if) the transaction commits. */
-  async notifyChanged(organizationId: string): Promise<void> {
-    await this.tx.db.execute(sql`select pg_notify(${POLICY_CHANGED_CHANNEL}, ${organizationId})`);
   }
 }

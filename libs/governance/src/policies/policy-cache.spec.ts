@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import type { DatabaseHandle, TransactionHost } from '../../../platform/src/index.js';
-import type { PoliciesRepository } from './policies.repository.js';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { POLICY_CHANGED_CHANNEL, type PoliciesRepository } from './policies.repository.js';
 import { CachedPolicySet, type PolicyCacheOptions } from './policy-cache.js';
 import type { PolicyRow } from './policy.schema.js';
 
@@ -47,8 +49,10 @@ function setup({ handle, options, rows }: Setup = {}) {
     rows ?? (async (organizationId: string) => [row(`p-${organizationId}`, organizationId)]),
   );
   const committed: (() => unknown)[] = [];
-  const repo = { listActiveForEvaluation: load, notifyChanged: vi.fn(async () => undefined) };
-  const tx = { afterCommit: (cb: () => unknown) => committed.push(cb) };
+  const repo = { listActiveForEvaluation: load };
+  // Statements run in the changing transaction (the NOTIFY on PostgreSQL).
+  const execute = vi.fn(async (_query: unknown) => undefined);
+  const tx = { afterCommit: (cb: () => unknown) => committed.push(cb), db: { execute } };
   let clock = 0;
   const make = () =>
     new CachedPolicySet(repo as unknown as PoliciesRepository, tx as unknown as TransactionHost, db, {
@@ -61,6 +65,7 @@ function setup({ handle, options, rows }: Setup = {}) {
     make,
     load,
     repo,
+    execute,
     commit: () => committed.splice(0).forEach((cb) => cb()),
     tick: (ms: number) => (clock += ms),
   };
@@ -90,7 +95,7 @@ describe('CachedPolicySet', () => {
   });
 
   it('drops the least recently used organization beyond the bound', async () => {
-    const { cache, load } = setup({ options: { maxOrganizations: 2 } });
+    const { cache, load } = setup({ options: { maxEntries: 2 } });
     await cache.start();
     await cache.forOrganization('a');
     await cache.forOrganization('b');
@@ -137,7 +142,7 @@ describe('CachedPolicySet', () => {
   });
 
   it('invalidates every cache on the same database after commit, not before', async () => {
-    const { cache, make, load, commit, repo } = setup();
+    const { cache, make, load, commit, execute } = setup();
     const sibling = make();
     await cache.start();
     await sibling.start();
@@ -147,7 +152,7 @@ describe('CachedPolicySet', () => {
     load.mockClear();
 
     await cache.announceChange('a');
-    expect(repo.notifyChanged).not.toHaveBeenCalled(); // PGlite: in-process only
+    expect(execute).not.toHaveBeenCalled(); // PGlite: in-process only
     await sibling.forOrganization('a');
     expect(load).not.toHaveBeenCalled();
 
@@ -167,11 +172,13 @@ describe('CachedPolicySet', () => {
       }),
     );
     const handle = { driver: 'postgres', newClient } as unknown as DatabaseHandle;
-    const { cache, load, repo } = setup({ handle, options: { reconnectMinMs: 60_000 } });
+    const { cache, load, execute } = setup({ handle, options: { reconnectMinMs: 60_000 } });
     await cache.start();
     expect(newClient).toHaveBeenCalledTimes(1);
     await cache.announceChange('a');
-    expect(repo.notifyChanged).toHaveBeenCalledWith('a');
+    expect(execute).toHaveBeenCalledTimes(1);
+    const notify = new PgDialect().sqlToQuery(execute.mock.calls[0]![0] as SQL);
+    expect(notify).toMatchObject({ sql: 'select pg_notify($1, $2)', params: [POLICY_CHANGED_CHANNEL, 'a'] });
     await cache.forOrganization('a');
     await cache.forOrganization('a');
     expect(load).toHaveBeenCalledTimes(2);
