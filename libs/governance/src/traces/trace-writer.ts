@@ -206,7 +206,10 @@ export class TraceWriter implements BeforeApplicationShutdown {
         // Without a holder the row was purged between the two statements; the client may simply retry.
         outcomes[claim.index] = id
           ? { kind: 'duplicate', id }
-          : AppError.conflict('The idempotency key is being reused concurrently; retry', 'SVC_DUPLICATE_REQUEST');
+          : AppError.conflict(
+              'The idempotency key is being reused concurrently; retry',
+              'SVC_DUPLICATE_REQUEST',
+            );
       }
     }
 

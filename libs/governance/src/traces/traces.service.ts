@@ -46,7 +46,6 @@ export interface IngestContext {
   meta?: RequestMeta;
 }
 
-
 const agentIdError = (message: string) => AppError.validation(message, [{ field: 'agentId', message }]);
 
 @Injectable()
