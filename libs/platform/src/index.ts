@@ -11,6 +11,7 @@ export * from './db/database.js';
 export * from './db/migrate.js';
 export * from './db/transaction-host.js';
 export * from './db/invalidated-cache.js';
+export * from './db/bulk-insert.js';
 export * from './db/database.module.js';
 export * from './http/app-error.js';
 export * from './http/error-body.js';

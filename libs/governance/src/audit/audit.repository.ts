@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, desc, eq, gt, gte, like, lte, sql, type SQL } from 'drizzle-orm';
-import { TransactionHost } from '../../../platform/src/index.js';
+import { bulkInsert, TransactionHost } from '../../../platform/src/index.js';
 import { auditEntries, type AuditEntryRow } from './audit.schema.js';
 
 export interface AuditFilter {
@@ -37,7 +37,7 @@ export class AuditRepository {
   }
 
   async insertMany(rows: AuditEntryRow[]): Promise<void> {
-    await this.tx.db.insert(auditEntries).values(rows);
+    await this.tx.db.execute(bulkInsert(auditEntries, rows));
   }
 
   private filterWhere(organizationId: string, filter: AuditFilter): SQL {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, gte, inArray, isNull, lt, lte, ne, sql, type SQL } from 'drizzle-orm';
-import { TransactionHost } from '../../../platform/src/index.js';
+import { bulkInsert, TransactionHost } from '../../../platform/src/index.js';
 import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
 import { agents } from '../agents/agent.schema.js';
 import { reviewItems, type ReviewItemRow } from '../review/review-item.schema.js';
@@ -99,11 +99,11 @@ export class TracesRepository {
   }
 
   async insertTraces(rows: TraceRow[]): Promise<void> {
-    if (rows.length > 0) await this.tx.db.insert(traces).values(rows);
+    if (rows.length > 0) await this.tx.db.execute(bulkInsert(traces, rows));
   }
 
   async insertReviewItems(rows: ReviewItemRow[]): Promise<void> {
-    if (rows.length > 0) await this.tx.db.insert(reviewItems).values(rows);
+    if (rows.length > 0) await this.tx.db.execute(bulkInsert(reviewItems, rows));
   }
 
   private filterWhere(organizationId: string, filter: TraceFilter): SQL {
