@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import helmet from '@fastify/helmet';
+import helmet, { type HelmetOptions } from 'helmet';
 import cors from '@fastify/cors';
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { AppConfig } from '../config/app-config.js';
@@ -35,6 +35,36 @@ function routedPath(request: FastifyRequest): string {
   }
 }
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const HELMET_OPTIONS: HelmetOptions = {
+  contentSecurityPolicy: {
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      frameAncestors: ["'none'"],
+    },
+  },
+  crossOriginResourcePolicy: { policy: 'same-site' },
+};
+
+/**
+ * Helmet's security headers for our configuration. They do not depend on the request (no CSP nonces), so they
+ * are computed once, by running helmet against a recording response, instead of building helmet per request.
+ */
+function helmetHeaders(options: HelmetOptions): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  const recorder = {
+    setHeader: (name: string, value: unknown) => void (headers[name] = String(value)),
+    removeHeader: (name: string) => void delete headers[name],
+  };
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => undefined);
+  return Object.freeze(headers);
+}
+
+const SECURITY_HEADERS = helmetHeaders(HELMET_OPTIONS);
 
 /** The Fastify adapter with the service's HTTP settings: body limit, proxy trust, request ids, legacy mount. */
 export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
@@ -116,22 +146,10 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   const instance = fastifyApp.getHttpAdapter().getInstance();
   const versioning = app.get(VersioningService);
 
-  await instance.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
-    },
-    crossOriginResourcePolicy: { policy: 'same-site' },
-  });
   const limiter = app.get(RateLimitService);
   // Before CORS, whose hook answers preflights itself: every response carries the request id.
   instance.addHook('onRequest', async (request, reply) => {
+    reply.headers(SECURITY_HEADERS);
     reply.header('X-Request-Id', request.id);
     if (!request.url.startsWith('/api/')) return;
     reply.header('X-Svc-API-Version', 'v1');
