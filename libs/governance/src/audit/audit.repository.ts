@@ -27,13 +27,13 @@ export class AuditRepository {
   }
 
   async head(organizationId: string): Promise<Pick<AuditEntryRow, 'sequence' | 'hash'> | undefined> {
-    const [row] = await this.tx.db
-      .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
-      .from(auditEntries)
-      .where(eq(auditEntries.organizationId, organizationId))
-      .orderBy(desc(auditEntries.sequence))
-      .limit(1);
-    return row;
+    const result = await this.tx.db.execute(sql`
+      select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
+        where ${auditEntries.organizationId} = ${organizationId}
+        order by ${auditEntries.sequence} desc limit 1`);
+    const [row] = (result as unknown as { rows: { sequence: number | string; hash: string }[] }).rows;
+    // bigint comes back as a number from node-postgres (type parser) and as a bigint-safe string or number from PGlite.
+    return row ? { sequence: Number(row.sequence), hash: row.hash } : undefined;
   }
 
   async insertMany(rows: AuditEntryRow[]): Promise<void> {

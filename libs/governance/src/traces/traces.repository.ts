@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gte, inArray, isNull, lt, lte, ne, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lt, lte, ne, sql, type SQL } from 'drizzle-orm';
 import { bulkInsert, TransactionHost } from '../../../platform/src/index.js';
 import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
 import { agents } from '../agents/agent.schema.js';
@@ -41,24 +41,17 @@ export class TracesRepository {
     agentIds: string[],
     keyIds: string[],
   ): Promise<{ agentIds: Set<string>; keyIds: Set<string> }> {
-    const rows = await this.tx.db
-      .select({ kind: sql<string>`'agent'`, id: agents.id })
-      .from(agents)
-      .where(and(eq(agents.organizationId, organizationId), inArray(agents.id, agentIds)))
-      .unionAll(
-        this.tx.db
-          .select({ kind: sql<string>`'key'`, id: apiKeys.id })
-          .from(apiKeys)
-          .where(
-            and(
-              eq(apiKeys.organizationId, organizationId),
-              inArray(apiKeys.id, keyIds),
-              isNull(apiKeys.revokedAt),
-            ),
-          ),
-      );
+    const result = await this.tx.db.execute(sql`
+      select 'agent' as kind, ${agents.id} as id from ${agents}
+        where ${agents.organizationId} = ${organizationId} and ${agents.id} = any(${sql.param(agentIds)}::text[])
+      union all
+      select 'key', ${apiKeys.id} from ${apiKeys}
+        where ${apiKeys.organizationId} = ${organizationId} and ${apiKeys.id} = any(${sql.param(keyIds)}::text[])
+          and ${apiKeys.revokedAt} is null`);
     const live = { agentIds: new Set<string>(), keyIds: new Set<string>() };
-    for (const row of rows) (row.kind === 'agent' ? live.agentIds : live.keyIds).add(row.id);
+    for (const row of (result as unknown as { rows: { kind: string; id: string }[] }).rows) {
+      (row.kind === 'agent' ? live.agentIds : live.keyIds).add(row.id);
+    }
     return live;
   }
 
