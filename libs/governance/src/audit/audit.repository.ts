@@ -19,21 +19,27 @@ export class AuditRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   /**
-   * Serialises appends to one organization's chain until the surrounding transaction ends. With READ COMMITTED
-   * the next statement then sees the previous holder's committed entry, so the chain never forks.
+   * Serialises appends to these organizations' chains until the surrounding transaction ends. With READ COMMITTED
+   * the next statement then sees the previous holder's committed entries, so a chain never forks.
    */
-  lockChain(organizationId: string): Promise<void> {
-    return this.tx.lock(`audit:${organizationId}`);
+  lockChains(organizationIds: string[]): Promise<void> {
+    return this.tx.lock(...organizationIds.map((id) => `audit:${id}`));
   }
 
-  async head(organizationId: string): Promise<Pick<AuditEntryRow, 'sequence' | 'hash'> | undefined> {
+  /** The last entry (sequence and hash) of each organization's chain; an organization without entries is absent. */
+  async heads(organizationIds: string[]): Promise<Map<string, Pick<AuditEntryRow, 'sequence' | 'hash'>>> {
     const result = await this.tx.db.execute(sql`
-      select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
-        where ${auditEntries.organizationId} = ${organizationId}
-        order by ${auditEntries.sequence} desc limit 1`);
-    const [row] = (result as unknown as { rows: { sequence: number | string; hash: string }[] }).rows;
-    // bigint comes back as a number from node-postgres (type parser) and as a bigint-safe string or number from PGlite.
-    return row ? { sequence: Number(row.sequence), hash: row.hash } : undefined;
+      select o.id as organization_id, h.sequence, h.hash
+      from unnest(${sql.param(organizationIds)}::text[]) as o(id)
+      join lateral (
+        select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
+          where ${auditEntries.organizationId} = o.id order by ${auditEntries.sequence} desc limit 1
+      ) h on true`);
+    const rows = (
+      result as unknown as { rows: { organization_id: string; sequence: number | string; hash: string }[] }
+    ).rows;
+    // bigint arrives as a number from node-postgres (its type parser) and may arrive otherwise from PGlite.
+    return new Map(rows.map((r) => [r.organization_id, { sequence: Number(r.sequence), hash: r.hash }]));
   }
 
   async insertMany(rows: AuditEntryRow[]): Promise<void> {

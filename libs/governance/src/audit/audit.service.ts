@@ -59,38 +59,35 @@ export class AuditService {
    * until that transaction ends, so concurrent appends queue instead of forking.
    */
   async append(input: AuditInput): Promise<AuditEntryRow> {
-    const { organizationId, ...entry } = input;
-    const [row] = await this.appendMany(organizationId, [entry]);
+    const [row] = await this.appendMany([input]);
     return row!;
   }
 
   /**
-   * Serialises the caller's transaction with every append to the organization's chain (of any replica) until
+   * Serialises the caller's transaction with every append to these organizations' chains (of any replica) until
    * it ends: what it reads afterwards cannot change under it before its own entries are appended.
    */
-  lockChain(organizationId: string): Promise<void> {
-    return this.repo.lockChain(organizationId);
+  lockChains(organizationIds: string[]): Promise<void> {
+    return this.repo.lockChains(organizationIds);
   }
 
   /**
-   * Appends several entries to one organization's chain, in order, with one head read and one insert (the
-   * group commit of trace ingestion). Same lock and transaction rules as `append`.
+   * Appends several entries, of one or several organizations, each chain in the order given, with one lock
+   * statement, one read of the chain heads and one insert (the group commit of trace ingestion). Same lock and
+   * transaction rules as `append`.
    */
-  appendMany(
-    organizationId: string,
-    inputs: readonly Omit<AuditInput, 'organizationId'>[],
-  ): Promise<AuditEntryRow[]> {
+  appendMany(inputs: readonly AuditInput[]): Promise<AuditEntryRow[]> {
+    if (inputs.length === 0) return Promise.resolve([]);
     return this.tx.run(async () => {
-      await this.repo.lockChain(organizationId);
-      const head = await this.repo.head(organizationId);
+      const organizationIds = [...new Set(inputs.map((input) => input.organizationId))];
+      await this.repo.lockChains(organizationIds);
+      const heads = await this.repo.heads(organizationIds);
       const now = this.clock.now();
-      let sequence = head?.sequence ?? 0;
-      let prevHash = head?.hash ?? GENESIS_HASH;
       const rows = inputs.map((input): AuditEntryRow => {
-        sequence += 1;
+        const head = heads.get(input.organizationId);
         const content = {
-          sequence,
-          organizationId,
+          sequence: (head?.sequence ?? 0) + 1,
+          organizationId: input.organizationId,
           eventType: input.eventType,
           userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
           actor: input.actor,
@@ -101,16 +98,17 @@ export class AuditService {
           userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
           createdAt: now,
         };
+        const prevHash = head?.hash ?? GENESIS_HASH;
         const row: AuditEntryRow = {
           id: newId(now.getTime()),
           ...content,
           prevHash,
           hash: chainHash(prevHash, content),
         };
-        prevHash = row.hash;
+        heads.set(input.organizationId, row);
         return row;
       });
-      if (rows.length > 0) await this.repo.insertMany(rows);
+      await this.repo.insertMany(rows);
       return rows;
     });
   }

@@ -23,7 +23,7 @@ export type IngestOutcome = { kind: 'stored'; trace: TraceRow } | { kind: 'dupli
 export interface TraceWriterOptions {
   /** Traces written by one transaction at most. */
   maxBatch: number;
-  /** Traces waiting in this process at most; past it, ingestion answers 503 with Retry-After. */
+  /** Traces accepted and not yet answered in this process at most; past it, ingestion answers 503 with Retry-After. */
   maxPending: number;
 }
 
@@ -31,6 +31,7 @@ export const TRACE_WRITER_OPTIONS = Symbol('TRACE_WRITER_OPTIONS');
 export const TRACE_WRITER_DEFAULTS: TraceWriterOptions = { maxBatch: 100, maxPending: 10_000 };
 
 interface Pending {
+  organizationId: string;
   write: TraceWrite;
   resolve: (outcome: IngestOutcome) => void;
   reject: (err: unknown) => void;
@@ -42,27 +43,31 @@ export const unknownAgentError = () =>
     { field: 'agentId', message: 'agentId does not name an agent of this organization' },
   ]);
 
+/** `organizationId:value`; organization ids are hex, so the first colon separates. */
+const scoped = (organizationId: string, value: string) => `${organizationId}:${value}`;
+
 /**
  * Group commit of trace ingestion. Every trace is stored with its audit entry (and its review item) in one
- * transaction, under the organization's chain lock; one transaction per trace would hold that lock for a
- * commit each and cap an organization at one trace per commit latency. Instead, traces of one organization
- * queue while its previous transaction commits, and the next transaction writes all of them: one lock, one
- * chain-head read, one multi-row insert per table, one commit. Batches of different organizations run in
- * parallel (up to the pool size). A request is answered only after its own transaction has committed.
+ * transaction, under its organization's chain lock; one transaction per trace would hold that lock for a commit
+ * each, cap an organization at one trace per commit latency, and pay a handful of statements per trace. Instead,
+ * traces queue while the previous transaction commits and the next transaction writes all of them, whatever
+ * their organizations: one lock statement (chains locked in sorted order, so writers of several replicas cannot
+ * deadlock), one read of the chain heads, one multi-row insert per table, one commit. A request is answered only
+ * after its own transaction has committed.
  *
- * Under the chain lock, each batch re-checks that its agents still exist and its API keys are still live (an
- * agent's deletion and a key's regeneration append to the same chain, so neither can interleave), and claims
- * its idempotency keys. A batch that fails as a whole is retried trace by trace, so that one bad trace fails
- * alone.
+ * Under the chain locks, each batch re-checks that its agents still exist and its API keys are still live (an
+ * agent's deletion and a key's regeneration append to the same chain, so neither can interleave), and claims its
+ * idempotency keys. A batch that fails as a whole is retried trace by trace, so that one bad trace fails alone.
  */
 @Injectable()
 export class TraceWriter implements BeforeApplicationShutdown {
   private readonly options: TraceWriterOptions;
-  /** Traces waiting per organization, in arrival order. */
-  private readonly queues = new Map<string, Pending[]>();
-  /** Organizations whose queue is being written; each has one loop in `drain`. */
-  private readonly draining = new Map<string, Promise<void>>();
-  private pending = 0;
+  /** Traces waiting, in arrival order. */
+  private queue: Pending[] = [];
+  /** The loop writing the queue while it is not empty. */
+  private draining: Promise<void> | null = null;
+  /** Traces of the batch being written. */
+  private writing = 0;
 
   constructor(
     private readonly repo: TracesRepository,
@@ -76,84 +81,76 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
   /** Stores the trace; resolves once it has committed (or is found to repeat an idempotency key). */
   write(organizationId: string, write: TraceWrite): Promise<IngestOutcome> {
-    if (this.pending >= this.options.maxPending) {
+    if (this.inFlight >= this.options.maxPending) {
       throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, 'Ingestion is saturated; retry shortly', {
         headers: { 'Retry-After': '1' },
       });
     }
     return new Promise<IngestOutcome>((resolve, reject) => {
-      this.pending += 1;
-      let queue = this.queues.get(organizationId);
-      if (!queue) this.queues.set(organizationId, (queue = []));
-      queue.push({ write, resolve, reject });
-      if (!this.draining.has(organizationId)) {
-        const loop = this.drain(organizationId).finally(() => this.draining.delete(organizationId));
-        this.draining.set(organizationId, loop);
-      }
+      this.queue.push({ organizationId, write, resolve, reject });
+      this.draining ??= this.drain().finally(() => (this.draining = null));
     });
   }
 
   /** Shutdown waits for every accepted trace to be written before the database closes. */
   async beforeApplicationShutdown(): Promise<void> {
-    while (this.draining.size > 0) await Promise.allSettled([...this.draining.values()]);
+    while (this.draining) await this.draining;
   }
 
-  /** Traces accepted and not yet answered (for diagnostics and tests). */
+  /** Traces accepted and not yet answered (for diagnostics, back-pressure and tests). */
   get inFlight(): number {
-    return this.pending;
+    return this.queue.length + this.writing;
   }
 
-  private async drain(organizationId: string): Promise<void> {
-    for (;;) {
-      const queue = this.queues.get(organizationId);
-      if (!queue || queue.length === 0) {
-        this.queues.delete(organizationId);
-        return;
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.takeBatch();
+      this.writing = batch.length;
+      try {
+        await this.commit(batch);
+      } finally {
+        this.writing = 0;
       }
-      await this.commit(organizationId, this.takeBatch(queue));
     }
   }
 
   /**
-   * The next batch, in arrival order. A trace repeating an idempotency key already in the batch waits for the
-   * next one, where it meets the first trace's committed claim.
+   * The next batch, in arrival order. A trace repeating an idempotency key of its organization already in the
+   * batch waits for the next one, where it meets the first trace's committed claim.
    */
-  private takeBatch(queue: Pending[]): Pending[] {
+  private takeBatch(): Pending[] {
     const batch: Pending[] = [];
     const deferred: Pending[] = [];
     const keys = new Set<string>();
     let taken = 0;
-    while (taken < queue.length && batch.length < this.options.maxBatch) {
-      const item = queue[taken++]!;
+    while (taken < this.queue.length && batch.length < this.options.maxBatch) {
+      const item = this.queue[taken++]!;
       const key = item.write.idempotencyKey;
-      if (key !== undefined && keys.has(key)) {
-        deferred.push(item);
-        continue;
+      if (key !== undefined) {
+        const claim = scoped(item.organizationId, key);
+        if (keys.has(claim)) {
+          deferred.push(item);
+          continue;
+        }
+        keys.add(claim);
       }
-      if (key !== undefined) keys.add(key);
       batch.push(item);
     }
-    queue.splice(0, taken, ...deferred);
+    this.queue = [...deferred, ...this.queue.slice(taken)];
     return batch;
   }
 
-  private async commit(organizationId: string, batch: Pending[]): Promise<void> {
+  private async commit(batch: Pending[]): Promise<void> {
     let outcomes: (IngestOutcome | AppError)[];
     try {
-      outcomes = await this.tx.runDetached(() =>
-        this.writeBatch(
-          organizationId,
-          batch.map((p) => p.write),
-        ),
-      );
+      outcomes = await this.tx.runDetached(() => this.writeBatch(batch));
     } catch (err) {
-      if (batch.length > 1) {
-        // Isolate what failed: nothing of the batch committed, so each trace is simply tried on its own.
-        for (const item of batch) await this.commit(organizationId, [item]);
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
         return;
       }
-      batch[0]!.reject(err);
-      this.pending -= 1;
+      // Isolate what failed: nothing of the batch committed, so each trace is simply tried on its own.
+      for (const item of batch) await this.commit([item]);
       return;
     }
     batch.forEach((item, i) => {
@@ -161,48 +158,39 @@ export class TraceWriter implements BeforeApplicationShutdown {
       if (outcome instanceof AppError) item.reject(outcome);
       else item.resolve(outcome);
     });
-    this.pending -= batch.length;
   }
 
   /** One transaction: re-check subjects, claim idempotency keys, insert traces, review items, audit entries. */
-  private async writeBatch(
-    organizationId: string,
-    writes: TraceWrite[],
-  ): Promise<(IngestOutcome | AppError)[]> {
-    await this.audit.lockChain(organizationId);
-    const live = await this.repo.liveAgentsAndKeys(
-      organizationId,
-      [...new Set(writes.map((w) => w.trace.agentId))],
-      [...new Set(writes.flatMap((w) => (w.keyId ? [w.keyId] : [])))],
+  private async writeBatch(batch: Pending[]): Promise<(IngestOutcome | AppError)[]> {
+    await this.audit.lockChains([...new Set(batch.map((p) => p.organizationId))]);
+    const live = await this.repo.livePairs(
+      batch.map((p) => ({ organizationId: p.organizationId, id: p.write.trace.agentId })),
+      batch.flatMap((p) => (p.write.keyId ? [{ organizationId: p.organizationId, id: p.write.keyId }] : [])),
     );
-    const outcomes: (IngestOutcome | AppError | undefined)[] = writes.map((w) =>
-      w.keyId && !live.keyIds.has(w.keyId)
+    const outcomes: (IngestOutcome | AppError | undefined)[] = batch.map(({ organizationId, write }) =>
+      write.keyId && !live.has(scoped(organizationId, write.keyId))
         ? AppError.unauthorized('Invalid API key')
-        : live.agentIds.has(w.trace.agentId)
+        : live.has(scoped(organizationId, write.trace.agentId))
           ? undefined
           : unknownAgentError(),
     );
 
-    const claims = writes.flatMap((w, i) =>
-      outcomes[i] === undefined && w.idempotencyKey !== undefined
-        ? [{ index: i, key: w.idempotencyKey, traceId: w.trace.id }]
+    const claims = batch.flatMap(({ organizationId, write }, index) =>
+      outcomes[index] === undefined && write.idempotencyKey !== undefined
+        ? [{ index, organizationId, key: write.idempotencyKey, traceId: write.trace.id }]
         : [],
     );
     if (claims.length > 0) {
       const now = this.clock.now();
       const claimed = await this.repo.claimIdempotencyKeys(
-        organizationId,
-        claims,
+        claims.map(({ organizationId, key, traceId }) => ({ organizationId, key, traceId })),
         now,
         new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
       );
-      const taken = claims.filter((c) => !claimed.has(c.key));
-      const holders = await this.repo.tracesOfIdempotencyKeys(
-        organizationId,
-        taken.map((c) => c.key),
-      );
+      const taken = claims.filter((c) => !claimed.has(scoped(c.organizationId, c.key)));
+      const holders = await this.repo.tracesOfIdempotencyKeys(taken);
       for (const claim of taken) {
-        const id = holders.get(claim.key);
+        const id = holders.get(scoped(claim.organizationId, claim.key));
         // Without a holder the row was purged between the two statements; the client may simply retry.
         outcomes[claim.index] = id
           ? { kind: 'duplicate', id }
@@ -213,13 +201,12 @@ export class TraceWriter implements BeforeApplicationShutdown {
       }
     }
 
-    const stored = writes.filter((_, i) => outcomes[i] === undefined);
-    await this.repo.insertTraces(stored.map((w) => w.trace));
-    await this.repo.insertReviewItems(stored.flatMap((w) => (w.reviewItem ? [w.reviewItem] : [])));
-    await this.audit.appendMany(
-      organizationId,
-      stored.map((w) => w.audit),
+    const stored = batch.filter((_, i) => outcomes[i] === undefined);
+    await this.repo.insertTraces(stored.map((p) => p.write.trace));
+    await this.repo.insertReviewItems(
+      stored.flatMap((p) => (p.write.reviewItem ? [p.write.reviewItem] : [])),
     );
-    return outcomes.map((o, i) => o ?? { kind: 'stored', trace: writes[i]!.trace });
+    await this.audit.appendMany(stored.map((p) => ({ organizationId: p.organizationId, ...p.write.audit })));
+    return outcomes.map((o, i) => o ?? { kind: 'stored', trace: batch[i]!.write.trace });
   }
 }

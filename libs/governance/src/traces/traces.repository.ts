@@ -33,62 +33,66 @@ export class TracesRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   /**
-   * Of the given agents and API keys, those still live in the organization: agents not deleted, keys not
-   * revoked. One statement for a whole batch of writes.
+   * Of the given (organization, agent) and (organization, API key) pairs, those still live: agents not deleted,
+   * keys not revoked. One statement for a whole batch of writes; answers `organizationId:id` strings.
    */
-  async liveAgentsAndKeys(
-    organizationId: string,
-    agentIds: string[],
-    keyIds: string[],
-  ): Promise<{ agentIds: Set<string>; keyIds: Set<string> }> {
+  async livePairs(
+    agentPairs: { organizationId: string; id: string }[],
+    keyPairs: { organizationId: string; id: string }[],
+  ): Promise<Set<string>> {
+    const orgs = (pairs: { organizationId: string }[]) => sql.param(pairs.map((p) => p.organizationId));
+    const ids = (pairs: { id: string }[]) => sql.param(pairs.map((p) => p.id));
     const result = await this.tx.db.execute(sql`
-      select 'agent' as kind, ${agents.id} as id from ${agents}
-        where ${agents.organizationId} = ${organizationId} and ${agents.id} = any(${sql.param(agentIds)}::text[])
+      select ${agents.organizationId} as organization_id, ${agents.id} as id from ${agents}
+        where (${agents.organizationId}, ${agents.id}) in (
+          select * from unnest(${orgs(agentPairs)}::text[], ${ids(agentPairs)}::text[]))
       union all
-      select 'key', ${apiKeys.id} from ${apiKeys}
-        where ${apiKeys.organizationId} = ${organizationId} and ${apiKeys.id} = any(${sql.param(keyIds)}::text[])
+      select ${apiKeys.organizationId}, ${apiKeys.id} from ${apiKeys}
+        where (${apiKeys.organizationId}, ${apiKeys.id}) in (
+          select * from unnest(${orgs(keyPairs)}::text[], ${ids(keyPairs)}::text[]))
           and ${apiKeys.revokedAt} is null`);
-    const live = { agentIds: new Set<string>(), keyIds: new Set<string>() };
-    for (const row of (result as unknown as { rows: { kind: string; id: string }[] }).rows) {
-      (row.kind === 'agent' ? live.agentIds : live.keyIds).add(row.id);
-    }
-    return live;
+    const rows = (result as unknown as { rows: { organization_id: string; id: string }[] }).rows;
+    return new Set(rows.map((row) => `${row.organization_id}:${row.id}`));
   }
 
   /**
-   * Claims idempotency keys (each at most once in the call) for their traces: a key not yet used, or used
-   * before `expiredBefore`, is claimed. Returns the keys claimed; the others are taken. Callers hold the
-   * organization's chain lock, so no concurrent claim of the same key can interleave.
+   * Claims idempotency keys (each (organization, key) at most once in the call) for their traces: a key not yet
+   * used, or used before `expiredBefore`, is claimed. Returns the claimed ones as `organizationId:key`; the others
+   * are taken. Callers hold the organizations' chain locks, so no concurrent claim of the same key interleaves.
    */
   async claimIdempotencyKeys(
-    organizationId: string,
-    claims: { key: string; traceId: string }[],
+    claims: { organizationId: string; key: string; traceId: string }[],
     now: Date,
     expiredBefore: Date,
   ): Promise<Set<string>> {
     if (claims.length === 0) return new Set();
     const rows = await this.tx.db
       .insert(traceIdempotencyKeys)
-      .values(claims.map((c) => ({ organizationId, key: c.key, traceId: c.traceId, createdAt: now })))
+      .values(claims.map((c) => ({ ...c, createdAt: now })))
       .onConflictDoUpdate({
         target: [traceIdempotencyKeys.organizationId, traceIdempotencyKeys.key],
         set: { traceId: sql`excluded.trace_id`, createdAt: sql`excluded.created_at` },
         setWhere: lt(traceIdempotencyKeys.createdAt, expiredBefore),
       })
-      .returning({ key: traceIdempotencyKeys.key });
-    return new Set(rows.map((r) => r.key));
+      .returning({ organizationId: traceIdempotencyKeys.organizationId, key: traceIdempotencyKeys.key });
+    return new Set(rows.map((r) => `${r.organizationId}:${r.key}`));
   }
 
-  /** The traces that hold the given idempotency keys. */
-  async tracesOfIdempotencyKeys(organizationId: string, keys: string[]): Promise<Map<string, string>> {
-    if (keys.length === 0) return new Map();
-    const rows = await this.tx.db
-      .select({ key: traceIdempotencyKeys.key, traceId: traceIdempotencyKeys.traceId })
-      .from(traceIdempotencyKeys)
-      .where(
-        and(eq(traceIdempotencyKeys.organizationId, organizationId), inArray(traceIdempotencyKeys.key, keys)),
-      );
-    return new Map(rows.map((r) => [r.key, r.traceId]));
+  /** The traces that hold the given (organization, idempotency key) pairs, as `organizationId:key` → trace id. */
+  async tracesOfIdempotencyKeys(
+    pairs: { organizationId: string; key: string }[],
+  ): Promise<Map<string, string>> {
+    if (pairs.length === 0) return new Map();
+    const result = await this.tx.db.execute(sql`
+      select ${traceIdempotencyKeys.organizationId} as organization_id, ${traceIdempotencyKeys.key} as key,
+             ${traceIdempotencyKeys.traceId} as trace_id
+      from ${traceIdempotencyKeys}
+      where (${traceIdempotencyKeys.organizationId}, ${traceIdempotencyKeys.key}) in (
+        select * from unnest(${sql.param(pairs.map((p) => p.organizationId))}::text[],
+                             ${sql.param(pairs.map((p) => p.key))}::text[]))`);
+    const rows = (result as unknown as { rows: { organization_id: string; key: string; trace_id: string }[] })
+      .rows;
+    return new Map(rows.map((r) => [`${r.organization_id}:${r.key}`, r.trace_id]));
   }
 
   async insertTraces(rows: TraceRow[]): Promise<void> {

@@ -42,8 +42,9 @@ function toText(column: PgColumn, value: unknown): string | null {
  */
 export function bulkInsert<T extends PgTable>(table: T, rows: readonly T['$inferSelect'][]): SQL {
   const { columns, head, tail } = shapeOf(table);
-  const arrays = columns.map(([key, column]) =>
-    sql`${sql.param(rows.map((row) => toText(column, (row as Record<string, unknown>)[key])))}::text[]`,
+  const arrays = columns.map(
+    ([key, column]) =>
+      sql`${sql.param(rows.map((row) => toText(column, (row as Record<string, unknown>)[key])))}::text[]`,
   );
   return sql.join([head, sql.join(arrays, sql`, `), tail]);
 }

@@ -54,15 +54,20 @@ export class TransactionHost {
   }
 
   /**
-   * Takes the transaction-scoped advisory lock named `key`, held until the current transaction ends; other
-   * transactions (of any replica) asking for it wait. A lock this transaction already holds costs nothing.
+   * Takes the transaction-scoped advisory locks named by `keys`, held until the current transaction ends; other
+   * transactions (of any replica) asking for one of them wait. Locks are taken in sorted order, in one
+   * statement, so two transactions locking overlapping sets cannot deadlock on them. Locks this transaction
+   * already holds cost nothing.
    */
-  async lock(key: string): Promise<void> {
+  async lock(...keys: string[]): Promise<void> {
     const scope = this.storage.getStore();
     if (!scope) throw new Error('TransactionHost.lock needs an open transaction');
-    if (scope.locks.has(key)) return;
-    await scope.tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
-    scope.locks.add(key);
+    const wanted = [...new Set(keys)].filter((key) => !scope.locks.has(key)).sort();
+    if (wanted.length === 0) return;
+    await scope.tx.execute(
+      sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${sql.param(wanted)}::text[]) as k`,
+    );
+    for (const key of wanted) scope.locks.add(key);
   }
 
   /**
