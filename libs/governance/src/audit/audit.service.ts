@@ -34,6 +34,13 @@ export interface AuditInput {
 
 const VERIFY_BATCH = 1000;
 
+type ChainHead = Pick<AuditEntryRow, 'sequence' | 'hash'>;
+
+/** Appends to chains opened (locked, heads read) by `AuditService.openChains`, in the same transaction. */
+export interface ChainAppender {
+  append(inputs: readonly AuditInput[]): Promise<AuditEntryRow[]>;
+}
+
 /** The actor of an audit entry, from the caller resolved by the access guard. */
 export function auditActorOf(actor: Actor): AuditActor {
   switch (actor.credential) {
@@ -64,53 +71,66 @@ export class AuditService {
   }
 
   /**
-   * Serialises the caller's transaction with every append to these organizations' chains (of any replica) until
-   * it ends: what it reads afterwards cannot change under it before its own entries are appended.
-   */
-  lockChains(organizationIds: string[]): Promise<void> {
-    return this.repo.lockChains(organizationIds);
-  }
-
-  /**
    * Appends several entries, of one or several organizations, each chain in the order given, with one lock
-   * statement, one read of the chain heads and one insert (the group commit of trace ingestion). Same lock and
-   * transaction rules as `append`.
+   * statement, one read of the chain heads and one insert. Same lock and transaction rules as `append`.
    */
   appendMany(inputs: readonly AuditInput[]): Promise<AuditEntryRow[]> {
     if (inputs.length === 0) return Promise.resolve([]);
     return this.tx.run(async () => {
-      const organizationIds = [...new Set(inputs.map((input) => input.organizationId))];
-      await this.repo.lockChains(organizationIds);
-      const heads = await this.repo.heads(organizationIds);
-      const now = this.clock.now();
-      const rows = inputs.map((input): AuditEntryRow => {
-        const head = heads.get(input.organizationId);
-        const content = {
-          sequence: (head?.sequence ?? 0) + 1,
-          organizationId: input.organizationId,
-          eventType: input.eventType,
-          userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
-          actor: input.actor,
-          targetType: input.targetType ?? null,
-          targetId: input.targetId ?? null,
-          metadata: normaliseMetadata(input.metadata),
-          ip: input.meta?.ip?.slice(0, 64) ?? null,
-          userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
-          createdAt: now,
-        };
-        const prevHash = head?.hash ?? GENESIS_HASH;
-        const row: AuditEntryRow = {
-          id: newId(now.getTime()),
-          ...content,
-          prevHash,
-          hash: chainHash(prevHash, content),
-        };
-        heads.set(input.organizationId, row);
-        return row;
-      });
-      await this.repo.insertMany(rows);
-      return rows;
+      const chains = await this.openChains([...new Set(inputs.map((input) => input.organizationId))]);
+      return chains.append(inputs);
     });
+  }
+
+  /**
+   * Locks these organizations' chains until the caller's transaction ends, and reads their heads; the caller then
+   * appends with the returned `append` in the same transaction (the group commit of trace ingestion reads its own
+   * data between the two). The two statements are sent together: the connection runs them in order, so the head
+   * read takes its snapshot after the lock is granted.
+   */
+  async openChains(organizationIds: string[]): Promise<ChainAppender> {
+    if (!this.tx.inTransaction) throw new Error('AuditService.openChains needs an open transaction');
+    const [, found] = await Promise.all([
+      this.repo.lockChains(organizationIds),
+      this.repo.heads(organizationIds),
+    ]);
+    const heads = new Map(organizationIds.map((id) => [id, found.get(id) ?? null]));
+    return {
+      append: async (inputs) => {
+        const rows = inputs.map((input) => this.nextEntry(heads, input));
+        if (rows.length > 0) await this.repo.insertMany(rows);
+        return rows;
+      },
+    };
+  }
+
+  /** The entry that follows the chain's head (advanced in `heads`). */
+  private nextEntry(heads: Map<string, ChainHead | null>, input: AuditInput): AuditEntryRow {
+    const head = heads.get(input.organizationId);
+    if (head === undefined) throw new Error(`The chain of ${input.organizationId} was not opened`);
+    const now = this.clock.now();
+    const content = {
+      sequence: (head?.sequence ?? 0) + 1,
+      organizationId: input.organizationId,
+      eventType: input.eventType,
+      userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
+      actor: input.actor,
+      targetType: input.targetType ?? null,
+      targetId: input.targetId ?? null,
+      metadata: normaliseMetadata(input.metadata),
+      ip: input.meta?.ip?.slice(0, 64) ?? null,
+      userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
+      createdAt: now,
+    };
+    const prevHash = head?.hash ?? GENESIS_HASH;
+    const row: AuditEntryRow = {
+      id: newId(now.getTime()),
+      ...content,
+      prevHash,
+      hash: chainHash(prevHash, content),
+    };
+    heads.set(input.organizationId, row);
+    return row;
   }
 
   async list(organizationId: string, query: AuditQueryDto): Promise<Page<AuditEntryDto>> {
