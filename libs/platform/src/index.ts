@@ -12,6 +12,8 @@ export * from './db/migrate.js';
 export * from './db/transaction-host.js';
 export * from './db/invalidated-cache.js';
 export * from './db/bulk-insert.js';
+export * from './db/inline-sql.js';
+export * from './db/query.js';
 export * from './db/database.module.js';
 export * from './http/app-error.js';
 export * from './http/error-body.js';

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, desc, eq, gt, gte, like, lte, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, TransactionHost } from '../../../platform/src/index.js';
+import {
+  bulkInsert,
+  lockStatement,
+  type Query,
+  TransactionHost,
+  writeQuery,
+} from '../../../platform/src/index.js';
 import { auditEntries, type AuditEntryRow } from './audit.schema.js';
 
 export interface AuditFilter {
@@ -14,6 +20,28 @@ function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+export type ChainHead = Pick<AuditEntryRow, 'sequence' | 'hash'>;
+
+const chainLockKey = (organizationId: string) => `audit:${organizationId}`;
+
+function headsQuery(organizationIds: string[]): Query<Map<string, ChainHead>> {
+  return {
+    statements: [
+      sql`select o.id as organization_id, h.sequence, h.hash
+          from unnest(${sql.param(organizationIds)}::text[]) as o(id)
+          join lateral (
+            select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
+              where ${auditEntries.organizationId} = o.id order by ${auditEntries.sequence} desc limit 1
+          ) h on true`,
+    ],
+    // bigint arrives as a number from node-postgres (its type parser) and may arrive otherwise from PGlite.
+    read: ([rows]) =>
+      new Map(
+        rows!.map((r) => [String(r.organization_id), { sequence: Number(r.sequence), hash: String(r.hash) }]),
+      ),
+  };
+}
+
 @Injectable()
 export class AuditRepository {
   constructor(private readonly tx: TransactionHost) {}
@@ -23,27 +51,32 @@ export class AuditRepository {
    * the next statement then sees the previous holder's committed entries, so a chain never forks.
    */
   lockChains(organizationIds: string[]): Promise<void> {
-    return this.tx.lock(...organizationIds.map((id) => `audit:${id}`));
+    return this.tx.lock(...organizationIds.map(chainLockKey));
   }
 
   /** The last entry (sequence and hash) of each organization's chain; an organization without entries is absent. */
-  async heads(organizationIds: string[]): Promise<Map<string, Pick<AuditEntryRow, 'sequence' | 'hash'>>> {
-    const result = await this.tx.db.execute(sql`
-      select o.id as organization_id, h.sequence, h.hash
-      from unnest(${sql.param(organizationIds)}::text[]) as o(id)
-      join lateral (
-        select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
-          where ${auditEntries.organizationId} = o.id order by ${auditEntries.sequence} desc limit 1
-      ) h on true`);
-    const rows = (
-      result as unknown as { rows: { organization_id: string; sequence: number | string; hash: string }[] }
-    ).rows;
-    // bigint arrives as a number from node-postgres (its type parser) and may arrive otherwise from PGlite.
-    return new Map(rows.map((r) => [r.organization_id, { sequence: Number(r.sequence), hash: r.hash }]));
+  heads(organizationIds: string[]): Promise<Map<string, ChainHead>> {
+    return this.tx.query(headsQuery(organizationIds));
   }
 
-  async insertMany(rows: AuditEntryRow[]): Promise<void> {
-    await this.tx.db.execute(bulkInsert(auditEntries, rows));
+  /**
+   * `lockChains` then `heads`, as one query for a pipelined transaction: the statements run in order, so the head
+   * read takes its snapshot after the locks are granted.
+   */
+  openChainsQuery(organizationIds: string[]): Query<Map<string, ChainHead>> {
+    const heads = headsQuery(organizationIds);
+    return {
+      statements: [lockStatement(organizationIds.map(chainLockKey)), ...heads.statements],
+      read: ([, rows]) => heads.read([rows!]),
+    };
+  }
+
+  insertQuery(rows: AuditEntryRow[]): Query<void> {
+    return writeQuery(bulkInsert(auditEntries, rows));
+  }
+
+  insertMany(rows: AuditEntryRow[]): Promise<void> {
+    return this.tx.query(this.insertQuery(rows));
   }
 
   private filterWhere(organizationId: string, filter: AuditFilter): SQL {

@@ -8,11 +8,12 @@ import {
   type Page,
   type RequestMeta,
   pageRequest,
+  type Query,
   toPage,
   TransactionHost,
 } from '../../../platform/src/index.js';
 import { chainHash, cleanText, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
-import { AuditRepository } from './audit.repository.js';
+import { AuditRepository, type ChainHead } from './audit.repository.js';
 import type { AuditActor, AuditEntryRow } from './audit.schema.js';
 import {
   type AuditEntryDto,
@@ -34,11 +35,50 @@ export interface AuditInput {
 
 const VERIFY_BATCH = 1000;
 
-type ChainHead = Pick<AuditEntryRow, 'sequence' | 'hash'>;
+/**
+ * Chains locked by the current transaction, from their heads: `next` computes the entries that follow (sequence,
+ * prevHash, hash) and advances the heads. The caller inserts the entries in the same transaction.
+ */
+export class OpenChains {
+  private readonly heads: Map<string, ChainHead | null>;
 
-/** Appends to chains opened (locked, heads read) by `AuditService.openChains`, in the same transaction. */
-export interface ChainAppender {
-  append(inputs: readonly AuditInput[]): Promise<AuditEntryRow[]>;
+  constructor(
+    organizationIds: string[],
+    found: Map<string, ChainHead>,
+    private readonly clock: Clock,
+  ) {
+    this.heads = new Map(organizationIds.map((id) => [id, found.get(id) ?? null]));
+  }
+
+  next(inputs: readonly AuditInput[]): AuditEntryRow[] {
+    const now = this.clock.now();
+    return inputs.map((input) => {
+      const head = this.heads.get(input.organizationId);
+      if (head === undefined) throw new Error(`The chain of ${input.organizationId} is not open`);
+      const content = {
+        sequence: (head?.sequence ?? 0) + 1,
+        organizationId: input.organizationId,
+        eventType: input.eventType,
+        userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
+        actor: input.actor,
+        targetType: input.targetType ?? null,
+        targetId: input.targetId ?? null,
+        metadata: normaliseMetadata(input.metadata),
+        ip: input.meta?.ip?.slice(0, 64) ?? null,
+        userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
+        createdAt: now,
+      };
+      const prevHash = head?.hash ?? GENESIS_HASH;
+      const row: AuditEntryRow = {
+        id: newId(now.getTime()),
+        ...content,
+        prevHash,
+        hash: chainHash(prevHash, content),
+      };
+      this.heads.set(input.organizationId, row);
+      return row;
+    });
+  }
 }
 
 /** The actor of an audit entry, from the caller resolved by the access guard. */
@@ -77,60 +117,27 @@ export class AuditService {
   appendMany(inputs: readonly AuditInput[]): Promise<AuditEntryRow[]> {
     if (inputs.length === 0) return Promise.resolve([]);
     return this.tx.run(async () => {
-      const chains = await this.openChains([...new Set(inputs.map((input) => input.organizationId))]);
-      return chains.append(inputs);
+      const organizationIds = [...new Set(inputs.map((input) => input.organizationId))];
+      await this.repo.lockChains(organizationIds);
+      const chains = new OpenChains(organizationIds, await this.repo.heads(organizationIds), this.clock);
+      const entries = chains.next(inputs);
+      await this.repo.insertMany(entries);
+      return entries;
     });
   }
 
   /**
-   * Locks these organizations' chains until the caller's transaction ends, and reads their heads; the caller then
-   * appends with the returned `append` in the same transaction (the group commit of trace ingestion reads its own
-   * data between the two). The two statements are sent together: the connection runs them in order, so the head
-   * read takes its snapshot after the lock is granted.
+   * For a pipelined transaction (the group commit of trace ingestion): locks these organizations' chains until it
+   * ends and reads their heads. Entries computed from the result with `next` are inserted with `insertQuery` in
+   * the same transaction.
    */
-  async openChains(organizationIds: string[]): Promise<ChainAppender> {
-    if (!this.tx.inTransaction) throw new Error('AuditService.openChains needs an open transaction');
-    const [, found] = await Promise.all([
-      this.repo.lockChains(organizationIds),
-      this.repo.heads(organizationIds),
-    ]);
-    const heads = new Map(organizationIds.map((id) => [id, found.get(id) ?? null]));
-    return {
-      append: async (inputs) => {
-        const rows = inputs.map((input) => this.nextEntry(heads, input));
-        if (rows.length > 0) await this.repo.insertMany(rows);
-        return rows;
-      },
-    };
+  openChainsQuery(organizationIds: string[]): Query<OpenChains> {
+    const query = this.repo.openChainsQuery(organizationIds);
+    return { ...query, read: (results) => new OpenChains(organizationIds, query.read(results), this.clock) };
   }
 
-  /** The entry that follows the chain's head (advanced in `heads`). */
-  private nextEntry(heads: Map<string, ChainHead | null>, input: AuditInput): AuditEntryRow {
-    const head = heads.get(input.organizationId);
-    if (head === undefined) throw new Error(`The chain of ${input.organizationId} was not opened`);
-    const now = this.clock.now();
-    const content = {
-      sequence: (head?.sequence ?? 0) + 1,
-      organizationId: input.organizationId,
-      eventType: input.eventType,
-      userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
-      actor: input.actor,
-      targetType: input.targetType ?? null,
-      targetId: input.targetId ?? null,
-      metadata: normaliseMetadata(input.metadata),
-      ip: input.meta?.ip?.slice(0, 64) ?? null,
-      userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
-      createdAt: now,
-    };
-    const prevHash = head?.hash ?? GENESIS_HASH;
-    const row: AuditEntryRow = {
-      id: newId(now.getTime()),
-      ...content,
-      prevHash,
-      hash: chainHash(prevHash, content),
-    };
-    heads.set(input.organizationId, row);
-    return row;
+  insertQuery(entries: AuditEntryRow[]): Query<void> {
+    return this.repo.insertQuery(entries);
   }
 
   async list(organizationId: string, query: AuditQueryDto): Promise<Page<AuditEntryDto>> {

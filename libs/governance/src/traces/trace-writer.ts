@@ -1,5 +1,12 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
-import { AppError, Clock, ErrorCode, TransactionHost } from '../../../platform/src/index.js';
+import {
+  AppError,
+  Clock,
+  ErrorCode,
+  type SendStatements,
+  sendQueries,
+  TransactionHost,
+} from '../../../platform/src/index.js';
 import { type AuditInput, AuditService } from '../audit/audit.service.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import type { TraceRow } from './trace.schema.js';
@@ -149,7 +156,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
   private async commit(batch: Pending[]): Promise<void> {
     let outcomes: (IngestOutcome | AppError)[];
     try {
-      outcomes = await this.tx.runDetached(() => this.writeBatch(batch));
+      outcomes = await this.tx.pipelined((send) => this.writeBatch(send, batch));
     } catch (err) {
       if (batch.length === 1) {
         batch[0]!.reject(err);
@@ -167,20 +174,19 @@ export class TraceWriter implements BeforeApplicationShutdown {
   }
 
   /**
-   * One transaction: lock the chains and read their heads, re-check subjects, claim idempotency keys, then insert
-   * traces, review items and audit entries. Statements without data dependencies are sent together (the
-   * connection runs them in order): a batch waits on four round trips, not one per statement.
+   * One transaction in two round trips (three with idempotency keys): lock the chains and read their heads with
+   * the live agents and keys; claim idempotency keys; insert traces, review items and audit entries, with COMMIT.
    */
-  private async writeBatch(batch: Pending[]): Promise<(IngestOutcome | AppError)[]> {
-    const [chains, live] = await Promise.all([
-      this.audit.openChains([...new Set(batch.map((p) => p.organizationId))]),
-      this.repo.livePairs(
+  private async writeBatch(send: SendStatements, batch: Pending[]): Promise<(IngestOutcome | AppError)[]> {
+    const [chains, live] = await sendQueries(send, [
+      this.audit.openChainsQuery([...new Set(batch.map((p) => p.organizationId))]),
+      this.repo.livePairsQuery(
         batch.map((p) => ({ organizationId: p.organizationId, id: p.write.trace.agentId })),
         batch.flatMap((p) =>
           p.write.keyId ? [{ organizationId: p.organizationId, id: p.write.keyId }] : [],
         ),
       ),
-    ]);
+    ] as const);
     const outcomes: (IngestOutcome | AppError | undefined)[] = batch.map(({ organizationId, write }) =>
       write.keyId && !live.has(scoped(organizationId, write.keyId))
         ? AppError.unauthorized('Invalid API key')
@@ -188,19 +194,27 @@ export class TraceWriter implements BeforeApplicationShutdown {
           ? undefined
           : unknownAgentError(),
     );
-    await this.settleIdempotencyKeys(batch, outcomes);
+    await this.settleIdempotencyKeys(send, batch, outcomes);
 
     const stored = batch.filter((_, i) => outcomes[i] === undefined);
-    await Promise.all([
-      this.repo.insertTraces(stored.map((p) => p.write.trace)),
-      this.repo.insertReviewItems(stored.flatMap((p) => (p.write.reviewItem ? [p.write.reviewItem] : []))),
-      chains.append(stored.map((p) => ({ organizationId: p.organizationId, ...p.write.audit }))),
-    ]);
+    const entries = chains.next(stored.map((p) => ({ organizationId: p.organizationId, ...p.write.audit })));
+    await sendQueries(
+      send,
+      [
+        this.repo.insertTracesQuery(stored.map((p) => p.write.trace)),
+        this.repo.insertReviewItemsQuery(
+          stored.flatMap((p) => (p.write.reviewItem ? [p.write.reviewItem] : [])),
+        ),
+        this.audit.insertQuery(entries),
+      ] as const,
+      { commit: true },
+    );
     return outcomes.map((o, i) => o ?? { kind: 'stored', trace: batch[i]!.write.trace });
   }
 
   /** Claims the idempotency keys of the traces still to store; a taken key makes its trace a duplicate. */
   private async settleIdempotencyKeys(
+    send: SendStatements,
     batch: Pending[],
     outcomes: (IngestOutcome | AppError | undefined)[],
   ): Promise<void> {
@@ -211,18 +225,15 @@ export class TraceWriter implements BeforeApplicationShutdown {
     );
     if (claims.length === 0) return;
     const now = this.clock.now();
-    const claimed = await this.repo.claimIdempotencyKeys(
-      claims.map(({ organizationId, key, traceId }) => ({ organizationId, key, traceId })),
-      now,
-      new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
-    );
-    const taken = claims.filter((c) => !claimed.has(scoped(c.organizationId, c.key)));
-    const holders = await this.repo.tracesOfIdempotencyKeys(taken);
-    for (const claim of taken) {
-      const id = holders.get(scoped(claim.organizationId, claim.key));
-      // Without a holder the row was purged between the two statements; the client may simply retry.
-      outcomes[claim.index] = id
-        ? { kind: 'duplicate', id }
+    const [holders] = await sendQueries(send, [
+      this.repo.claimIdempotencyKeysQuery(claims, now, new Date(now.getTime() - IDEMPOTENCY_TTL_MS)),
+    ] as const);
+    for (const claim of claims) {
+      const holder = holders.get(scoped(claim.organizationId, claim.key));
+      if (holder === null) continue;
+      // Without a holder the row was purged between conflict and read; the client may simply retry.
+      outcomes[claim.index] = holder
+        ? { kind: 'duplicate', id: holder }
         : AppError.conflict(
             'The idempotency key is being reused concurrently; retry',
             'SVC_DUPLICATE_REQUEST',

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gte, inArray, lt, lte, ne, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, TransactionHost } from '../../../platform/src/index.js';
+import { and, count, desc, eq, gte, inArray, lte, ne, sql, type SQL } from 'drizzle-orm';
+import { bulkInsert, type Query, TransactionHost, writeQuery } from '../../../platform/src/index.js';
 import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
 import { agents } from '../agents/agent.schema.js';
 import { reviewItems, type ReviewItemRow } from '../review/review-item.schema.js';
@@ -34,73 +34,76 @@ export class TracesRepository {
 
   /**
    * Of the given (organization, agent) and (organization, API key) pairs, those still live: agents not deleted,
-   * keys not revoked. One statement for a whole batch of writes; answers `organizationId:id` strings.
+   * keys not revoked; read as `organizationId:id` strings. One statement for a whole batch of writes.
    */
-  async livePairs(
+  livePairsQuery(
     agentPairs: { organizationId: string; id: string }[],
     keyPairs: { organizationId: string; id: string }[],
-  ): Promise<Set<string>> {
+  ): Query<Set<string>> {
     const orgs = (pairs: { organizationId: string }[]) => sql.param(pairs.map((p) => p.organizationId));
     const ids = (pairs: { id: string }[]) => sql.param(pairs.map((p) => p.id));
-    const result = await this.tx.db.execute(sql`
-      select ${agents.organizationId} as organization_id, ${agents.id} as id from ${agents}
-        where (${agents.organizationId}, ${agents.id}) in (
-          select * from unnest(${orgs(agentPairs)}::text[], ${ids(agentPairs)}::text[]))
-      union all
-      select ${apiKeys.organizationId}, ${apiKeys.id} from ${apiKeys}
-        where (${apiKeys.organizationId}, ${apiKeys.id}) in (
-          select * from unnest(${orgs(keyPairs)}::text[], ${ids(keyPairs)}::text[]))
-          and ${apiKeys.revokedAt} is null`);
-    const rows = (result as unknown as { rows: { organization_id: string; id: string }[] }).rows;
-    return new Set(rows.map((row) => `${row.organization_id}:${row.id}`));
+    return {
+      statements: [
+        sql`select ${agents.organizationId} as organization_id, ${agents.id} as id from ${agents}
+              where (${agents.organizationId}, ${agents.id}) in (
+                select * from unnest(${orgs(agentPairs)}::text[], ${ids(agentPairs)}::text[]))
+            union all
+            select ${apiKeys.organizationId}, ${apiKeys.id} from ${apiKeys}
+              where (${apiKeys.organizationId}, ${apiKeys.id}) in (
+                select * from unnest(${orgs(keyPairs)}::text[], ${ids(keyPairs)}::text[]))
+                and ${apiKeys.revokedAt} is null`,
+      ],
+      read: ([rows]) => new Set(rows!.map((row) => `${String(row.organization_id)}:${String(row.id)}`)),
+    };
   }
 
   /**
    * Claims idempotency keys (each (organization, key) at most once in the call) for their traces: a key not yet
-   * used, or used before `expiredBefore`, is claimed. Returns the claimed ones as `organizationId:key`; the others
-   * are taken. Callers hold the organizations' chain locks, so no concurrent claim of the same key interleaves.
+   * used, or used before `expiredBefore`, is claimed. Reads, per `organizationId:key`, null when claimed, else the
+   * trace holding the key (undefined if it vanished meanwhile). Callers hold the organizations' chain locks, so
+   * every other claim of these keys has committed before this statement's snapshot.
    */
-  async claimIdempotencyKeys(
+  claimIdempotencyKeysQuery(
     claims: { organizationId: string; key: string; traceId: string }[],
     now: Date,
     expiredBefore: Date,
-  ): Promise<Set<string>> {
-    if (claims.length === 0) return new Set();
-    const rows = await this.tx.db
-      .insert(traceIdempotencyKeys)
-      .values(claims.map((c) => ({ ...c, createdAt: now })))
-      .onConflictDoUpdate({
-        target: [traceIdempotencyKeys.organizationId, traceIdempotencyKeys.key],
-        set: { traceId: sql`excluded.trace_id`, createdAt: sql`excluded.created_at` },
-        setWhere: lt(traceIdempotencyKeys.createdAt, expiredBefore),
-      })
-      .returning({ organizationId: traceIdempotencyKeys.organizationId, key: traceIdempotencyKeys.key });
-    return new Set(rows.map((r) => `${r.organizationId}:${r.key}`));
+  ): Query<Map<string, string | null | undefined>> {
+    const orgs = sql.param(claims.map((c) => c.organizationId));
+    const keys = sql.param(claims.map((c) => c.key));
+    const k = traceIdempotencyKeys;
+    return {
+      statements: [
+        sql`with claimed as (
+              insert into ${k} (organization_id, key, trace_id, created_at)
+              select c.organization_id, c.key, c.trace_id, ${now.toISOString()}::timestamptz
+                from unnest(${orgs}::text[], ${keys}::text[], ${sql.param(claims.map((c) => c.traceId))}::text[])
+                  as c(organization_id, key, trace_id)
+              on conflict (organization_id, key) do update
+                set trace_id = excluded.trace_id, created_at = excluded.created_at
+                where ${k.createdAt} < ${expiredBefore.toISOString()}::timestamptz
+              returning organization_id, key
+            )
+            select c.organization_id, c.key, cl.key is not null as claimed, t.trace_id as holder
+            from unnest(${orgs}::text[], ${keys}::text[]) as c(organization_id, key)
+            left join claimed cl on cl.organization_id = c.organization_id and cl.key = c.key
+            left join ${k} t on t.organization_id = c.organization_id and t.key = c.key`,
+      ],
+      read: ([rows]) =>
+        new Map(
+          rows!.map((r) => [
+            `${String(r.organization_id)}:${String(r.key)}`,
+            r.claimed === true ? null : typeof r.holder === 'string' ? r.holder : undefined,
+          ]),
+        ),
+    };
   }
 
-  /** The traces that hold the given (organization, idempotency key) pairs, as `organizationId:key` → trace id. */
-  async tracesOfIdempotencyKeys(
-    pairs: { organizationId: string; key: string }[],
-  ): Promise<Map<string, string>> {
-    if (pairs.length === 0) return new Map();
-    const result = await this.tx.db.execute(sql`
-      select ${traceIdempotencyKeys.organizationId} as organization_id, ${traceIdempotencyKeys.key} as key,
-             ${traceIdempotencyKeys.traceId} as trace_id
-      from ${traceIdempotencyKeys}
-      where (${traceIdempotencyKeys.organizationId}, ${traceIdempotencyKeys.key}) in (
-        select * from unnest(${sql.param(pairs.map((p) => p.organizationId))}::text[],
-                             ${sql.param(pairs.map((p) => p.key))}::text[]))`);
-    const rows = (result as unknown as { rows: { organization_id: string; key: string; trace_id: string }[] })
-      .rows;
-    return new Map(rows.map((r) => [`${r.organization_id}:${r.key}`, r.trace_id]));
+  insertTracesQuery(rows: TraceRow[]): Query<void> {
+    return writeQuery(...(rows.length > 0 ? [bulkInsert(traces, rows)] : []));
   }
 
-  async insertTraces(rows: TraceRow[]): Promise<void> {
-    if (rows.length > 0) await this.tx.db.execute(bulkInsert(traces, rows));
-  }
-
-  async insertReviewItems(rows: ReviewItemRow[]): Promise<void> {
-    if (rows.length > 0) await this.tx.db.execute(bulkInsert(reviewItems, rows));
+  insertReviewItemsQuery(rows: ReviewItemRow[]): Query<void> {
+    return writeQuery(...(rows.length > 0 ? [bulkInsert(reviewItems, rows)] : []));
   }
 
   private filterWhere(organizationId: string, filter: TraceFilter): SQL {

@@ -2,16 +2,32 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import type { SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { inlineSql } from './inline-sql.js';
 
 /** The driver-independent Drizzle type every repository uses (node-postgres and PGlite share it). */
 export type Db = PgDatabase<PgQueryResultHKT>;
 
+export type Row = Record<string, unknown>;
+
+/**
+ * Sends statements of a pipelined transaction together and answers each one's rows; `commit` sends COMMIT with
+ * them (nothing may be sent after it).
+ */
+export type SendStatements = (statements: SQL[], options?: { commit?: boolean }) => Promise<Row[][]>;
+
 export interface DatabaseHandle {
   db: Db;
+  /**
+   * A transaction written as a few round trips (see TransactionHost.pipelined): on PostgreSQL each `send` is one
+   * simple-protocol query (BEGIN travels with the first, COMMIT with the one marked `commit`); on PGlite the
+   * statements run one after another in an ordinary transaction.
+   */
+  pipelinedTransaction<T>(fn: (send: SendStatements) => Promise<T>): Promise<T>;
   driver: 'postgres' | 'pglite';
   /** Runs a query on a dedicated session (advisory locks), then releases it. */
   withSession<T>(fn: (db: Db) => Promise<T>): Promise<T>;
@@ -43,6 +59,7 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
   return {
     db,
     driver: 'postgres',
+    pipelinedTransaction: (fn) => pipelinedPgTransaction(pool, fn),
     async withSession(fn) {
       const client = await pool.connect();
       try {
@@ -56,11 +73,65 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
   };
 }
 
+/**
+ * One pooled connection; every `send` is one simple-protocol query of the statements (parameters inlined as
+ * literals), BEGIN prepended to the first and COMMIT appended when asked. PostgreSQL runs a multi-statement query
+ * in order and skips the rest after an error, which leaves the transaction aborted: it is then rolled back.
+ */
+async function pipelinedPgTransaction<T>(
+  pool: pg.Pool,
+  fn: (send: SendStatements) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let begun = false;
+  let ended = false;
+  const send: SendStatements = async (statements, options = {}) => {
+    if (ended) throw new Error('The pipelined transaction has already committed');
+    const texts = statements.map(inlineSql);
+    const lead = begun ? 0 : 1;
+    if (!begun) texts.unshift('BEGIN');
+    if (options.commit) texts.push('COMMIT');
+    begun = true;
+    ended = options.commit === true;
+    const result = (await client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+    const results = Array.isArray(result) ? result : [result];
+    return results.slice(lead, lead + statements.length).map((r) => r.rows as Row[]);
+  };
+  try {
+    const value = await fn(send);
+    if (begun && !ended) {
+      ended = true;
+      await client.query('COMMIT');
+    }
+    client.release();
+    return value;
+  } catch (err) {
+    let broken: Error | undefined;
+    if (begun) {
+      // After a failed COMMIT there is no transaction left, and ROLLBACK only warns.
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+    }
+    client.release(broken);
+    throw err;
+  }
+}
+
 export function pgliteHandle(client: PGlite): DatabaseHandle {
   const db = drizzlePglite(client) as unknown as Db;
   return {
     db,
     driver: 'pglite',
+    // In-process: there is no round trip to save, so the statements run one by one in a transaction.
+    pipelinedTransaction: (fn) =>
+      db.transaction((tx) =>
+        fn(async (statements) => {
+          const results: Row[][] = [];
+          for (const statement of statements) {
+            results.push(((await tx.execute(statement)) as unknown as { rows: Row[] }).rows);
+          }
+          return results;
+        }),
+      ),
     withSession: (fn) => fn(db),
     close: () => client.close(),
   };

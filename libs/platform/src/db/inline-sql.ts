@@ -1,0 +1,41 @@
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+
+const dialect = new PgDialect();
+
+/**
+ * A value as a PostgreSQL literal. Strings use the escape-string form (E'…', quotes and backslashes doubled),
+ * which reads the same whatever `standard_conforming_strings` says; NUL cannot be stored in text and is refused.
+ * Arrays become ARRAY[…] (the statement casts them, as it casts a parameter); objects become JSON text.
+ */
+export function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error('Non-finite number in an inlined SQL statement');
+    return String(value);
+  }
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (value instanceof Date) return sqlLiteral(value.toISOString());
+  if (Array.isArray(value)) return value.length === 0 ? `'{}'` : `ARRAY[${value.map(sqlLiteral).join(',')}]`;
+  if (typeof value === 'object') return sqlLiteral(JSON.stringify(value));
+  const text = String(value);
+  if (text.includes('\u0000')) throw new Error('NUL character in an inlined SQL statement');
+  return `E'${text.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+}
+
+const PLACEHOLDER = /\$(\d+)/g;
+
+/**
+ * The statement as text with its parameters inlined as literals, for the simple query protocol (which takes
+ * several statements in one message but no parameters). Placeholders are replaced by position; the statements
+ * this is used for are the service's own, which hold no `$` outside placeholders.
+ */
+export function inlineSql(statement: SQL): string {
+  const { sql: text, params } = dialect.sqlToQuery(statement);
+  return text.replace(PLACEHOLDER, (_, index: string) => {
+    const position = Number(index) - 1;
+    if (position < 0 || position >= params.length) throw new Error(`Unbound placeholder $${index}`);
+    return sqlLiteral(params[position]);
+  });
+}
