@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it, inject, vi } from 'vitest';
-import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { POLICY_TEMPLATES } from '../libs/governance/src/policies/engine/index.js';
 import { PoliciesRepository } from '../libs/governance/src/policies/policies.repository.js';
 import { CachedPolicySet } from '../libs/governance/src/policies/policy-cache.js';
 import { PolicySet } from '../libs/governance/src/policies/policy-set.js';
-import { createPostgresHandle, type DatabaseHandle, TransactionHost } from '../libs/platform/src/index.js';
+import { TransactionHost } from '../libs/platform/src/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { replicaHandle } from './support/database.js';
 
 const POLICIES = '/api/v1/policies';
 const AUDIT = '/api/v1/audit';
@@ -540,19 +540,7 @@ describe('policies', () => {
     it('invalidates another replica’s cache on the same database (NOTIFY on PostgreSQL, in-process on PGlite)', async () => {
       const fresh = await ctx.register({ organizationName: 'Replica Org' });
       const organizationId = fresh.organization.id;
-      let handle: DatabaseHandle = ctx.db;
-      let ownHandle = false;
-      if (ctx.db.driver === 'postgres') {
-        // A second pool on the same database: only the NOTIFY can reach a cache built on it.
-        const result = (await ctx.db.db.execute(sql`select current_database() as name`)) as unknown as {
-          rows: { name: string }[];
-        };
-        const row = result.rows[0];
-        const url = new URL(inject('pgTemplateUrl'));
-        url.pathname = `/${row!.name}`;
-        handle = createPostgresHandle(url.toString(), 2);
-        ownHandle = true;
-      }
+      const { handle, close } = await replicaHandle(ctx.db);
       const tx = new TransactionHost(handle);
       // A day of TTL: only an invalidation can make this replica reload.
       const replica = new CachedPolicySet(new PoliciesRepository(tx, handle), tx, handle, {
@@ -585,7 +573,7 @@ describe('policies', () => {
         spy.mockRestore();
       } finally {
         await replica.stop();
-        if (ownHandle) await handle.close();
+        await close();
       }
     });
   });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { inject } from 'vitest';
 import {
@@ -41,4 +42,21 @@ export async function freshDatabase(): Promise<DatabaseHandle> {
   const dump = readFileSync(inject('pgliteDump'));
   const client = await PGlite.create({ loadDataDir: new Blob([dump]), extensions: PGLITE_EXTENSIONS });
   return pgliteHandle(client);
+}
+
+/**
+ * Another replica's view of the database behind `handle`: on PostgreSQL a second pool on the same database (only
+ * a NOTIFY reaches what is built on it), on PGlite the same handle (one process). `close` ends the second pool.
+ */
+export async function replicaHandle(
+  handle: DatabaseHandle,
+): Promise<{ handle: DatabaseHandle; close: () => Promise<void> }> {
+  if (handle.driver !== 'postgres') return { handle, close: async () => undefined };
+  const result = (await handle.db.execute(sql`select current_database() as name`)) as unknown as {
+    rows: { name: string }[];
+  };
+  const url = new URL(inject('pgTemplateUrl'));
+  url.pathname = `/${result.rows[0]!.name}`;
+  const replica = createPostgresHandle(url.toString(), 2);
+  return { handle: replica, close: () => replica.close() };
 }

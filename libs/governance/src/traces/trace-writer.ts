@@ -1,5 +1,7 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import {
+  APP_CONFIG,
+  type AppConfig,
   AppError,
   Clock,
   ErrorCode,
@@ -26,19 +28,6 @@ export interface TraceWrite {
 }
 
 export type IngestOutcome = { kind: 'stored'; trace: TraceRow } | { kind: 'duplicate'; id: string };
-
-export interface TraceWriterOptions {
-  /** Traces written by one transaction at most. */
-  maxBatch: number;
-  /** Traces accepted and not yet answered in this process at most; past it, ingestion answers 503 with Retry-After. */
-  maxPending: number;
-}
-
-export const TRACE_WRITER_OPTIONS = Symbol('TRACE_WRITER_OPTIONS');
-export const TRACE_WRITER_DEFAULTS: TraceWriterOptions = {
-  maxBatch: 100,
-  maxPending: 10_000,
-};
 
 interface Pending {
   organizationId: string;
@@ -71,7 +60,7 @@ const scoped = (organizationId: string, value: string) => `${organizationId}:${v
  */
 @Injectable()
 export class TraceWriter implements BeforeApplicationShutdown {
-  private readonly options: TraceWriterOptions;
+  private readonly options: AppConfig['ingest'];
   /** Traces waiting, in arrival order. */
   private queue: Pending[] = [];
   /** The batch being written; `commit` never rejects. */
@@ -84,9 +73,9 @@ export class TraceWriter implements BeforeApplicationShutdown {
     private readonly audit: AuditService,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
-    @Optional() @Inject(TRACE_WRITER_OPTIONS) options?: Partial<TraceWriterOptions>,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.options = { ...TRACE_WRITER_DEFAULTS, ...options };
+    this.options = config.ingest;
   }
 
   /** Stores the trace; resolves once it has committed (or is found to repeat an idempotency key). */

@@ -59,6 +59,8 @@ const envSchema = z.object({
     .min(1024)
     .default(1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  INGEST_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
+  INGEST_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
 });
 
 function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | number | string[] {
@@ -101,6 +103,8 @@ export interface AppConfig {
   webhookAllowPrivateNetworks: boolean;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
+  /** Trace ingestion's group commit: traces per transaction at most, and traces waiting at most (then 503). */
+  ingest: { maxBatch: number; maxPending: number };
 }
 
 export class ConfigError extends Error {}
@@ -150,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    ingest: { maxBatch: e.INGEST_MAX_BATCH, maxPending: e.INGEST_MAX_PENDING },
   };
 }
 

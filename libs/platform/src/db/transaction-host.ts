@@ -61,6 +61,8 @@ export class TransactionHost {
    * with the first and COMMIT with the one marked `commit`; a busy process pays an event-loop turn per round
    * trip, so a group commit that sends its reads together and its writes together waits two turns, not one per
    * statement. The statements see nothing of `db`, `lock` or `afterCommit`; an error rolls everything back.
+   * On PGlite (one session) it waits for any transaction already open in the process, so it must not be called
+   * from inside one.
    */
   pipelined<T>(fn: (send: SendStatements) => Promise<T>): Promise<T> {
     return this.storage.exit(() => this.handle.pipelinedTransaction(fn));
