@@ -1,0 +1,248 @@
+import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { agents } from '../libs/governance/src/agents/agent.schema.js';
+import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
+import { traces } from '../libs/governance/src/traces/trace.schema.js';
+import { TraceWriter } from '../libs/governance/src/traces/trace-writer.js';
+import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
+import { TransactionHost } from '../libs/platform/src/index.js';
+import { type Registered, TestContext } from './support/app.js';
+import { expectErrorEnvelope } from './support/assertions.js';
+import { insertAgent, type TestAgent } from './support/governance.js';
+
+const TRACES = '/api/v1/traces';
+
+const body = (prompt: string, over: Record<string, unknown> = {}) => ({
+  inputContext: { prompt },
+  outputDecision: { action: 'llm_response', text: `Answer to ${prompt}` },
+  confidence: 0.9,
+  ...over,
+});
+
+interface Org {
+  owner: Registered;
+  agents: TestAgent[];
+}
+
+async function traceCount(ctx: TestContext, organizationId: string): Promise<number> {
+  const [row] = await ctx.db.db.select({ n: count() }).from(traces).where(eq(traces.organizationId, organizationId));
+  return row!.n;
+}
+
+async function chainOf(ctx: TestContext, organizationId: string) {
+  return ctx.db.db
+    .select()
+    .from(auditEntries)
+    .where(eq(auditEntries.organizationId, organizationId))
+    .orderBy(asc(auditEntries.sequence));
+}
+
+/**
+ * Holds the organization's chain lock from another transaction until `release` is called: on PostgreSQL the
+ * writer's batch waits on the advisory lock, on PGlite (one session) on the open transaction itself.
+ */
+async function holdChain(ctx: TestContext, organizationId: string) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const held = ctx.db.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`audit:${organizationId}`}, 0))`);
+    locked();
+    await gate;
+  });
+  await isLocked;
+  return {
+    release: async () => {
+      release();
+      await held;
+    },
+  };
+}
+
+describe('trace writer (group commit)', () => {
+  let ctx: TestContext;
+  let orgs: Org[];
+
+  beforeAll(async () => {
+    ctx = await TestContext.create();
+    orgs = [];
+    for (let i = 0; i < 3; i++) {
+      const owner = await ctx.register({ organizationName: `Writer Org ${i}` });
+      const orgAgents = [
+        await insertAgent(ctx, owner.organization.id, `Agent ${i}a`),
+        await insertAgent(ctx, owner.organization.id, `Agent ${i}b`),
+      ];
+      orgs.push({ owner, agents: orgAgents });
+    }
+  });
+  afterAll(async () => ctx?.close());
+
+  it('commits concurrent traces of several organizations in shared transactions, each with one chained audit entry', async () => {
+    // Keys and policy sets cached first, so that requests reach the writer as fast as they arrive.
+    for (const org of orgs) {
+      for (const agent of org.agents) {
+        expect((await ctx.post(TRACES, { apiKey: agent.key, body: body('warm') })).statusCode).toBe(201);
+      }
+    }
+    const spy = vi.spyOn(TransactionHost.prototype, 'pipelined');
+    const sent = Array.from({ length: 60 }, (_, i) => ({ org: orgs[i % 3]!, agent: orgs[i % 3]!.agents[i % 2]! }));
+    const responses = await Promise.all(
+      sent.map(({ agent }, i) => ctx.post(TRACES, { apiKey: agent.key, body: body(`question ${i}`) })),
+    );
+    const transactions = spy.mock.calls.length;
+    spy.mockRestore();
+
+    for (const res of responses) expect(res.statusCode, res.body).toBe(201);
+    // One transaction per trace would make 60; the writer batches what queued while the previous one committed.
+    // PGlite answers in-process without waiting on I/O, so traces rarely queue there: only the bound holds.
+    expect(transactions).toBeGreaterThan(0);
+    expect(transactions).toBeLessThan(ctx.db.driver === 'postgres' ? 30 : 61);
+
+    for (const org of orgs) {
+      const ids = responses
+        .filter((_, i) => sent[i]!.org === org)
+        .map((res) => res.json().data.id as string)
+        .sort();
+      const chain = await chainOf(ctx, org.owner.organization.id);
+      // Gapless from 1, each entry linked to the one before it.
+      expect(chain.map((e) => e.sequence)).toEqual(chain.map((_, i) => i + 1));
+      chain.slice(1).forEach((entry, i) => expect(entry.prevHash).toBe(chain[i]!.hash));
+      const traceEntries = chain.filter(
+        (e) => e.eventType === 'trace.approved' && ids.includes(e.targetId ?? ''),
+      );
+      expect(traceEntries.map((e) => e.targetId).sort()).toEqual(ids);
+      for (const entry of traceEntries) expect(entry.organizationId).toBe(org.owner.organization.id);
+      const verify = await ctx.get('/api/v1/audit/verify', { token: org.owner.token });
+      expect(verify.json().data).toMatchObject({ valid: true, totalEntries: chain.length });
+    }
+  });
+
+  it('fails only the trace the database refuses; the rest of its batch commits', async () => {
+    const org = orgs[0]!;
+    const organizationId = org.owner.organization.id;
+    await ctx.db.db.execute(sql`
+      create function refuse_marked_trace() returns trigger language plpgsql as $$
+      begin
+        if new.rationale = 'refused by the test trigger' then raise exception 'refused by trigger'; end if;
+        return new;
+      end $$`);
+    await ctx.db.db.execute(sql`
+      create trigger refuse_marked_trace before insert on traces
+      for each row execute function refuse_marked_trace()`);
+    try {
+      const tracesBefore = await traceCount(ctx, organizationId);
+      const chainBefore = (await chainOf(ctx, organizationId)).length;
+      const responses = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          ctx.post(TRACES, {
+            apiKey: org.agents[0]!.key,
+            body: body(`batch member ${i}`, i === 5 ? { rationale: 'refused by the test trigger' } : {}),
+          }),
+        ),
+      );
+      responses.forEach((res, i) => {
+        if (i === 5) expectErrorEnvelope(res, 500, 'INTERNAL_ERROR');
+        else expect(res.statusCode, res.body).toBe(201);
+      });
+      expect(await traceCount(ctx, organizationId)).toBe(tracesBefore + 11);
+      const chain = await chainOf(ctx, organizationId);
+      expect(chain).toHaveLength(chainBefore + 11);
+      expect(chain.map((e) => e.sequence)).toEqual(chain.map((_, i) => i + 1));
+      const verify = await ctx.get('/api/v1/audit/verify', { token: org.owner.token });
+      expect(verify.json().data.valid).toBe(true);
+    } finally {
+      await ctx.db.db.execute(sql`drop trigger refuse_marked_trace on traces`);
+      await ctx.db.db.execute(sql`drop function refuse_marked_trace()`);
+    }
+  });
+
+  it('refuses with 401 a trace whose key was revoked behind the key cache, and with 400 one whose agent is gone', async () => {
+    const org = orgs[1]!;
+    const organizationId = org.owner.organization.id;
+    const revoked = await insertAgent(ctx, organizationId, 'Soon revoked');
+    const deleted = await insertAgent(ctx, organizationId, 'Soon deleted');
+    // First use caches both keys in the resolver.
+    expect((await ctx.post(TRACES, { apiKey: revoked.key, body: body('warm') })).statusCode).toBe(201);
+    expect((await ctx.post(TRACES, { apiKey: deleted.key, body: body('warm') })).statusCode).toBe(201);
+    // Changes no replica announced (another process, a manual fix): the cache still resolves the keys.
+    await ctx.db.db
+      .update(apiKeys)
+      .set({ revokedAt: ctx.clock.now() })
+      .where(and(eq(apiKeys.organizationId, organizationId), eq(apiKeys.agentId, revoked.id)));
+    await ctx.db.db.delete(agents).where(and(eq(agents.organizationId, organizationId), eq(agents.id, deleted.id)));
+    const before = await traceCount(ctx, organizationId);
+
+    const [afterRevoke, afterDelete] = await Promise.all([
+      ctx.post(TRACES, { apiKey: revoked.key, body: body('after revocation') }),
+      ctx.post(TRACES, { apiKey: deleted.key, body: body('after deletion') }),
+    ]);
+    expectErrorEnvelope(afterRevoke, 401, 'UNAUTHORIZED');
+    const refused = expectErrorEnvelope(afterDelete, 400, 'VALIDATION_ERROR');
+    expect(refused.details).toEqual([{ field: 'agentId', message: expect.any(String) }]);
+    expect(await traceCount(ctx, organizationId)).toBe(before);
+  });
+
+  it('drains every accepted trace before shutdown goes on', async () => {
+    const org = orgs[2]!;
+    const organizationId = org.owner.organization.id;
+    const writer = ctx.app.get(TraceWriter);
+    const agent = org.agents[0]!;
+    expect((await ctx.post(TRACES, { apiKey: agent.key, body: body('warm') })).statusCode).toBe(201);
+    const before = await traceCount(ctx, organizationId);
+
+    const chain = await holdChain(ctx, organizationId);
+    const pending = Array.from({ length: 5 }, (_, i) =>
+      ctx.post(TRACES, { apiKey: agent.key, body: body(`during shutdown ${i}`) }),
+    );
+    await vi.waitFor(() => expect(writer.inFlight).toBe(5), { timeout: 5000, interval: 5 });
+    let drained = false;
+    const draining = writer.beforeApplicationShutdown().then(() => (drained = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(drained).toBe(false);
+
+    await chain.release();
+    await draining;
+    expect(writer.inFlight).toBe(0);
+    for (const res of await Promise.all(pending)) expect(res.statusCode, res.body).toBe(201);
+    expect(await traceCount(ctx, organizationId)).toBe(before + 5);
+  });
+});
+
+describe('trace writer back-pressure', () => {
+  let ctx: TestContext;
+  let owner: Registered;
+  let agent: TestAgent;
+
+  beforeAll(async () => {
+    ctx = await TestContext.create({ config: { ingest: { maxBatch: 100, maxPending: 3 } } });
+    owner = await ctx.register({ organizationName: 'Saturated Org' });
+    agent = await insertAgent(ctx, owner.organization.id, 'Busy agent');
+  });
+  afterAll(async () => ctx?.close());
+
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After once INGEST_MAX_PENDING traces wait, and stores only the accepted ones', async () => {
+    const organizationId = owner.organization.id;
+    const writer = ctx.app.get(TraceWriter);
+    // Warm the key and policy caches, so that requests reach the writer without touching the database.
+    expect((await ctx.post(TRACES, { apiKey: agent.key, body: body('warm') })).statusCode).toBe(201);
+    const before = await traceCount(ctx, organizationId);
+
+    const chain = await holdChain(ctx, organizationId);
+    const accepted = Array.from({ length: 3 }, (_, i) =>
+      ctx.post(TRACES, { apiKey: agent.key, body: body(`accepted ${i}`) }),
+    );
+    await vi.waitFor(() => expect(writer.inFlight).toBe(3), { timeout: 5000, interval: 5 });
+    const refused = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => ctx.post(TRACES, { apiKey: agent.key, body: body(`refused ${i}`) })),
+    );
+    for (const res of refused) {
+      expectErrorEnvelope(res, 503, 'SERVICE_UNAVAILABLE');
+      expect(res.headers['retry-after']).toBe('1');
+    }
+    await chain.release();
+    for (const res of await Promise.all(accepted)) expect(res.statusCode, res.body).toBe(201);
+    expect(await traceCount(ctx, organizationId)).toBe(before + 3);
+    expect((await ctx.post(TRACES, { apiKey: agent.key, body: body('after') })).statusCode).toBe(201);
+  });
+});
