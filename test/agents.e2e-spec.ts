@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { AgentKeyResolver } from '../libs/governance/src/agents/agent-key.resolver.js';
 import { agents } from '../libs/governance/src/agents/agent.schema.js';
 import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
 import { traces, type TraceStatus } from '../libs/governance/src/traces/trace.schema.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
-import { newId } from '../libs/platform/src/index.js';
+import { newId, TransactionHost } from '../libs/platform/src/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { replicaHandle } from './support/database.js';
 
 const AGENTS = '/api/v1/agents';
 const AGENT_KEY_FORMAT = /^svc_agent_[A-Za-z0-9_-]{43}$/;
@@ -216,6 +218,8 @@ describe('agents', () => {
   describe('POST /agents/:id/regenerate-key', () => {
     it('invalidates the old key at once, keeps the scope and audits agent.key_regenerated', async () => {
       const agent = await createAgent({ name: 'Rotating' });
+      // Used first, so that the key resolver has it cached when it is regenerated.
+      expect((await ctx.get(AGENTS, { apiKey: agent.apiKey })).statusCode).toBe(200);
       const res = await ctx.post(`${AGENTS}/${agent.id}/regenerate-key`, { token: owner.token });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.headers['cache-control']).toBe('no-store');
@@ -242,10 +246,59 @@ describe('agents', () => {
     });
   });
 
+  describe('agent key cache', () => {
+    it('drops a regenerated or deleted agent’s key from another replica’s cache (NOTIFY on PostgreSQL, in-process on PGlite)', async () => {
+      const { handle, close } = await replicaHandle(ctx.db);
+      // A day of TTL: only the announcement can make this replica forget a key.
+      const replica = new AgentKeyResolver(new TransactionHost(handle), handle, { ttlMs: 86_400_000 });
+      await replica.onModuleInit();
+      try {
+        const rotating = await createAgent({ name: 'Replica rotating' });
+        const doomed = await createAgent({ name: 'Replica doomed' });
+        expect(await replica.resolveKey(rotating.apiKey)).toMatchObject({
+          credential: 'agentKey',
+          organizationId: org(),
+          agentId: rotating.id,
+        });
+        expect(await replica.resolveKey(doomed.apiKey)).toMatchObject({ agentId: doomed.id });
+        expect(replica.cachedKeys).toBe(2);
+
+        const res = await ctx.post(`${AGENTS}/${rotating.id}/regenerate-key`, { token: owner.token });
+        expect(res.statusCode, res.body).toBe(200);
+        await vi.waitFor(async () => expect(await replica.resolveKey(rotating.apiKey)).toBeNull(), {
+          timeout: 5000,
+          interval: 20,
+        });
+        expect(await replica.resolveKey(res.json().data.apiKey)).toMatchObject({ agentId: rotating.id });
+
+        expect((await del(`${AGENTS}/${doomed.id}`, { token: owner.token })).statusCode).toBe(200);
+        await vi.waitFor(async () => expect(await replica.resolveKey(doomed.apiKey)).toBeNull(), {
+          timeout: 5000,
+          interval: 20,
+        });
+      } finally {
+        await replica.onModuleDestroy();
+        await close();
+      }
+    });
+
+    it('never keeps unknown or malformed keys', async () => {
+      const resolver = ctx.app.get(AgentKeyResolver);
+      const before = resolver.cachedKeys;
+      const unknown = `svc_agent_${'A'.repeat(43)}`;
+      for (let i = 0; i < 3; i++) {
+        expectErrorEnvelope(await ctx.get(AGENTS, { apiKey: unknown }), 401, 'UNAUTHORIZED');
+        expectErrorEnvelope(await ctx.get(AGENTS, { apiKey: 'svc_agent_short' }), 401, 'UNAUTHORIZED');
+      }
+      expect(resolver.cachedKeys).toBe(before);
+    });
+  });
+
   describe('DELETE /agents/:id', () => {
     it('deletes the agent, keeps its traces, revokes its key and audits agent.deleted', async () => {
       const agent = await createAgent({ name: 'Doomed' });
       const traceId = await insertTrace(agent.id, 'approved', 0.9);
+      expect((await ctx.get(AGENTS, { apiKey: agent.apiKey })).statusCode).toBe(200);
 
       const res = await del(`${AGENTS}/${agent.id}`, { token: owner.token });
       expect(res.statusCode, res.body).toBe(200);
