@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agents } from '../libs/governance/src/agents/agent.schema.js';
 import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
 import { traces } from '../libs/governance/src/traces/trace.schema.js';
+import { recordSpans, toOtlpJson } from '../libs/governance/src/otel/otlp-payloads.fixture.js';
 import { TraceWriter } from '../libs/governance/src/traces/trace-writer.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
 import { TransactionHost } from '../libs/platform/src/index.js';
@@ -244,5 +245,43 @@ describe('trace writer back-pressure', () => {
     for (const res of await Promise.all(accepted)) expect(res.statusCode, res.body).toBe(201);
     expect(await traceCount(ctx, organizationId)).toBe(before + 3);
     expect((await ctx.post(TRACES, { apiKey: agent.key, body: body('after') })).statusCode).toBe(201);
+  });
+
+  it('refuses an OTLP export whose spans exceed what may wait, storing none of them, and accepts one that fits', async () => {
+    const organizationId = owner.organization.id;
+    const spans = (n: number, tag: string) =>
+      toOtlpJson(
+        recordSpans(
+          Array.from({ length: n }, (_, i) => ({
+            name: 'chat',
+            attributes: {
+              'gen_ai.operation.name': 'chat',
+              'gen_ai.input.messages': JSON.stringify([
+                { role: 'user', parts: [{ type: 'text', content: `${tag} ${i}` }] },
+              ]),
+              'gen_ai.output.messages': JSON.stringify([
+                { role: 'assistant', parts: [{ type: 'text', content: 'ok' }] },
+              ]),
+            },
+          })),
+        ),
+      );
+    const before = await traceCount(ctx, organizationId);
+    const otlp = (payload: Buffer) =>
+      ctx.post('/api/v1/otel/v1/traces', {
+        apiKey: agent.key,
+        payload,
+        headers: { 'content-type': 'application/json' },
+      });
+
+    const refused = await otlp(spans(4, 'too many'));
+    expectErrorEnvelope(refused, 503, 'SERVICE_UNAVAILABLE');
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(await traceCount(ctx, organizationId)).toBe(before);
+
+    const accepted = await otlp(spans(3, 'fits'));
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    expect(accepted.json()).toEqual({});
+    expect(await traceCount(ctx, organizationId)).toBe(before + 3);
   });
 });

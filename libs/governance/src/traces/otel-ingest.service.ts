@@ -14,6 +14,7 @@ import {
   type RejectedSpan,
 } from '../otel/index.js';
 import { validateTraceIngest } from './trace-ingest.validation.js';
+import type { TraceWrite } from './trace-writer.js';
 import { type IngestContext, TracesService } from './traces.service.js';
 
 export interface OtlpExportBody {
@@ -99,22 +100,33 @@ export class OtelIngestService {
     const rejected = [...extraction.rejected];
     if (extraction.traces.length > 0) {
       const agentId = this.traces.resolveAgent(actor, undefined);
-      const spanIdOf = (candidate: (typeof extraction.traces)[number], i: number) =>
-        typeof candidate.metadata.otelSpanId === 'string' ? candidate.metadata.otelSpanId : `#${i}`;
-      const reasonOf = (err: unknown) => {
+      const reject = (candidate: (typeof extraction.traces)[number], i: number, err: unknown) => {
         if (!(err instanceof AppError) || err.status !== 400) throw err;
-        return err.details?.map((d) => d.message).join(', ') ?? err.message;
+        const spanId =
+          typeof candidate.metadata.otelSpanId === 'string' ? candidate.metadata.otelSpanId : `#${i}`;
+        rejected.push({ spanId, reason: err.details?.map((d) => d.message).join(', ') ?? err.message });
       };
-      // Every valid span is handed to the writer at once, so that the spans of one export share a commit.
-      const ingests = extraction.traces.map(async (candidate, i) => {
+      const prepared: { candidate: (typeof extraction.traces)[number]; index: number; write: TraceWrite }[] =
+        [];
+      for (const [index, candidate] of extraction.traces.entries()) {
         try {
-          await this.traces.ingest(actor, agentId, validateTraceIngest(candidate, limits), ctx);
-          return undefined;
+          const trace = validateTraceIngest(candidate, limits);
+          prepared.push({ candidate, index, write: await this.traces.prepare(actor, agentId, trace, ctx) });
         } catch (err) {
-          return { spanId: spanIdOf(candidate, i), reason: reasonOf(err) };
+          reject(candidate, index, err);
         }
+      }
+      // The spans of one export are handed to the writer together: they share a commit, and are all refused
+      // (503) or all accepted.
+      const outcomes = await Promise.allSettled(
+        this.traces.store(
+          actor,
+          prepared.map((p) => p.write),
+        ),
+      );
+      outcomes.forEach((outcome, i) => {
+        if (outcome.status === 'rejected') reject(prepared[i]!.candidate, prepared[i]!.index, outcome.reason);
       });
-      for (const result of await Promise.all(ingests)) if (result) rejected.push(result);
     }
     const body = partialSuccess(rejected.length, rejected.length ? rejectionMessage(rejected) : '');
     return reply(encoding, 200, body as Record<string, unknown>);

@@ -105,7 +105,9 @@ export class OtelController {
     description: 'Unsupported Content-Type or Content-Encoding (google.rpc.Status).',
     content: { 'application/json': { schema: STATUS_SCHEMA } },
   })
-  @ApiErrors([401, 403])
+  @ApiErrors([401, 403, 503], {
+    503: 'SERVICE_UNAVAILABLE: the export’s spans would take ingestion past INGEST_MAX_PENDING; none was stored, retry after Retry-After seconds',
+  })
   async export(
     @CurrentActor() actor: Actor,
     @Body() body: Buffer | undefined,

@@ -80,15 +80,28 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
   /** Stores the trace; resolves once it has committed (or is found to repeat an idempotency key). */
   write(organizationId: string, write: TraceWrite): Promise<IngestOutcome> {
-    if (this.inFlight >= this.options.maxPending) {
+    return this.writeAll(organizationId, [write])[0]!;
+  }
+
+  /**
+   * Stores the traces of one request (the spans of an OTLP export): all are accepted, or none when they would
+   * take the writer past INGEST_MAX_PENDING (503, so that the client's retry cannot store some of them twice).
+   * Each resolves on its own once committed.
+   */
+  writeAll(organizationId: string, writes: TraceWrite[]): Promise<IngestOutcome>[] {
+    if (this.inFlight + writes.length > this.options.maxPending) {
       throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, 'Ingestion is saturated; retry shortly', {
         headers: { 'Retry-After': '1' },
       });
     }
-    return new Promise<IngestOutcome>((resolve, reject) => {
-      this.queue.push({ organizationId, write, resolve, reject });
-      this.pump();
-    });
+    const outcomes = writes.map(
+      (write) =>
+        new Promise<IngestOutcome>((resolve, reject) => {
+          this.queue.push({ organizationId, write, resolve, reject });
+        }),
+    );
+    this.pump();
+    return outcomes;
   }
 
   /** Shutdown waits for every accepted trace to be written before the database closes. */

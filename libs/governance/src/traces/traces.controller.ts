@@ -50,7 +50,8 @@ export class TracesController {
       'with the limits of the schema version in force (X-Svc-Version; byte limits on the UTF-8 JSON encoding). ' +
       'Confidence, when absent, is estimated from the output text before policies run. Every outcome is stored with ' +
       'one audit entry (trace.approved | trace.flagged | trace.blocked); a flagged trace gets a pending review item. ' +
-      'Idempotency-Key (≤ 255 characters) is honoured per organization for 24 hours.',
+      'Idempotency-Key (≤ 255 characters) is honoured per organization for 24 hours. The answer comes once the trace ' +
+      'has committed; traces arriving together are committed together (group commit).',
   })
   @ApiBody({ type: IngestTraceDto })
   @ApiHeader({
@@ -86,8 +87,9 @@ export class TracesController {
       'SVC_DUPLICATE_REQUEST: the Idempotency-Key was used within 24 hours; `data.id` is the first trace.',
     schema: { $ref: getSchemaPath(DuplicateEnvelopeDto) },
   })
-  @ApiErrors([400, 413], {
+  @ApiErrors([400, 413, 503], {
     400: 'VALIDATION_ERROR (`details` names each field over its limit or missing; bad Idempotency-Key), VERSION_UNSUPPORTED',
+    503: 'SERVICE_UNAVAILABLE: more traces wait to be written than INGEST_MAX_PENDING; nothing was stored, retry after Retry-After seconds',
   })
   async ingest(
     @CurrentActor() actor: Actor,

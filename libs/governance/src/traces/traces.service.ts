@@ -31,7 +31,7 @@ import {
   validateTraceIngest,
 } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
-import { type IngestOutcome, TraceWriter, unknownAgentError } from './trace-writer.js';
+import { type IngestOutcome, type TraceWrite, TraceWriter, unknownAgentError } from './trace-writer.js';
 
 export type { IngestOutcome } from './trace-writer.js';
 import { TracesRepository } from './traces.repository.js';
@@ -105,6 +105,24 @@ export class TracesService {
     input: TraceIngestInput,
     ctx: IngestContext,
   ): Promise<IngestOutcome> {
+    return this.writer.write(actor.organizationId, await this.prepare(actor, agentId, input, ctx));
+  }
+
+  /** Stores traces prepared for one request together: all accepted, or none (503) when ingestion is saturated. */
+  store(actor: Actor, writes: TraceWrite[]): Promise<IngestOutcome>[] {
+    return this.writer.writeAll(actor.organizationId, writes);
+  }
+
+  /**
+   * Everything decided before the database: confidence (given, or estimated before policies), policy evaluation,
+   * and the rows to write (trace, review item of a flagged trace, audit entry).
+   */
+  async prepare(
+    actor: Actor,
+    agentId: string,
+    input: TraceIngestInput,
+    ctx: IngestContext,
+  ): Promise<TraceWrite> {
     const organizationId = actor.organizationId;
     const confidence = input.confidence ?? estimateConfidence(input.outputDecision.text);
     const facts: TraceFacts = {
@@ -136,7 +154,7 @@ export class TracesService {
       createdAt: now,
       updatedAt: now,
     };
-    return this.writer.write(organizationId, {
+    return {
       trace,
       reviewItem: reviewItemId
         ? {
@@ -171,7 +189,7 @@ export class TracesService {
       },
       idempotencyKey: ctx.idempotencyKey,
       keyId: actor.credential === 'jwt' ? null : (actor.keyId ?? null),
-    });
+    };
   }
 
   async list(actor: Actor, query: TraceQueryDto): Promise<Page<TraceDto>> {
