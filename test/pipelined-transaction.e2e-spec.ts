@@ -36,9 +36,11 @@ describe('pipelined transactions', () => {
   afterAll(async () => db?.close());
 
   const rows = async () =>
-    ((await db.db.execute(sql`select id, t, j, a from pipeline_probe order by id`)) as unknown as {
-      rows: { id: number; t: string; j: unknown; a: string[] }[];
-    }).rows;
+    (
+      (await db.db.execute(sql`select id, t, j, a from pipeline_probe order by id`)) as unknown as {
+        rows: { id: number; t: string; j: unknown; a: string[] }[];
+      }
+    ).rows;
   const clear = () => db.db.execute(sql`delete from pipeline_probe`);
 
   it('stores every hostile string exactly as given, and answers each statement’s rows in order', async () => {
@@ -49,9 +51,12 @@ describe('pipelined transactions', () => {
           sql`insert into pipeline_probe (id, t, j, a)
               values (${i}, ${text}, ${JSON.stringify({ text })}::jsonb, ${sql.param([text, text])}::text[])`,
       );
-      return send([...inserts, sql`select count(*)::int as n from pipeline_probe`, sql`select ${'two'} as v`], {
-        commit: true,
-      });
+      return send(
+        [...inserts, sql`select count(*)::int as n from pipeline_probe`, sql`select ${'two'} as v`],
+        {
+          commit: true,
+        },
+      );
     });
     expect(results).toHaveLength(HOSTILE.length + 2);
     expect(results[HOSTILE.length]).toEqual([{ n: HOSTILE.length }]);

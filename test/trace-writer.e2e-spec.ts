@@ -26,7 +26,10 @@ interface Org {
 }
 
 async function traceCount(ctx: TestContext, organizationId: string): Promise<number> {
-  const [row] = await ctx.db.db.select({ n: count() }).from(traces).where(eq(traces.organizationId, organizationId));
+  const [row] = await ctx.db.db
+    .select({ n: count() })
+    .from(traces)
+    .where(eq(traces.organizationId, organizationId));
   return row!.n;
 }
 
@@ -87,7 +90,10 @@ describe('trace writer (group commit)', () => {
       }
     }
     const spy = vi.spyOn(TransactionHost.prototype, 'pipelined');
-    const sent = Array.from({ length: 60 }, (_, i) => ({ org: orgs[i % 3]!, agent: orgs[i % 3]!.agents[i % 2]! }));
+    const sent = Array.from({ length: 60 }, (_, i) => ({
+      org: orgs[i % 3]!,
+      agent: orgs[i % 3]!.agents[i % 2]!,
+    }));
     const responses = await Promise.all(
       sent.map(({ agent }, i) => ctx.post(TRACES, { apiKey: agent.key, body: body(`question ${i}`) })),
     );
@@ -171,7 +177,9 @@ describe('trace writer (group commit)', () => {
       .update(apiKeys)
       .set({ revokedAt: ctx.clock.now() })
       .where(and(eq(apiKeys.organizationId, organizationId), eq(apiKeys.agentId, revoked.id)));
-    await ctx.db.db.delete(agents).where(and(eq(agents.organizationId, organizationId), eq(agents.id, deleted.id)));
+    await ctx.db.db
+      .delete(agents)
+      .where(and(eq(agents.organizationId, organizationId), eq(agents.id, deleted.id)));
     const before = await traceCount(ctx, organizationId);
 
     const [afterRevoke, afterDelete] = await Promise.all([
@@ -235,7 +243,9 @@ describe('trace writer back-pressure', () => {
     );
     await vi.waitFor(() => expect(writer.inFlight).toBe(3), { timeout: 5000, interval: 5 });
     const refused = await Promise.all(
-      Array.from({ length: 4 }, (_, i) => ctx.post(TRACES, { apiKey: agent.key, body: body(`refused ${i}`) })),
+      Array.from({ length: 4 }, (_, i) =>
+        ctx.post(TRACES, { apiKey: agent.key, body: body(`refused ${i}`) }),
+      ),
     );
     for (const res of refused) {
       expectErrorEnvelope(res, 503, 'SERVICE_UNAVAILABLE');

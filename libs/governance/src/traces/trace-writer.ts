@@ -42,6 +42,18 @@ export const unknownAgentError = () =>
     { field: 'agentId', message: 'agentId does not name an agent of this organization' },
   ]);
 
+/**
+ * Whether the database answered with an error for a statement (a SQLSTATE; the query builder wraps driver errors
+ * as their cause), as opposed to a connection that failed or timed out.
+ */
+export function isStatementError(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    const { code, severity } = e as { code?: unknown; severity?: unknown };
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string') return true;
+  }
+  return false;
+}
+
 /** `organizationId:value`; organization ids are hex, so the first colon separates. */
 const scoped = (organizationId: string, value: string) => `${organizationId}:${value}`;
 
@@ -160,12 +172,13 @@ export class TraceWriter implements BeforeApplicationShutdown {
     try {
       outcomes = await this.tx.pipelined((send) => this.writeBatch(send, batch));
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err);
-        return;
+      if (batch.length > 1 && isStatementError(err)) {
+        // Isolate what the database refused: nothing of the batch committed, so each trace is tried on its own.
+        for (const item of batch) await this.commit([item]);
+      } else {
+        // Unreachable database (or a single trace): retrying each trace would only multiply the wait.
+        for (const item of batch) item.reject(err);
       }
-      // Isolate what failed: nothing of the batch committed, so each trace is simply tried on its own.
-      for (const item of batch) await this.commit([item]);
       return;
     }
     batch.forEach((item, i) => {
