@@ -247,9 +247,14 @@ describe('traces', () => {
 
     it('returns 400 naming agentId when a workspace key names an agent absent from the organization', async () => {
       const keyRes = await ctx.post('/api/v1/auth/keys', { token: owner.token, body: { name: 'unscoped' } });
-      const res = await post(keyRes.json().data.key, traceBody({ agentId: otherAgent.id }));
-      const body = expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
-      expect(body.details).toEqual([{ field: 'agentId', message: expect.any(String) }]);
+      const { key, id: keyId } = keyRes.json().data as { key: string; id: string };
+      const before = await traceCount();
+      // Another organization's agent, and an id that exists in the organization but names a key, not an agent.
+      for (const agentId of [otherAgent.id, keyId]) {
+        const body = expectErrorEnvelope(await post(key, traceBody({ agentId })), 400, 'VALIDATION_ERROR');
+        expect(body.details).toEqual([{ field: 'agentId', message: expect.any(String) }]);
+      }
+      expect(await traceCount()).toBe(before);
     });
   });
 

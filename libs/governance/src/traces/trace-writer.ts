@@ -203,9 +203,9 @@ export class TraceWriter implements BeforeApplicationShutdown {
       ),
     ] as const);
     const outcomes: (IngestOutcome | AppError | undefined)[] = batch.map(({ organizationId, write }) =>
-      write.keyId && !live.has(scoped(organizationId, write.keyId))
+      write.keyId && !live.keys.has(scoped(organizationId, write.keyId))
         ? AppError.unauthorized('Invalid API key')
-        : live.has(scoped(organizationId, write.trace.agentId))
+        : live.agents.has(scoped(organizationId, write.trace.agentId))
           ? undefined
           : unknownAgentError(),
     );

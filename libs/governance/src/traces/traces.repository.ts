@@ -34,26 +34,32 @@ export class TracesRepository {
 
   /**
    * Of the given (organization, agent) and (organization, API key) pairs, those still live: agents not deleted,
-   * keys not revoked; read as `organizationId:id` strings. One statement for a whole batch of writes.
+   * keys not revoked. One statement for a whole batch of writes.
    */
   livePairsQuery(
     agentPairs: { organizationId: string; id: string }[],
     keyPairs: { organizationId: string; id: string }[],
-  ): Query<Set<string>> {
+  ): Query<{ agents: Set<string>; keys: Set<string> }> {
     const orgs = (pairs: { organizationId: string }[]) => sql.param(pairs.map((p) => p.organizationId));
     const ids = (pairs: { id: string }[]) => sql.param(pairs.map((p) => p.id));
     return {
       statements: [
-        sql`select ${agents.organizationId} as organization_id, ${agents.id} as id from ${agents}
+        sql`select 'agent' as kind, ${agents.organizationId} as organization_id, ${agents.id} as id from ${agents}
               where (${agents.organizationId}, ${agents.id}) in (
                 select * from unnest(${orgs(agentPairs)}::text[], ${ids(agentPairs)}::text[]))
             union all
-            select ${apiKeys.organizationId}, ${apiKeys.id} from ${apiKeys}
+            select 'key', ${apiKeys.organizationId}, ${apiKeys.id} from ${apiKeys}
               where (${apiKeys.organizationId}, ${apiKeys.id}) in (
                 select * from unnest(${orgs(keyPairs)}::text[], ${ids(keyPairs)}::text[]))
                 and ${apiKeys.revokedAt} is null`,
       ],
-      read: ([rows]) => new Set(rows!.map((row) => `${String(row.organization_id)}:${String(row.id)}`)),
+      read: ([rows]) => {
+        const live = { agents: new Set<string>(), keys: new Set<string>() };
+        for (const row of rows!) {
+          (row.kind === 'agent' ? live.agents : live.keys).add(`${String(row.organization_id)}:${String(row.id)}`);
+        }
+        return live;
+      },
     };
   }
 
