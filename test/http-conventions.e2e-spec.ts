@@ -379,6 +379,11 @@ describe('HTTP conventions', () => {
         () => ({ body: validRegistration({ organizationName: 'Engines\u0000' }) }),
       ],
       [
+        'an unpaired surrogate in a name and in a key',
+        '/api/v1/auth/register',
+        () => ({ payload: '{"name":"Ada \\ud800","\\udfff":1}', headers: JSON_HEADERS }),
+      ],
+      [
         'a body nested 5,000 objects deep',
         '/api/v1/auth/register',
         () => ({ payload: nested(5000, '{"a":', '}'), headers: JSON_HEADERS }),

@@ -185,6 +185,24 @@ describe('OTLP trace ingestion', () => {
     expect(await tracesByPrompt('Accepted among rejects')).toHaveLength(2);
   });
 
+  it('rejects a span with text PostgreSQL cannot store and keeps the others of the export', async () => {
+    const spans = recordSpans([
+      chatSpan('Storable before', 'Fine.'),
+      chatSpan('Unpaired \ud800 surrogate', 'Fine.'),
+      chatSpan('Storable after', 'Fine.'),
+    ]);
+    const res = await ctx.post(OTLP, {
+      apiKey: agent.key,
+      payload: toOtlpJson(spans),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().partialSuccess.rejectedSpans).toBe(1);
+    expect(res.json().partialSuccess.errorMessage).toMatch(/unpaired surrogates/);
+    expect(await tracesByPrompt('Storable before')).toHaveLength(1);
+    expect(await tracesByPrompt('Storable after')).toHaveLength(1);
+  });
+
   it('answers 400 with a google.rpc.Status for a malformed body, as JSON or protobuf', async () => {
     const json = await ctx.post(OTLP, {
       apiKey: agent.key,

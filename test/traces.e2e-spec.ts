@@ -323,6 +323,24 @@ describe('traces', () => {
       expect(body.details).toEqual([{ field: 'outputDecision.actionObject', message: expect.any(String) }]);
     });
 
+    it('refuses text PostgreSQL cannot store (NUL, unpaired surrogates) with 400, alone or among concurrent traces', async () => {
+      const before = await traceCount();
+      const poisoned = [
+        JSON.stringify(traceBody({ metadata: { k: 'a\ud800b' } })),
+        JSON.stringify(traceBody({ metadata: { ['\udfff']: 1 } })),
+        JSON.stringify(traceBody({}, { prompt: 'nul \u0000 inside' })),
+      ];
+      const responses = await Promise.all([
+        ...poisoned.map((payload) =>
+          ctx.post(TRACES, { apiKey: plain.key, payload, headers: { 'content-type': 'application/json' } }),
+        ),
+        ...Array.from({ length: 6 }, () => post(plain.key, traceBody())),
+      ]);
+      responses.slice(0, 3).forEach((res) => expectErrorEnvelope(res, 400, 'VALIDATION_ERROR'));
+      responses.slice(3).forEach((res) => expect(res.statusCode, res.body).toBe(201));
+      expect(await traceCount()).toBe(before + 6);
+    });
+
     it('names every missing or mistyped field', async () => {
       const res = await post(plain.key, {
         inputContext: { systemPrompt: 3 },

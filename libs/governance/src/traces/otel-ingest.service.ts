@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import protobuf from 'protobufjs';
-import { type Actor, AppError } from '../../../platform/src/index.js';
+import { type Actor, AppError, assertSafeJson } from '../../../platform/src/index.js';
 import {
   decodeOtlpTraces,
   encodeExportTraceResponse,
@@ -110,6 +110,8 @@ export class OtelIngestService {
         [];
       for (const [index, candidate] of extraction.traces.entries()) {
         try {
+          // Span attributes did not come through the JSON body guard: the same limits apply to them here.
+          assertSafeJson(candidate, 'Span');
           const trace = validateTraceIngest(candidate, limits);
           prepared.push({ candidate, index, write: await this.traces.prepare(actor, agentId, trace, ctx) });
         } catch (err) {

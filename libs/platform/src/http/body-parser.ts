@@ -34,17 +34,22 @@ const rawBodyLimit = (request: FastifyRequest): number | undefined =>
 /** Deeper JSON is refused: no legitimate body nests this far, and unbounded depth overflows the validators' stack. */
 export const MAX_JSON_DEPTH = 64;
 
+/** Text PostgreSQL can store: no NUL (U+0000), and well-formed UTF-16 (an unpaired surrogate has no UTF-8 form). */
+const storable = (text: string) => !text.includes('\u0000') && text.isWellFormed();
+
 /**
- * Walks a parsed value without recursion. Refuses nesting beyond MAX_JSON_DEPTH and NUL characters in strings or
- * keys (PostgreSQL text and jsonb cannot store U+0000), so such input is a 400 rather than a database error.
+ * Walks a parsed value without recursion. Refuses nesting beyond MAX_JSON_DEPTH, and NUL characters or unpaired
+ * surrogates (`"\ud800"`) in strings or keys (PostgreSQL text and jsonb cannot store them), so such input is a 400
+ * rather than a database error.
  */
 export function assertSafeJson(root: unknown, where = 'Request body'): void {
+  const unstorable = () =>
+    AppError.validation(`${where} must not contain NUL (U+0000) characters or unpaired surrogates`);
   const stack: [unknown, number][] = [[root, 0]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\u0000'))
-        throw AppError.validation(`${where} must not contain NUL (U+0000) characters`);
+      if (!storable(value)) throw unstorable();
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
@@ -54,8 +59,7 @@ export function assertSafeJson(root: unknown, where = 'Request body'): void {
       for (const item of value) stack.push([item, depth + 1]);
     } else {
       for (const [key, item] of Object.entries(value)) {
-        if (key.includes('\u0000'))
-          throw AppError.validation(`${where} must not contain NUL (U+0000) characters`);
+        if (!storable(key)) throw unstorable();
         stack.push([item, depth + 1]);
       }
     }
