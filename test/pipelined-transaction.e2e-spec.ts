@@ -1,6 +1,22 @@
 import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  char,
+  doublePrecision,
+  jsonb,
+  pgTable,
+  timestamp,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DatabaseHandle, TransactionHost } from '../libs/platform/src/index.js';
+import {
+  bulkInsert,
+  type DatabaseHandle,
+  inlineSql,
+  type Row,
+  TransactionHost,
+} from '../libs/platform/src/index.js';
 import { freshDatabase } from './support/database.js';
 
 // Strings that would break a naively quoted literal, or a second pass over placeholders.
@@ -17,6 +33,16 @@ const HOSTILE = [
   '',
 ];
 
+const bulkProbe = pgTable('bulk_probe', {
+  id: char('id', { length: 2 }).primaryKey(),
+  code: varchar('code', { length: 8 }),
+  doc: jsonb('doc').notNull(),
+  at: timestamp('at', { withTimezone: true, precision: 3 }).notNull(),
+  score: doublePrecision('score').notNull(),
+  flag: boolean('flag').notNull(),
+  count: bigint('count', { mode: 'number' }).notNull(),
+});
+
 /** An error's message with its causes' (the query builder wraps driver errors). */
 function messages(err: unknown): string {
   const parts: string[] = [];
@@ -32,6 +58,10 @@ describe('pipelined transactions', () => {
     db = await freshDatabase();
     tx = new TransactionHost(db);
     await db.db.execute(sql`create table pipeline_probe (id int primary key, t text, j jsonb, a text[])`);
+    await db.db
+      .execute(sql`create table bulk_probe (id char(2) primary key, code varchar(8), doc jsonb not null,
+      at timestamp(3) with time zone not null, score double precision not null, flag boolean not null,
+      count bigint not null)`);
   });
   afterAll(async () => db?.close());
 
@@ -65,6 +95,66 @@ describe('pipelined transactions', () => {
     expect(stored.map((r) => r.t)).toEqual(HOSTILE);
     expect(stored.map((r) => r.j)).toEqual(HOSTILE.map((text) => ({ text })));
     expect(stored.map((r) => r.a)).toEqual(HOSTILE.map((text) => [text, text]));
+  });
+
+  it('reads inlined literals back unchanged on this driver too', async () => {
+    for (const text of HOSTILE) {
+      const statement = sql`select ${text} as t, ${sql.param([text, null])}::text[] as a, 5-${-1} as n`;
+      const result = (await db.db.execute(sql.raw(inlineSql(statement)))) as unknown as { rows: Row[] };
+      expect(result.rows).toEqual([{ t: text, a: [text, null], n: 6 }]);
+    }
+  });
+
+  it('keeps COMMIT out of reach of a statement ending in a comment or a negative number', async () => {
+    await clear();
+    const results = await tx.pipelined((send) =>
+      send(
+        [
+          sql`insert into pipeline_probe (id, t) values (9, ${'committed'}) -- a trailing comment`,
+          sql`select 5-${-1} as v`,
+        ],
+        { commit: true },
+      ),
+    );
+    expect(results).toEqual([[], [{ v: 6 }]]);
+    expect((await rows()).map((r) => r.t)).toEqual(['committed']);
+  });
+
+  it('refuses to send after the send that committed', async () => {
+    await clear();
+    await expect(
+      tx.pipelined(async (send) => {
+        await send([sql`insert into pipeline_probe (id, t) values (10, ${'first'})`], { commit: true });
+        await send([sql`insert into pipeline_probe (id, t) values (11, ${'late'})`]);
+      }),
+    ).rejects.toThrow(/already committed/);
+    // PostgreSQL committed 'first' with its send; PGlite commits when the function returns, so it rolled back.
+    expect((await rows()).map((r) => r.t)).toEqual(db.driver === 'postgres' ? ['first'] : []);
+  });
+
+  it('bulk-inserts complete rows of every column type, and refuses an over-long value rather than cutting it', async () => {
+    const at = new Date('2026-11-23T10:00:00.123Z');
+    const rowsIn = [
+      {
+        id: 'ab',
+        code: 'x'.repeat(8),
+        doc: { q: "it's", n: [1, null] },
+        at,
+        score: 0.25,
+        flag: true,
+        count: 7,
+      },
+      { id: 'cd', code: null, doc: [], at, score: -1, flag: false, count: 9_007_199_254_740_991 },
+    ];
+    await tx.pipelined((send) => send([bulkInsert(bulkProbe, rowsIn)], { commit: true }));
+    const stored = await db.db.select().from(bulkProbe).orderBy(bulkProbe.id);
+    expect(stored).toEqual(rowsIn);
+    await expect(
+      tx.pipelined((send) =>
+        send([bulkInsert(bulkProbe, [{ ...rowsIn[0]!, id: 'ef', code: 'x'.repeat(9) }])], { commit: true }),
+      ),
+    ).rejects.toThrow();
+    expect(await db.db.select().from(bulkProbe)).toHaveLength(2);
   });
 
   it('rolls back what earlier round trips wrote when a later statement fails, and the connection stays usable', async () => {

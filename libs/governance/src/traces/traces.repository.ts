@@ -56,7 +56,9 @@ export class TracesRepository {
       read: ([rows]) => {
         const live = { agents: new Set<string>(), keys: new Set<string>() };
         for (const row of rows!) {
-          (row.kind === 'agent' ? live.agents : live.keys).add(`${String(row.organization_id)}:${String(row.id)}`);
+          (row.kind === 'agent' ? live.agents : live.keys).add(
+            `${String(row.organization_id)}:${String(row.id)}`,
+          );
         }
         return live;
       },

@@ -16,7 +16,7 @@ function shapeOf(table: PgTable): InsertShape {
   if (shape) return shape;
   const columns = Object.entries(getTableColumns(table)) as [string, PgColumn][];
   const names = columns.map(([, c]) => `"${c.name}"`).join(', ');
-  const casts = columns.map(([, c], i) => `u.c${i}::${c.getSQLType()}`).join(', ');
+  const casts = columns.map(([, c], i) => `u.c${i}::${castType(c)}`).join(', ');
   const aliases = columns.map((_, i) => `c${i}`).join(', ');
   shape = {
     columns,
@@ -25,6 +25,15 @@ function shapeOf(table: PgTable): InsertShape {
   };
   shapes.set(table, shape);
   return shape;
+}
+
+/**
+ * The type each text element is cast to. Length-limited character types are left to the insert's own assignment
+ * cast, which refuses an over-long value: an explicit cast to varchar(n) would silently cut it.
+ */
+function castType(column: PgColumn): string {
+  const type = column.getSQLType();
+  return /^(varchar|char|character)\b/.test(type) ? 'text' : type;
 }
 
 function toText(column: PgColumn, value: unknown): string | null {

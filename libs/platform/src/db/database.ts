@@ -93,8 +93,15 @@ async function pipelinedPgTransaction<T>(
     if (options.commit) texts.push('COMMIT');
     begun = true;
     ended = options.commit === true;
-    const result = (await client.query(texts.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+    // Each separator on a line of its own: nothing a statement ends with (a comment) can swallow the next one.
+    const result = (await client.query(texts.join('\n;\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
     const results = Array.isArray(result) ? result : [result];
+    if (results.length !== texts.length) {
+      throw new Error(`A pipelined query answered ${results.length} results for ${texts.length} statements`);
+    }
+    if (options.commit && results[results.length - 1]!.command !== 'COMMIT') {
+      throw new Error('The pipelined transaction did not commit');
+    }
     return results.slice(lead, lead + statements.length).map((r) => r.rows as Row[]);
   };
   try {
@@ -121,17 +128,21 @@ export function pgliteHandle(client: PGlite): DatabaseHandle {
   return {
     db,
     driver: 'pglite',
-    // In-process: there is no round trip to save, so the statements run one by one in a transaction.
+    // In-process: there is no round trip to save, so the statements run one by one in a transaction, which
+    // commits when `fn` returns (not with the send marked `commit`); nothing may be sent after that send.
     pipelinedTransaction: (fn) =>
-      db.transaction((tx) =>
-        fn(async (statements) => {
+      db.transaction((tx) => {
+        let ended = false;
+        return fn(async (statements, options = {}) => {
+          if (ended) throw new Error('The pipelined transaction has already committed');
+          ended = options.commit === true;
           const results: Row[][] = [];
           for (const statement of statements) {
             results.push(((await tx.execute(statement)) as unknown as { rows: Row[] }).rows);
           }
           return results;
-        }),
-      ),
+        });
+      }),
     withSession: (fn) => fn(db),
     close: () => client.close(),
   };
