@@ -8,7 +8,9 @@ import {
   type SendStatements,
   sendQueries,
   TransactionHost,
+  writeQuery,
 } from '../../../platform/src/index.js';
+import { sql } from 'drizzle-orm';
 import { type AuditInput, AuditService } from '../audit/audit.service.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import type { TraceRow } from './trace.schema.js';
@@ -34,7 +36,13 @@ interface Pending {
   write: TraceWrite;
   resolve: (outcome: IngestOutcome) => void;
   reject: (err: unknown) => void;
+  /**
+   * Later traces of the batch with the same organization and Idempotency-Key: they are duplicates of whatever this
+   * one turns out to be, or, if it is refused, go back to the queue.
+   */
+  followers?: Pending[];
 }
+
 
 /** 400 naming agentId: the agent is not (or no longer) one of the organization's. */
 export const unknownAgentError = () =>
@@ -42,17 +50,41 @@ export const unknownAgentError = () =>
     { field: 'agentId', message: 'agentId does not name an agent of this organization' },
   ]);
 
-/**
- * Whether the database answered with an error for a statement (a SQLSTATE; the query builder wraps driver errors
- * as their cause), as opposed to a connection that failed or timed out.
- */
-export function isStatementError(err: unknown): boolean {
+/** The SQLSTATE of a database error (the query builder wraps driver errors as their cause). */
+function sqlState(err: unknown): string | undefined {
   for (let e = err; e instanceof Error; e = e.cause) {
     const { code, severity } = e as { code?: unknown; severity?: unknown };
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string') return true;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string') return code;
   }
-  return false;
+  return undefined;
 }
+
+/**
+ * Whether the database refused a row (a data exception, a constraint, a trigger's raise): the other traces of the
+ * batch may well be fine.
+ */
+export function isRowError(err: unknown): boolean {
+  const state = sqlState(err);
+  return state !== undefined && ['22', '23', 'P0'].includes(state.slice(0, 2));
+}
+
+/**
+ * Whether the failure is the database's, not the batch's: no SQLSTATE (unreachable, connection lost or timed
+ * out), or a connection, transaction-rollback, resource, lock (lock_timeout) or operator-intervention class.
+ */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof AppError) return err.status === 503;
+  const state = sqlState(err);
+  return state === undefined
+    ? err instanceof Error
+    : ['08', '40', '53', '55', '57'].includes(state.slice(0, 2));
+}
+
+const unavailable = (message: string, cause?: unknown) =>
+  new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, `${message}; retry shortly`, {
+    headers: { 'Retry-After': '1' },
+    cause,
+  });
 
 /** `organizationId:value`; organization ids are hex, so the first colon separates. */
 const scoped = (organizationId: string, value: string) => `${organizationId}:${value}`;
@@ -101,11 +133,15 @@ export class TraceWriter implements BeforeApplicationShutdown {
    * Each resolves on its own once committed.
    */
   writeAll(organizationId: string, writes: TraceWrite[]): Promise<IngestOutcome>[] {
-    if (this.inFlight + writes.length > this.options.maxPending) {
-      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, 'Ingestion is saturated; retry shortly', {
-        headers: { 'Retry-After': '1' },
-      });
+    if (writes.length > this.options.maxPending) {
+      // Could never be accepted: a retry would fail the same way, so this is not a 503.
+      throw new AppError(
+        413,
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        `At most ${this.options.maxPending} traces can be accepted at once; split the export`,
+      );
     }
+    if (this.inFlight + writes.length > this.options.maxPending) throw unavailable('Ingestion is saturated');
     const outcomes = writes.map(
       (write) =>
         new Promise<IngestOutcome>((resolve, reject) => {
@@ -133,7 +169,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
   private pump(): void {
     if (this.active || this.queue.length === 0) return;
     const batch = this.takeBatch();
-    this.writing = batch.length;
+    this.writing = batch.reduce((n, item) => n + 1 + (item.followers?.length ?? 0), 0);
     this.active = this.commit(batch).finally(() => {
       this.writing = 0;
       this.active = null;
@@ -142,58 +178,74 @@ export class TraceWriter implements BeforeApplicationShutdown {
   }
 
   /**
-   * The next batch, in arrival order. A trace repeating an idempotency key of its organization already in the
-   * batch waits for the next one, where it meets the first trace's committed claim.
+   * The next batch, in arrival order: up to `maxBatch` traces, each later one repeating an organization's
+   * Idempotency-Key following the first (it adds no row, and is answered when the first is).
    */
   private takeBatch(): Pending[] {
     const batch: Pending[] = [];
-    const deferred: Pending[] = [];
-    const keys = new Set<string>();
+    const firsts = new Map<string, Pending>();
     let taken = 0;
     while (taken < this.queue.length && batch.length < this.options.maxBatch) {
       const item = this.queue[taken++]!;
       const key = item.write.idempotencyKey;
       if (key !== undefined) {
         const claim = scoped(item.organizationId, key);
-        if (keys.has(claim)) {
-          deferred.push(item);
+        const first = firsts.get(claim);
+        if (first) {
+          (first.followers ??= []).push(item);
           continue;
         }
-        keys.add(claim);
+        firsts.set(claim, item);
       }
       batch.push(item);
     }
-    this.queue = [...deferred, ...this.queue.slice(taken)];
+    this.queue = this.queue.slice(taken);
     return batch;
   }
 
   private async commit(batch: Pending[]): Promise<void> {
-    let outcomes: (IngestOutcome | AppError)[];
+    let outcomes: (IngestOutcome | Error)[];
     try {
       outcomes = await this.tx.pipelined((send) => this.writeBatch(send, batch));
     } catch (err) {
-      if (batch.length > 1 && isStatementError(err)) {
+      if (batch.length > 1 && isRowError(err)) {
         // Isolate what the database refused: nothing of the batch committed, so each trace is tried on its own.
         for (const item of batch) await this.commit([item]);
-      } else {
-        // Unreachable database (or a single trace): retrying each trace would only multiply the wait.
-        for (const item of batch) item.reject(err);
+        return;
       }
-      return;
+      // A refused single trace, or the database itself failing (unreachable, lock timeout, shutting down):
+      // retrying trace by trace would only multiply the wait.
+      const failure = isTransient(err) ? unavailable('Ingestion is unavailable', err) : (err as Error);
+      outcomes = batch.map(() => failure);
     }
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome instanceof AppError) item.reject(outcome);
-      else item.resolve(outcome);
-    });
+    batch.forEach((item, i) => this.settle(item, outcomes[i]!));
+  }
+
+  /** Answers a trace and the traces that repeated its Idempotency-Key in the batch. */
+  private settle(item: Pending, outcome: IngestOutcome | Error): void {
+    if (outcome instanceof Error) item.reject(outcome);
+    else item.resolve(outcome);
+    if (!item.followers) return;
+    if (!(outcome instanceof Error)) {
+      const id = outcome.kind === 'stored' ? outcome.trace.id : outcome.id;
+      for (const follower of item.followers) follower.resolve({ kind: 'duplicate', id });
+    } else if (outcome instanceof AppError && outcome.status < 500) {
+      // The first was refused for itself (its agent, its key): the others did not claim the key and are tried again.
+      this.queue.unshift(...item.followers);
+    } else {
+      // The database failed the batch: the others would fail the same way now.
+      for (const follower of item.followers) follower.reject(outcome);
+    }
   }
 
   /**
    * One transaction in two round trips (three with idempotency keys): lock the chains and read their heads with
    * the live agents and keys; claim idempotency keys; insert traces, review items and audit entries, with COMMIT.
    */
-  private async writeBatch(send: SendStatements, batch: Pending[]): Promise<(IngestOutcome | AppError)[]> {
-    const [chains, live] = await sendQueries(send, [
+  private async writeBatch(send: SendStatements, batch: Pending[]): Promise<(IngestOutcome | Error)[]> {
+    const [, chains, live] = await sendQueries(send, [
+      // A chain lock held elsewhere (a stuck transaction) fails the batch with 503 instead of stalling ingestion.
+      writeQuery(sql.raw(`set local lock_timeout = ${Math.trunc(this.options.lockTimeoutMs)}`)),
       this.audit.openChainsQuery([...new Set(batch.map((p) => p.organizationId))]),
       this.repo.livePairsQuery(
         batch.map((p) => ({ organizationId: p.organizationId, id: p.write.trace.agentId })),

@@ -61,6 +61,7 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   INGEST_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
   INGEST_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
+  INGEST_LOCK_TIMEOUT_MS: z.coerce.number().int().min(10).default(5000),
 });
 
 function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | number | string[] {
@@ -103,8 +104,11 @@ export interface AppConfig {
   webhookAllowPrivateNetworks: boolean;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
-  /** Trace ingestion's group commit: traces per transaction at most, and traces waiting at most (then 503). */
-  ingest: { maxBatch: number; maxPending: number };
+  /**
+   * Trace ingestion's group commit: traces per transaction at most, traces waiting at most (then 503), and how
+   * long a batch waits for an audit-chain lock held by another transaction (then 503).
+   */
+  ingest: { maxBatch: number; maxPending: number; lockTimeoutMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -154,7 +158,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-    ingest: { maxBatch: e.INGEST_MAX_BATCH, maxPending: e.INGEST_MAX_PENDING },
+    ingest: {
+      maxBatch: e.INGEST_MAX_BATCH,
+      maxPending: e.INGEST_MAX_PENDING,
+      lockTimeoutMs: e.INGEST_LOCK_TIMEOUT_MS,
+    },
   };
 }
 
