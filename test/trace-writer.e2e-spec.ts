@@ -20,6 +20,32 @@ const body = (prompt: string, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+/** An OTLP/JSON export of `n` GenAI chat spans whose prompts are `${tag} 0`, `${tag} 1`, … */
+const spans = (n: number, tag: string) =>
+  toOtlpJson(
+    recordSpans(
+      Array.from({ length: n }, (_, i) => ({
+        name: 'chat',
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.input.messages': JSON.stringify([
+            { role: 'user', parts: [{ type: 'text', content: `${tag} ${i}` }] },
+          ]),
+          'gen_ai.output.messages': JSON.stringify([
+            { role: 'assistant', parts: [{ type: 'text', content: 'ok' }] },
+          ]),
+        },
+      })),
+    ),
+  );
+
+const exportSpans = (ctx: TestContext, key: string, payload: Buffer) =>
+  ctx.post('/api/v1/otel/v1/traces', {
+    apiKey: key,
+    payload,
+    headers: { 'content-type': 'application/json' },
+  });
+
 interface Org {
   owner: Registered;
   agents: TestAgent[];
@@ -171,6 +197,33 @@ describe('trace writer (group commit)', () => {
     }
   });
 
+  it('reports an OTLP span the database refuses in partialSuccess once the export’s other spans are stored', async () => {
+    const org = orgs[0]!;
+    const organizationId = org.owner.organization.id;
+    await ctx.db.db.execute(sql`
+      create function refuse_marked_span() returns trigger language plpgsql as $$
+      begin
+        if new.input_context->>'prompt' = 'partly refused 1' then raise exception 'refused by trigger'; end if;
+        return new;
+      end $$`);
+    await ctx.db.db.execute(sql`
+      create trigger refuse_marked_span before insert on traces
+      for each row execute function refuse_marked_span()`);
+    try {
+      const before = await traceCount(ctx, organizationId);
+      const res = await exportSpans(ctx, org.agents[0]!.key, spans(3, 'partly refused'));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().partialSuccess).toEqual({
+        rejectedSpans: 1,
+        errorMessage: expect.stringMatching(/could not be stored/),
+      });
+      expect(await traceCount(ctx, organizationId)).toBe(before + 2);
+    } finally {
+      await ctx.db.db.execute(sql`drop trigger refuse_marked_span on traces`);
+      await ctx.db.db.execute(sql`drop function refuse_marked_span()`);
+    }
+  });
+
   it('answers concurrent repeats of one Idempotency-Key from the first trace’s commit, without a transaction each', async () => {
     const org = orgs[2]!;
     const agent = org.agents[1]!;
@@ -298,33 +351,13 @@ describe('trace writer back-pressure', () => {
   it('refuses an OTLP export that does not fit with 503 and one that never could with 413, storing none of their spans', async () => {
     const organizationId = owner.organization.id;
     const writer = ctx.app.get(TraceWriter);
-    const spans = (n: number, tag: string) =>
-      toOtlpJson(
-        recordSpans(
-          Array.from({ length: n }, (_, i) => ({
-            name: 'chat',
-            attributes: {
-              'gen_ai.operation.name': 'chat',
-              'gen_ai.input.messages': JSON.stringify([
-                { role: 'user', parts: [{ type: 'text', content: `${tag} ${i}` }] },
-              ]),
-              'gen_ai.output.messages': JSON.stringify([
-                { role: 'assistant', parts: [{ type: 'text', content: 'ok' }] },
-              ]),
-            },
-          })),
-        ),
-      );
-    const otlp = (payload: Buffer) =>
-      ctx.post('/api/v1/otel/v1/traces', {
-        apiKey: agent.key,
-        payload,
-        headers: { 'content-type': 'application/json' },
-      });
+    const otlp = (payload: Buffer) => exportSpans(ctx, agent.key, payload);
     const before = await traceCount(ctx, organizationId);
 
+    // OTLP's own error shape (google.rpc.Status, RESOURCE_EXHAUSTED): the exporter does not retry a 413.
     const tooMany = await otlp(spans(4, 'never fits'));
-    expectErrorEnvelope(tooMany, 413, 'PAYLOAD_TOO_LARGE');
+    expect(tooMany.statusCode).toBe(413);
+    expect(tooMany.json()).toEqual({ code: 8, message: expect.stringMatching(/split the export/) });
     expect(tooMany.headers['retry-after']).toBeUndefined();
 
     const chain = await holdChain(ctx, organizationId);

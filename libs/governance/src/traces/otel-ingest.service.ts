@@ -64,6 +64,8 @@ function reply(encoding: OtlpEncoding, status: number, json: Record<string, unkn
   return { status, contentType: 'application/json; charset=utf-8', body: json };
 }
 
+const reasonOf = (err: AppError) => err.details?.map((d) => d.message).join(', ') ?? err.message;
+
 function rejectionMessage(rejected: RejectedSpan[]): string {
   const shown = rejected
     .slice(0, MAX_REASONS_IN_MESSAGE)
@@ -100,35 +102,51 @@ export class OtelIngestService {
     const rejected = [...extraction.rejected];
     if (extraction.traces.length > 0) {
       const agentId = this.traces.resolveAgent(actor, undefined);
-      const reject = (candidate: (typeof extraction.traces)[number], i: number, err: unknown) => {
-        if (!(err instanceof AppError) || err.status !== 400) throw err;
-        const spanId =
-          typeof candidate.metadata.otelSpanId === 'string' ? candidate.metadata.otelSpanId : `#${i}`;
-        rejected.push({ spanId, reason: err.details?.map((d) => d.message).join(', ') ?? err.message });
+      const spanIdOf = (index: number) => {
+        const spanId = extraction.traces[index]!.metadata.otelSpanId;
+        return typeof spanId === 'string' ? spanId : `#${index}`;
       };
-      const prepared: { candidate: (typeof extraction.traces)[number]; index: number; write: TraceWrite }[] =
-        [];
+      const prepared: { index: number; write: TraceWrite }[] = [];
       for (const [index, candidate] of extraction.traces.entries()) {
         try {
           // Span attributes did not come through the JSON body guard: the same limits apply to them here.
           assertSafeJson(candidate, 'Span');
           const trace = validateTraceIngest(candidate, limits);
-          prepared.push({ candidate, index, write: await this.traces.prepare(actor, agentId, trace, ctx) });
+          prepared.push({ index, write: await this.traces.prepare(actor, agentId, trace, ctx) });
         } catch (err) {
-          reject(candidate, index, err);
+          if (!(err instanceof AppError) || err.status !== 400) throw err;
+          rejected.push({ spanId: spanIdOf(index), reason: reasonOf(err) });
         }
       }
       // The spans of one export are handed to the writer together: they share a commit, and are all refused
-      // (503) or all accepted.
-      const outcomes = await Promise.allSettled(
-        this.traces.store(
+      // (503, or 413 for an export that could never fit) or all accepted.
+      let pending: Promise<unknown>[];
+      try {
+        pending = this.traces.store(
           actor,
           prepared.map((p) => p.write),
-        ),
+        );
+      } catch (err) {
+        if (err instanceof AppError && err.status === 413) {
+          return reply(encoding, 413, { code: GRPC_CODE[413]!, message: err.message });
+        }
+        throw err;
+      }
+      const outcomes = await Promise.allSettled(pending);
+      const failures = outcomes.flatMap((outcome, i) =>
+        outcome.status === 'rejected' ? [{ index: prepared[i]!.index, err: outcome.reason as unknown }] : [],
       );
-      outcomes.forEach((outcome, i) => {
-        if (outcome.status === 'rejected') reject(prepared[i]!.candidate, prepared[i]!.index, outcome.reason);
-      });
+      // Nothing stored: the export fails as a whole (a 401 for a key revoked meanwhile, a 503 to retry), which is
+      // safe to retry. Once some spans are stored, a retry would store them twice: the others are reported.
+      const storedAny = failures.length < outcomes.length;
+      const fatal = failures.find(({ err }) => !(err instanceof AppError && err.status === 400));
+      if (fatal && !storedAny) throw fatal.err;
+      for (const { index, err } of failures) {
+        rejected.push({
+          spanId: spanIdOf(index),
+          reason: err instanceof AppError ? reasonOf(err) : 'could not be stored',
+        });
+      }
     }
     const body = partialSuccess(rejected.length, rejected.length ? rejectionMessage(rejected) : '');
     return reply(encoding, 200, body as Record<string, unknown>);

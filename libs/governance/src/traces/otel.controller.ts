@@ -97,7 +97,9 @@ export class OtelController {
   })
   @ApiResponse({
     status: 413,
-    description: 'Body too large (google.rpc.Status).',
+    description:
+      'Body too large, or more GenAI spans than ingestion accepts at once (INGEST_MAX_PENDING): split the export ' +
+      '(google.rpc.Status, code 8).',
     content: { 'application/json': { schema: STATUS_SCHEMA } },
   })
   @ApiResponse({

@@ -43,7 +43,6 @@ interface Pending {
   followers?: Pending[];
 }
 
-
 /** 400 naming agentId: the agent is not (or no longer) one of the organization's. */
 export const unknownAgentError = () =>
   AppError.validation('agentId does not name an agent of this organization', [

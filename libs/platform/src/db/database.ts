@@ -68,7 +68,8 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
         client.release();
       }
     },
-    newClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 }),
+    // Keepalive: a listener on a half-open connection would otherwise believe it still hears notifications.
+    newClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, keepAlive: true }),
     close: () => pool.end(),
   };
 }
