@@ -99,7 +99,8 @@ const scoped = (organizationId: string, value: string) => `${organizationId}:${v
  *
  * Under the chain locks, each batch re-checks that its agents still exist and its API keys are still live (an
  * agent's deletion and a key's regeneration append to the same chain, so neither can interleave), and claims its
- * idempotency keys. A batch that fails as a whole is retried trace by trace, so that one bad trace fails alone.
+ * idempotency keys. A batch the database refuses for a row is retried trace by trace, so that one bad trace fails
+ * alone; a batch the database fails as a whole (unreachable, lock timeout) answers 503 for each of its traces.
  */
 @Injectable()
 export class TraceWriter implements BeforeApplicationShutdown {
@@ -128,8 +129,8 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
   /**
    * Stores the traces of one request (the spans of an OTLP export): all are accepted, or none when they would
-   * take the writer past INGEST_MAX_PENDING (503, so that the client's retry cannot store some of them twice).
-   * Each resolves on its own once committed.
+   * take the writer past INGEST_MAX_PENDING (503, so that the client's retry cannot store some of them twice;
+   * 413 when they are more than it ever accepts at once). Each resolves on its own once committed.
    */
   writeAll(organizationId: string, writes: TraceWrite[]): Promise<IngestOutcome>[] {
     if (writes.length > this.options.maxPending) {
