@@ -336,7 +336,13 @@ describe('traces', () => {
         ),
         ...Array.from({ length: 6 }, () => post(plain.key, traceBody())),
       ]);
-      responses.slice(0, 3).forEach((res) => expectErrorEnvelope(res, 400, 'VALIDATION_ERROR'));
+      const fields = responses
+        .slice(0, 3)
+        .map(
+          (res) =>
+            (expectErrorEnvelope(res, 400, 'VALIDATION_ERROR').details as { field: string }[])[0]?.field,
+        );
+      expect(fields).toEqual(['metadata.k', 'metadata', 'inputContext.prompt']);
       responses.slice(3).forEach((res) => expect(res.statusCode, res.body).toBe(201));
       expect(await traceCount()).toBe(before + 6);
     });

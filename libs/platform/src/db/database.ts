@@ -69,7 +69,8 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
       }
     },
     // Keepalive: a listener on a half-open connection would otherwise believe it still hears notifications.
-    newClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, keepAlive: true }),
+    newClient: () =>
+      new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, keepAlive: true }),
     close: () => pool.end(),
   };
 }

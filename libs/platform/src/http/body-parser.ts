@@ -37,30 +37,48 @@ export const MAX_JSON_DEPTH = 64;
 /** Text PostgreSQL can store: no NUL (U+0000), and well-formed UTF-16 (an unpaired surrogate has no UTF-8 form). */
 const storable = (text: string) => !text.includes('\u0000') && text.isWellFormed();
 
+/** A node of the walk: its value, depth, key in its parent, and the parent (for the path, built only on failure). */
+type Node = [value: unknown, depth: number, key: string | number | null, parent: Node | null];
+
+/** `a.b.0.c`: the dotted path of a node, as validation details name fields. */
+function pathOf(node: Node | null): string {
+  const parts: string[] = [];
+  for (let n = node; n && n[2] !== null; n = n[3]) parts.unshift(String(n[2]));
+  return parts.join('.');
+}
+
 /**
  * Walks a parsed value without recursion. Refuses nesting beyond MAX_JSON_DEPTH, and NUL characters or unpaired
  * surrogates (`"\ud800"`) in strings or keys (PostgreSQL text and jsonb cannot store them), so such input is a 400
- * rather than a database error.
+ * naming the field rather than a database error.
  */
 export function assertSafeJson(root: unknown, where = 'Request body'): void {
-  const unstorable = () =>
-    AppError.validation(`${where} must not contain NUL (U+0000) characters or unpaired surrogates`);
-  const stack: [unknown, number][] = [[root, 0]];
+  const unstorable = (node: Node) => {
+    const field = pathOf(node);
+    const rule = 'must not contain NUL (U+0000) characters or unpaired surrogates';
+    return AppError.validation(
+      `${where} ${rule}`,
+      field ? [{ field, message: `${field} ${rule}` }] : undefined,
+    );
+  };
+  const stack: Node[] = [[root, 0, null, null]];
   while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
+    const node = stack.pop()!;
+    const [value, depth] = node;
     if (typeof value === 'string') {
-      if (!storable(value)) throw unstorable();
+      if (!storable(value)) throw unstorable(node);
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH)
       throw AppError.validation(`${where} is nested deeper than ${MAX_JSON_DEPTH} levels`);
     if (Array.isArray(value)) {
-      for (const item of value) stack.push([item, depth + 1]);
+      value.forEach((item, index) => stack.push([item, depth + 1, index, node]));
     } else {
       for (const [key, item] of Object.entries(value)) {
-        if (!storable(key)) throw unstorable();
-        stack.push([item, depth + 1]);
+        // An unstorable key is named by its parent's path: echoing it back would not help.
+        if (!storable(key)) throw unstorable(node);
+        stack.push([item, depth + 1, key, node]);
       }
     }
   }
