@@ -6,7 +6,7 @@ import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { recordSpans, toOtlpJson } from '../libs/governance/src/otel/otlp-payloads.fixture.js';
 import { TraceWriter } from '../libs/governance/src/traces/trace-writer.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
-import { TransactionHost } from '../libs/platform/src/index.js';
+import { type AppConfig, TransactionHost } from '../libs/platform/src/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { insertAgent, type TestAgent } from './support/governance.js';
@@ -307,17 +307,26 @@ describe('trace writer (group commit)', () => {
   });
 });
 
+/** An application with its own ingestion settings, one organization and one agent. */
+async function ingestionContext(ingest: Partial<AppConfig['ingest']>, organizationName: string) {
+  const ctx = await TestContext.create({
+    config: { ingest: { maxBatch: 100, maxPending: 10_000, lockTimeoutMs: 5000, ...ingest } },
+  });
+  const owner = await ctx.register({ organizationName });
+  const agent = await insertAgent(ctx, owner.organization.id, `${organizationName} agent`);
+  return { ctx, owner, agent };
+}
+
 describe('trace writer back-pressure', () => {
   let ctx: TestContext;
   let owner: Registered;
   let agent: TestAgent;
 
   beforeAll(async () => {
-    ctx = await TestContext.create({
-      config: { ingest: { maxBatch: 100, maxPending: 3, lockTimeoutMs: 30_000 } },
-    });
-    owner = await ctx.register({ organizationName: 'Saturated Org' });
-    agent = await insertAgent(ctx, owner.organization.id, 'Busy agent');
+    ({ ctx, owner, agent } = await ingestionContext(
+      { maxPending: 3, lockTimeoutMs: 30_000 },
+      'Saturated Org',
+    ));
   });
   afterAll(async () => ctx?.close());
 
@@ -385,11 +394,7 @@ describe('trace writer lock timeout', () => {
   let agent: TestAgent;
 
   beforeAll(async () => {
-    ctx = await TestContext.create({
-      config: { ingest: { maxBatch: 100, maxPending: 100, lockTimeoutMs: 200 } },
-    });
-    owner = await ctx.register({ organizationName: 'Stuck Org' });
-    agent = await insertAgent(ctx, owner.organization.id, 'Waiting agent');
+    ({ ctx, owner, agent } = await ingestionContext({ lockTimeoutMs: 200 }, 'Stuck Org'));
   });
   afterAll(async () => ctx?.close());
 
