@@ -70,7 +70,7 @@ const server = spawn(process.execPath, [...profileArgs, 'dist/apps/api/src/main.
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     NODE_ENV: 'production',
     JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'),
   },
