@@ -6,7 +6,7 @@ import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { recordSpans, toOtlpJson } from '../libs/governance/src/otel/otlp-payloads.fixture.js';
 import { TraceWriter } from '../libs/governance/src/traces/trace-writer.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
-import { type AppConfig, TransactionHost } from '../libs/platform/src/index.js';
+import { type AppConfig, sqlLiteral, TransactionHost } from '../libs/platform/src/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { insertAgent, type TestAgent } from './support/governance.js';
@@ -65,6 +65,29 @@ async function chainOf(ctx: TestContext, organizationId: string) {
     .from(auditEntries)
     .where(eq(auditEntries.organizationId, organizationId))
     .orderBy(asc(auditEntries.sequence));
+}
+
+/**
+ * Runs `fn` while a trigger makes the database refuse (a real row-level error, SQLSTATE P0001) any trace whose
+ * prompt is `prompt`.
+ */
+async function whileRefusing(ctx: TestContext, prompt: string, fn: () => Promise<void>): Promise<void> {
+  await ctx.db.db.execute(
+    sql.raw(`create function refuse_prompt() returns trigger language plpgsql as $$
+      begin
+        if new.input_context->>'prompt' = ${sqlLiteral(prompt)} then raise exception 'refused by trigger'; end if;
+        return new;
+      end $$`),
+  );
+  await ctx.db.db.execute(
+    sql`create trigger refuse_prompt before insert on traces for each row execute function refuse_prompt()`,
+  );
+  try {
+    await fn();
+  } finally {
+    await ctx.db.db.execute(sql`drop trigger refuse_prompt on traces`);
+    await ctx.db.db.execute(sql`drop function refuse_prompt()`);
+  }
 }
 
 /**
@@ -154,25 +177,13 @@ describe('trace writer (group commit)', () => {
   it('fails only the trace the database refuses; the rest of its batch commits', async () => {
     const org = orgs[0]!;
     const organizationId = org.owner.organization.id;
-    await ctx.db.db.execute(sql`
-      create function refuse_marked_trace() returns trigger language plpgsql as $$
-      begin
-        if new.rationale = 'refused by the test trigger' then raise exception 'refused by trigger'; end if;
-        return new;
-      end $$`);
-    await ctx.db.db.execute(sql`
-      create trigger refuse_marked_trace before insert on traces
-      for each row execute function refuse_marked_trace()`);
-    try {
+    await whileRefusing(ctx, 'batch member 5', async () => {
       const tracesBefore = await traceCount(ctx, organizationId);
       const chainBefore = (await chainOf(ctx, organizationId)).length;
       const spy = vi.spyOn(TransactionHost.prototype, 'pipelined');
       const responses = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
-          ctx.post(TRACES, {
-            apiKey: org.agents[0]!.key,
-            body: body(`batch member ${i}`, i === 5 ? { rationale: 'refused by the test trigger' } : {}),
-          }),
+          ctx.post(TRACES, { apiKey: org.agents[0]!.key, body: body(`batch member ${i}`) }),
         ),
       );
       const transactions = spy.mock.calls.length;
@@ -191,25 +202,13 @@ describe('trace writer (group commit)', () => {
       expect(chain.map((e) => e.sequence)).toEqual(chain.map((_, i) => i + 1));
       const verify = await ctx.get('/api/v1/audit/verify', { token: org.owner.token });
       expect(verify.json().data.valid).toBe(true);
-    } finally {
-      await ctx.db.db.execute(sql`drop trigger refuse_marked_trace on traces`);
-      await ctx.db.db.execute(sql`drop function refuse_marked_trace()`);
-    }
+    });
   });
 
   it('reports an OTLP span the database refuses in partialSuccess once the export’s other spans are stored', async () => {
     const org = orgs[0]!;
     const organizationId = org.owner.organization.id;
-    await ctx.db.db.execute(sql`
-      create function refuse_marked_span() returns trigger language plpgsql as $$
-      begin
-        if new.input_context->>'prompt' = 'partly refused 1' then raise exception 'refused by trigger'; end if;
-        return new;
-      end $$`);
-    await ctx.db.db.execute(sql`
-      create trigger refuse_marked_span before insert on traces
-      for each row execute function refuse_marked_span()`);
-    try {
+    await whileRefusing(ctx, 'partly refused 1', async () => {
       const before = await traceCount(ctx, organizationId);
       const res = await exportSpans(ctx, org.agents[0]!.key, spans(3, 'partly refused'));
       expect(res.statusCode, res.body).toBe(200);
@@ -218,10 +217,7 @@ describe('trace writer (group commit)', () => {
         errorMessage: expect.stringMatching(/could not be stored/),
       });
       expect(await traceCount(ctx, organizationId)).toBe(before + 2);
-    } finally {
-      await ctx.db.db.execute(sql`drop trigger refuse_marked_span on traces`);
-      await ctx.db.db.execute(sql`drop function refuse_marked_span()`);
-    }
+    });
   });
 
   it('answers concurrent repeats of one Idempotency-Key from the first trace’s commit, without a transaction each', async () => {
