@@ -14,6 +14,7 @@ import {
 } from '../libs/platform/src/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { insertAgent } from './support/governance.js';
 
 const KEYS = '/api/v1/auth/keys';
 const PROBE_READ = '/api/v1/test-workspace-keys/read';
@@ -57,17 +58,25 @@ interface CreatedKey {
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
-const agentId = (n: number) => n.toString(16).padStart(24, 'a');
+/** A well-formed id that names nothing (the DTO refuses some lists before any agent is looked up). */
+const fakeId = (n: number) => n.toString(16).padStart(24, 'a');
+/** Agents of the owner's organization: a scope may name only those. */
+const AGENT_COUNT = 100;
 
 describe('workspace API keys', () => {
   let ctx: TestContext;
   let owner: Registered;
   let other: Registered;
+  const ownerAgents: string[] = [];
+  const agentId = (n: number) => ownerAgents[n]!;
 
   beforeAll(async () => {
     ctx = await TestContext.create({ imports: [WorkspaceKeyProbeModule] });
     owner = await ctx.register({ organizationName: 'Key Owners' });
     other = await ctx.register({ organizationName: 'Other Org' });
+    for (let n = 0; n < AGENT_COUNT; n += 1) {
+      ownerAgents.push((await insertAgent(ctx, owner.organization.id, `Agent ${n}`)).id);
+    }
   });
   afterAll(async () => ctx?.close());
 
@@ -150,7 +159,7 @@ describe('workspace API keys', () => {
       ['an empty agent list', { name: 'x', scope: { agentIds: [] } }, 'scope.agentIds'],
       [
         'more than 100 agent ids',
-        { name: 'x', scope: { agentIds: Array.from({ length: 101 }, (_, i) => agentId(i)) } },
+        { name: 'x', scope: { agentIds: Array.from({ length: 101 }, (_, i) => fakeId(i)) } },
         'scope.agentIds',
       ],
       ['a non-boolean readOnly', { name: 'x', scope: { readOnly: 'yes' } }, 'scope.readOnly'],
@@ -165,7 +174,7 @@ describe('workspace API keys', () => {
     });
 
     it('accepts exactly 100 agent ids', async () => {
-      const ids = Array.from({ length: 100 }, (_, i) => agentId(i));
+      const ids = Array.from({ length: AGENT_COUNT }, (_, i) => agentId(i));
       const created = await createKey({ name: 'Many agents', scope: { agentIds: ids } });
       expect(created.scope.agentIds).toEqual(ids);
     });
@@ -356,7 +365,7 @@ describe('workspace API keys', () => {
 
     it('answers 404 for another organization’s key, an unknown id and a malformed id, changing nothing', async () => {
       const theirs = await createKey({ name: 'Theirs' }, other.token);
-      for (const id of [theirs.id, agentId(999), 'not-an-id']) {
+      for (const id of [theirs.id, fakeId(999), 'not-an-id']) {
         expectErrorEnvelope(
           await ctx.patch(`${KEYS}/${id}`, { token: owner.token, body: { scope: { readOnly: true } } }),
           404,

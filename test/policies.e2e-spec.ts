@@ -6,6 +6,7 @@ import { PolicySet } from '../libs/governance/src/policies/policy-set.js';
 import { TransactionHost } from '../libs/platform/src/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { insertAgent } from './support/governance.js';
 import { replicaHandle } from './support/database.js';
 
 const POLICIES = '/api/v1/policies';
@@ -34,7 +35,8 @@ const EMAIL_BLOCK = {
   outcome: 'block',
   conditions: [{ field: 'outputDecision.text', operator: 'matches', value: '[a-z]+@[a-z]+\\.com' }],
 };
-const agentId = (n: number) => n.toString(16).padStart(24, 'a');
+/** A well-formed id that names nothing. */
+const fakeId = (n: number) => n.toString(16).padStart(24, 'a');
 
 describe('policies', () => {
   let ctx: TestContext;
@@ -43,6 +45,8 @@ describe('policies', () => {
   let admin: { userId: string; token: string };
   let member: { userId: string; token: string };
   let viewer: { userId: string; token: string };
+  /** Agents of the owner's organization: a policy may name only those. */
+  let agents: [string, string];
 
   beforeAll(async () => {
     ctx = await TestContext.create();
@@ -51,6 +55,10 @@ describe('policies', () => {
     admin = await ctx.addMember(owner.organization.id, 'admin');
     member = await ctx.addMember(owner.organization.id, 'member');
     viewer = await ctx.addMember(owner.organization.id, 'viewer');
+    agents = [
+      (await insertAgent(ctx, owner.organization.id, 'First')).id,
+      (await insertAgent(ctx, owner.organization.id, 'Second')).id,
+    ];
   });
   afterAll(async () => ctx?.close());
 
@@ -125,7 +133,7 @@ describe('policies', () => {
             { field: 'metadata.customer.tier', operator: 'in', value: ['gold', 1] },
           ],
           match: 'any',
-          agentIds: [agentId(1), agentId(2), agentId(1)],
+          agentIds: [agents[0], agents[1], agents[0]],
           priority: 5,
           isActive: false,
         },
@@ -134,7 +142,7 @@ describe('policies', () => {
       expect(data).toMatchObject({
         outcome: 'flag',
         match: 'any',
-        agentIds: [agentId(1), agentId(2)],
+        agentIds: [agents[0], agents[1]],
         priority: 5,
         isActive: false,
         description: null,
@@ -196,7 +204,7 @@ describe('policies', () => {
       await expectRefused({ ...EMAIL_BLOCK, priority: -1 }, 'priority', /0/);
       await expectRefused({ ...EMAIL_BLOCK, agentIds: ['not-an-id'] }, 'agentIds', /24 lower-case hex/);
       await expectRefused(
-        { ...EMAIL_BLOCK, agentIds: Array.from({ length: 101 }, (_, i) => agentId(i + 1)) },
+        { ...EMAIL_BLOCK, agentIds: Array.from({ length: 101 }, (_, i) => fakeId(i + 1)) },
         'agentIds',
         /100/,
       );
@@ -342,7 +350,7 @@ describe('policies', () => {
         'NOT_FOUND',
       );
       expectErrorEnvelope(
-        await ctx.get(`${POLICIES}/${agentId(9)}`, { token: owner.token }),
+        await ctx.get(`${POLICIES}/${fakeId(9)}`, { token: owner.token }),
         404,
         'NOT_FOUND',
       );

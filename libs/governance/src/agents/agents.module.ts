@@ -1,16 +1,27 @@
-import { Module, type OnModuleInit } from '@nestjs/common';
+import { Global, Module, type OnModuleInit } from '@nestjs/common';
 import { ApiKeyResolverRegistry } from '../../../platform/src/index.js';
+import { AgentDirectory } from '../../../identity/src/index.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
 import { AgentsController } from './agents.controller.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 
-/** Agents and their keys (svc_agent_). */
+/**
+ * Agents and their keys (svc_agent_). Global so that identity's workspace keys can reach the AgentDirectory
+ * port without importing governance; it is the only provider made visible that way.
+ */
+@Global()
 @Module({
   imports: [AuditModule],
   controllers: [AgentsController],
-  providers: [AgentKeyResolver, AgentsRepository, AgentsService],
+  providers: [
+    AgentKeyResolver,
+    AgentsRepository,
+    AgentsService,
+    { provide: AgentDirectory, useExisting: AgentsService },
+  ],
+  exports: [AgentDirectory],
 })
 export class AgentsModule implements OnModuleInit {
   constructor(

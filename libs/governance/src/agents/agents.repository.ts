@@ -80,6 +80,16 @@ export class AgentsRepository {
     return row;
   }
 
+  /** Those of `ids` that are agents of the organization (a deleted agent's row is gone), in one query. */
+  async existingIds(organizationId: string, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.tx.db
+      .select({ id: agents.id })
+      .from(agents)
+      .where(and(eq(agents.organizationId, organizationId), inArray(agents.id, [...ids])));
+    return rows.map((row) => row.id);
+  }
+
   /** The agent row, locked until the transaction ends (ownership check, then change). */
   async findForUpdate(organizationId: string, id: string): Promise<AgentRow | undefined> {
     const [row] = await this.tx.db

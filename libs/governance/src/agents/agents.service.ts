@@ -16,6 +16,7 @@ import {
   toPage,
   TransactionHost,
 } from '../../../platform/src/index.js';
+import { AgentDirectory } from '../../../identity/src/index.js';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';
@@ -52,7 +53,7 @@ export function keyNameFor(agentName: string): string {
  * (`{agentIds: [id]}`) and carried over on regeneration; the old key is revoked in the same transaction.
  */
 @Injectable()
-export class AgentsService {
+export class AgentsService implements AgentDirectory {
   constructor(
     private readonly repo: AgentsRepository,
     private readonly audit: AuditService,
@@ -77,6 +78,12 @@ export class AgentsService {
     if (!row) throw AppError.notFound('Agent');
     const stats = await this.repo.traceStats(actor.organizationId, id);
     return toAgentDetailResponse(row, stats);
+  }
+
+  /** AgentDirectory: those of `ids` that are not agents of the organization (unknown, deleted, another's). */
+  async unknownIds(organizationId: string, ids: readonly string[]): Promise<string[]> {
+    const known = new Set(await this.repo.existingIds(organizationId, ids));
+    return [...new Set(ids)].filter((id) => !known.has(id));
   }
 
   create(actor: Actor, dto: CreateAgentDto, meta: RequestMeta): Promise<CreatedAgentDto> {

@@ -12,6 +12,7 @@ import {
   toPage,
   TransactionHost,
 } from '../../../platform/src/index.js';
+import { AgentDirectory, assertAgentsOf } from '../../../identity/src/index.js';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import {
   compile,
@@ -71,6 +72,7 @@ export class PoliciesService {
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly cache: CachedPolicySet,
+    private readonly agents: AgentDirectory,
   ) {}
 
   templates(): PolicyTemplateDto[] {
@@ -97,6 +99,8 @@ export class PoliciesService {
     const draft = this.draftOf(dto);
     assertCompiles({ id: 'new', ...draft });
     return this.tx.run(async () => {
+      // The ids as sent, so that a detail names the position in the request, not in the deduplicated list.
+      if (dto.agentIds) await assertAgentsOf(this.agents, actor.organizationId, dto.agentIds, 'agentIds');
       const now = this.clock.now();
       const row = await this.repo.insert({
         id: newId(now.getTime()),
@@ -130,6 +134,8 @@ export class PoliciesService {
     return this.tx.run(async () => {
       const before = await this.repo.findForUpdate(actor.organizationId, id);
       if (!before) throw AppError.notFound('Policy');
+      // Every id sent is checked, also one the policy already holds: the answer depends on the request alone.
+      if (dto.agentIds) await assertAgentsOf(this.agents, actor.organizationId, dto.agentIds, 'agentIds');
       const patch = this.patchOf(before, dto);
       const changed = Object.keys(patch);
       if (changed.length === 0) return toPolicyResponse(before);

@@ -14,6 +14,7 @@ import {
   TransactionHost,
 } from '../../../platform/src/index.js';
 import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import { AgentDirectory, assertAgentsOf } from './agent-directory.js';
 import type { ApiKeyScope } from './api-key.schema.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import {
@@ -62,11 +63,14 @@ export class ApiKeysService {
     private readonly audit: AuditService,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly agents: AgentDirectory,
   ) {}
 
   create(actor: Actor, dto: CreateApiKeyDto, meta: RequestMeta): Promise<CreatedApiKeyDto> {
     const minted = mintWorkspaceKey();
     return this.tx.run(async () => {
+      if (dto.scope?.agentIds)
+        await assertAgentsOf(this.agents, actor.organizationId, dto.scope.agentIds, 'scope.agentIds');
       const now = this.clock.now();
       const row = await this.repo.insert({
         id: newId(now.getTime()),
@@ -102,6 +106,9 @@ export class ApiKeysService {
     return this.tx.run(async () => {
       const before = await this.repo.findForUpdate(actor.organizationId, id);
       if (!before) throw AppError.notFound('API key');
+      // Every id sent is checked, also one the scope already holds: the answer depends on the request alone.
+      if (dto.scope?.agentIds)
+        await assertAgentsOf(this.agents, actor.organizationId, dto.scope.agentIds, 'scope.agentIds');
       const changes: Record<string, { from: unknown; to: unknown }> = {};
       const patch: { name?: string; scope?: ApiKeyScope } = {};
       if (dto.name !== undefined && dto.name !== before.name) {
