@@ -29,6 +29,10 @@ const ID_PARAM = {
 };
 const NOT_FOUND = { 404: 'NOT_FOUND (no policy with this id in the caller’s organization)' };
 const CHANGE_EFFECT = 'Trace evaluation uses the change from the next trace on, on every replica.';
+const AGENT_IDS_RULE =
+  'Every id in `agentIds` must be an agent of the caller’s organization: an unknown, deleted or other ' +
+  'organization’s agent id is a 400 VALIDATION_ERROR with a detail naming its position (`agentIds.2`), the ' +
+  'same answer in each case, and nothing is stored.';
 
 /** Policies evaluated against every trace. Any role reads; owners and admins write. */
 @ApiTags('Policies')
@@ -81,7 +85,7 @@ export class PoliciesController {
       'Owner or admin. Either a full policy (`name`, `outcome`, `conditions` required) or `{templateId, name?}`. ' +
       'Conditions are validated by the engine: an unknown field or operator, a bad pattern, a wrongly typed ' +
       'value or too many conditions is a 400 VALIDATION_ERROR whose `details` name the path ' +
-      `(\`conditions[0].operator\`). Writes \`policy.created\`. ${CHANGE_EFFECT}`,
+      `(\`conditions[0].operator\`). ${AGENT_IDS_RULE} Writes \`policy.created\`. ${CHANGE_EFFECT}`,
   })
   @ApiEnvelope(PolicyDto, { status: 201 })
   @ApiErrors([400])
@@ -99,8 +103,8 @@ export class PoliciesController {
     summary: 'Update a policy',
     description:
       'Owner or admin. Partial: only the fields sent change (`conditions` is replaced whole); the resulting ' +
-      'policy is validated as a whole. Writes `policy.updated` with the changed keys when something changed. ' +
-      CHANGE_EFFECT,
+      `policy is validated as a whole. ${AGENT_IDS_RULE} Writes \`policy.updated\` with the changed keys when ` +
+      `something changed. ${CHANGE_EFFECT}`,
   })
   @ApiParam(ID_PARAM)
   @ApiEnvelope(PolicyDto)

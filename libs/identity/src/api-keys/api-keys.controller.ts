@@ -23,6 +23,10 @@ const ID_PARAM = {
   schema: { type: 'string' as const, pattern: OBJECT_ID_PATTERN.source },
 };
 const NOT_FOUND = { 404: 'NOT_FOUND (no live workspace key with this id in the caller’s organization)' };
+const AGENT_IDS_RULE =
+  'Every id in `scope.agentIds` must be an agent of the caller’s organization: an unknown, deleted or other ' +
+  'organization’s agent id is a 400 VALIDATION_ERROR with a detail naming its position (`scope.agentIds.0`), ' +
+  'the same answer in each case, and nothing is stored.';
 
 /** Workspace API keys. Managed from a user session only: a key cannot mint or change keys. */
 @ApiTags('Auth')
@@ -38,7 +42,8 @@ export class ApiKeysController {
     summary: 'Create a workspace API key',
     description:
       'Owner or admin. Returns the `svc_live_` key once: only its SHA-256 is stored and it cannot be shown again. ' +
-      'Send it as `X-API-Key`. Writes `auth.key_created` (name, prefix and scope; never the key).',
+      `Send it as \`X-API-Key\`. ${AGENT_IDS_RULE} Writes \`auth.key_created\` (name, prefix and scope; never ` +
+      'the key).',
   })
   @ApiEnvelope(CreatedApiKeyDto, { status: 201 })
   @ApiErrors([400])
@@ -69,7 +74,8 @@ export class ApiKeysController {
     summary: 'Rename a workspace API key or change its scope',
     description:
       'Owner or admin. `scope` is merged: only the fields sent change (`agentIds: null` lifts the agent restriction). ' +
-      'Takes effect on the key’s next request. Writes `auth.key_updated` when something changed.',
+      `${AGENT_IDS_RULE} Takes effect on the key’s next request. Writes \`auth.key_updated\` when something ` +
+      'changed.',
   })
   @ApiParam(ID_PARAM)
   @ApiEnvelope(ApiKeyDto)

@@ -90,7 +90,8 @@ class PolicyFieldsDto {
     type: 'array',
     items: { type: 'string', pattern: OBJECT_ID_PATTERN.source },
     maxItems: MAX_POLICY_AGENT_IDS,
-    description: 'Agents the policy applies to; empty (the default) means every agent.',
+    description:
+      'Agents of the caller’s organization the policy applies to; empty (the default) means every agent.',
   })
   @ValidateIf((o: PolicyFieldsDto) => o.agentIds !== undefined)
   @IsArray()

@@ -31,8 +31,9 @@ export class ApiKeyScopeInputDto {
     minItems: 1,
     example: ['661f0c2a9b1e4c0012345678'],
     description:
-      'Agents whose data the key may see (1 to 100 agent ids). Absent or null: every agent. On PATCH, absent leaves ' +
-      'the restriction unchanged and null removes it. An empty list is refused (it would read as either "none" or "all").',
+      'Agents of the caller’s organization whose data the key may see (1 to 100 agent ids). Absent or null: ' +
+      'every agent. On PATCH, absent leaves the restriction unchanged and null removes it. An empty list is ' +
+      'refused (it would read as either "none" or "all").',
   })
   @IsOptional()
   @IsArray()
