@@ -24,7 +24,7 @@ export default defineConfig({
     projects: [
       {
         plugins,
-        test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'], environment: 'node' },
+        test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'tools/**/*.spec.ts'], environment: 'node' },
       },
       {
         plugins,

@@ -1,0 +1,120 @@
+// A raw HTTP/1.1 client on node:http: headers are sent as given (duplicates, Latin-1 bytes, order), the body as
+// exact bytes. fetch would normalise all of that away. Each request gets its own connection: a server that drops
+// a connection after a hostile request (Node's bare 431 does, without `Connection: close`) must not make the next
+// request fail on a reused socket and be blamed for it.
+import http from 'node:http';
+
+export interface WireRequest {
+  method: string;
+  /** Path and query string, exactly as sent. */
+  path: string;
+  headers: [string, string][];
+  body?: Buffer;
+}
+
+export interface WireResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  ms: number;
+}
+
+export interface WireResult {
+  response?: WireResponse;
+  /** A socket error, a timeout, or a refusal of the request by the client itself. */
+  error?: string;
+  ms: number;
+}
+
+export class HttpClient {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    private readonly timeoutMs = 30_000,
+  ) {}
+
+  get base(): string {
+    return `http://${this.host}:${this.port}`;
+  }
+
+  send(req: WireRequest): Promise<WireResult> {
+    const started = process.hrtime.bigint();
+    const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
+    return new Promise<WireResult>((resolve) => {
+      let settled = false;
+      const done = (r: WireResult) => {
+        if (settled) return;
+        settled = true;
+        resolve(r);
+      };
+      const flat: string[] = ['Host', `${this.host}:${this.port}`];
+      for (const [k, v] of req.headers) flat.push(k, v);
+      if (req.body && req.body.length > 0) flat.push('Content-Length', String(req.body.length));
+      let request: http.ClientRequest;
+      try {
+        request = http.request(
+          {
+            host: this.host,
+            port: this.port,
+            method: req.method,
+            path: req.path,
+            headers: flat,
+            agent: false,
+            setHost: false,
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              done({
+                response: {
+                  status: res.statusCode ?? 0,
+                  headers: res.headers,
+                  body: Buffer.concat(chunks),
+                  ms: elapsed(),
+                },
+                ms: elapsed(),
+              }),
+            );
+            res.on('error', (e) => done({ error: `response stream: ${e.message}`, ms: elapsed() }));
+          },
+        );
+      } catch (e) {
+        // Node refused to build the request (a character it will not put in a header or a path).
+        done({ error: `client refused the request: ${(e as Error).message}`, ms: elapsed() });
+        return;
+      }
+      request.setTimeout(this.timeoutMs, () => {
+        request.destroy(new Error(`no answer within ${this.timeoutMs} ms`));
+      });
+      request.on('error', (e: NodeJS.ErrnoException) =>
+        done({ error: `${e.code ?? 'error'}: ${e.message}`, ms: elapsed() }),
+      );
+      request.end(req.body && req.body.length > 0 ? req.body : undefined);
+    });
+  }
+
+  /** A JSON request with the usual headers (set-up and credential checks, not fuzzing). */
+  async json(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: [string, string][] = [],
+  ): Promise<{ status: number; body: unknown }> {
+    const hs: [string, string][] = [...headers];
+    let bytes: Buffer | undefined;
+    if (body !== undefined) {
+      bytes = Buffer.from(JSON.stringify(body), 'utf8');
+      hs.push(['Content-Type', 'application/json']);
+    }
+    const r = await this.send({ method, path, headers: hs, body: bytes });
+    if (!r.response) throw new Error(`${method} ${path}: ${r.error}`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(r.response.body.toString('utf8'));
+    } catch {
+      parsed = r.response.body.toString('utf8');
+    }
+    return { status: r.response.status, body: parsed };
+  }
+}
