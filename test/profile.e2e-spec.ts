@@ -293,8 +293,10 @@ describe('profile, organizations, preferences and login activity', () => {
 
     const deep = (levels: number): unknown => (levels === 0 ? 'leaf' : { n: deep(levels - 1) });
     it.each([
-      ['an array', ['a'], 'preferences'],
-      ['a string', 'dark', 'preferences'],
+      // A body that is not a JSON object is refused by the JSON body guard, with no field to name.
+      ['an array', ['a'], null],
+      ['a string', 'dark', null],
+      ['null', null, null],
       ['a patch over 16 KiB', { blob: 'x'.repeat(16 * 1024) }, 'preferences'],
       ['nesting deeper than 8 levels', deep(9), 'preferences'],
       // Refused by the JSON body guard, which names the field, before the preferences are looked at.
@@ -304,7 +306,8 @@ describe('profile, organizations, preferences and login activity', () => {
       await ctx.patch('/api/v1/auth/me/preferences', { token: reg.token, body: { theme: 'dark' } });
       const res = await ctx.patch('/api/v1/auth/me/preferences', { token: reg.token, body });
       const err = expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
-      expect(err.details).toEqual([{ field, message: expect.any(String) }]);
+      if (field === null) expect(err).toMatchObject({ error: 'Request body must be a JSON object' });
+      else expect(err.details).toEqual([{ field, message: expect.any(String) }]);
       expect((await ctx.get('/api/v1/auth/me/preferences', { token: reg.token })).json().data).toEqual({
         theme: 'dark',
       });

@@ -1,9 +1,4 @@
-import {
-  AppError,
-  assertSafeJson,
-  type ErrorDetail,
-  type SchemaLimits,
-} from '../../../platform/src/index.js';
+import { AppError, type ErrorDetail, type SchemaLimits } from '../../../platform/src/index.js';
 
 export interface ToolCallInput {
   name: string;
@@ -136,8 +131,7 @@ function validateToolCalls(value: unknown, max: number, c: Collector): void {
 export function validateTraceIngest(body: unknown, limits: SchemaLimits): TraceIngestInput {
   const c = new Collector();
   if (!isObject(body)) throw AppError.validation('Request body must be a JSON object');
-  // JSON bodies were checked by the parser already; OTLP-decoded spans were not (protobuf strings may hold NUL).
-  assertSafeJson(body, 'Trace');
+  // The JSON body parser has checked depth, shape and storable text; OTLP checks each decoded span itself.
   unknownFields(body, TOP_LEVEL, '', c);
 
   const input = body.inputContext;

@@ -6,6 +6,8 @@ export interface ErrorBody {
   error: string;
   code: ErrorCodeName;
   details?: { field: string; message: string }[];
+  /** How many details there were, when more than MAX_ERROR_DETAILS were found and only those are listed. */
+  detailsTotal?: number;
   requestId?: string;
   [extra: string]: unknown;
 }
@@ -24,10 +26,12 @@ const STATUS_CODES: Record<number, ErrorCodeName> = {
   403: ErrorCode.FORBIDDEN,
   404: ErrorCode.NOT_FOUND,
   405: ErrorCode.METHOD_NOT_ALLOWED,
+  408: ErrorCode.REQUEST_TIMEOUT,
   409: ErrorCode.CONFLICT,
   410: ErrorCode.GONE,
   413: ErrorCode.PAYLOAD_TOO_LARGE,
   414: ErrorCode.URI_TOO_LONG,
+  431: ErrorCode.HEADERS_TOO_LARGE,
   415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
   429: ErrorCode.RATE_LIMIT_EXCEEDED,
   503: ErrorCode.SERVICE_UNAVAILABLE,
@@ -41,6 +45,9 @@ const SAFE_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Request body size did not match Content-Length',
 };
 
+/** An error lists at most this many details; `detailsTotal` then says how many were found. */
+export const MAX_ERROR_DETAILS = 20;
+
 /**
  * Turns anything thrown into the envelope's error body. Known errors keep their status and code; errors
  * raised by Fastify while reading the request (bad JSON, too large) keep their 4xx status under our codes;
@@ -49,7 +56,10 @@ const SAFE_MESSAGES: Record<string, string> = {
 export function renderError(err: unknown, requestId?: string): RenderedError {
   if (err instanceof AppError) {
     const body: ErrorBody = { success: false, error: err.message, code: err.code };
-    if (err.details?.length) body.details = err.details;
+    if (err.details?.length) {
+      body.details = err.details.slice(0, MAX_ERROR_DETAILS);
+      if (err.details.length > MAX_ERROR_DETAILS) body.detailsTotal = err.details.length;
+    }
     if (err.extra) Object.assign(body, err.extra);
     return { status: err.status, body, headers: err.headers ?? {}, unexpected: err.status >= 500 };
   }
