@@ -18,8 +18,25 @@ describe('loadConfig', () => {
       workers: true,
       webhookAllowPrivateNetworks: false,
       bodyLimitBytes: 1024 * 1024,
+      bodyShape: { maxObjectKeys: 1000, maxTotalKeys: 10_000 },
+      bodyMaxInflateRatio: 100,
+      httpTimeouts: { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 72_000 },
+      publicUrl: 'http://localhost:3000',
       corsOrigins: ['http://localhost:5173'],
     });
+  });
+
+  it('derives the default PUBLIC_URL from PORT, so links and the docs call the port the service listens on', () => {
+    expect(loadConfig({ DATA_DIR: dataDir(), PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), PORT: '8080', PUBLIC_URL: 'https://gov.example/' }).publicUrl,
+    ).toBe('https://gov.example');
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() =>
+      loadConfig({ DATA_DIR: dataDir(), HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' }),
+    ).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
   });
 
   it.each([
@@ -31,6 +48,10 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', 'sometimes', /TRUST_PROXY/],
     ['JWT_SECRET', 'short', /JWT_SECRET/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL/],
+    ['BODY_MAX_OBJECT_KEYS', '0', /BODY_MAX_OBJECT_KEYS/],
+    ['BODY_MAX_TOTAL_KEYS', 'many', /BODY_MAX_TOTAL_KEYS/],
+    ['BODY_MAX_INFLATE_RATIO', '0', /BODY_MAX_INFLATE_RATIO/],
+    ['HTTP_REQUEST_TIMEOUT_MS', '10', /HTTP_REQUEST_TIMEOUT_MS/],
   ])('stops with a message naming %s when it is %s', (name, value, pattern) => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ DATA_DIR: dataDir(), [name]: value })).toThrow(pattern);

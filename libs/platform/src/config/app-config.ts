@@ -36,7 +36,7 @@ const envSchema = z.object({
     .min(1000)
     .default(15 * 60 * 1000),
   MAIL_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).default(30_000),
-  PUBLIC_URL: url.default('http://localhost:3000'),
+  PUBLIC_URL: url.optional(),
   APP_URL: url.default('http://localhost:5173'),
   CORS_ORIGINS: z.string().optional(),
   SMTP_URL: z
@@ -58,6 +58,12 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  BODY_MAX_OBJECT_KEYS: z.coerce.number().int().min(1).default(1000),
+  BODY_MAX_TOTAL_KEYS: z.coerce.number().int().min(1).default(10_000),
+  BODY_MAX_INFLATE_RATIO: z.coerce.number().int().min(1).default(100),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).default(72_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   INGEST_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
   INGEST_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
@@ -103,6 +109,15 @@ export interface AppConfig {
   workers: boolean;
   webhookAllowPrivateNetworks: boolean;
   bodyLimitBytes: number;
+  /** Shape limits of a JSON body or query (keys per object, keys and array items in all), checked before validation. */
+  bodyShape: { maxObjectKeys: number; maxTotalKeys: number };
+  /** Decoded bytes per received byte at most for a compressed body. */
+  bodyMaxInflateRatio: number;
+  /**
+   * Socket timeouts: the whole request (headers and body) must arrive within `requestMs`, its headers within
+   * `headersMs`; an idle keep-alive connection is closed after `keepAliveMs`.
+   */
+  httpTimeouts: { requestMs: number; headersMs: number; keepAliveMs: number };
   shutdownTimeoutMs: number;
   /**
    * Trace ingestion's group commit: traces per transaction at most, traces waiting at most (then 503), and how
@@ -126,6 +141,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const e = parsed.data;
   const dataDir = resolve(e.DATA_DIR);
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(
+      'Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    );
+  }
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
   }
@@ -141,7 +161,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     encryptionKey: e.ENCRYPTION_KEY,
     authRateLimit: { max: e.AUTH_RATE_LIMIT_MAX, windowMs: e.AUTH_RATE_LIMIT_WINDOW_MS },
     mailRetryIntervalMs: e.MAIL_RETRY_INTERVAL_MS,
-    publicUrl: e.PUBLIC_URL.replace(/\/+$/, ''),
+    // Without PUBLIC_URL, links and the docs' server entry point at this process's own port.
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     appUrl: e.APP_URL.replace(/\/+$/, ''),
     corsOrigins: e.CORS_ORIGINS
       ? e.CORS_ORIGINS.split(',')
@@ -157,6 +178,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workers: e.WORKERS === 'on',
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    bodyShape: { maxObjectKeys: e.BODY_MAX_OBJECT_KEYS, maxTotalKeys: e.BODY_MAX_TOTAL_KEYS },
+    bodyMaxInflateRatio: e.BODY_MAX_INFLATE_RATIO,
+    httpTimeouts: {
+      requestMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      headersMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      keepAliveMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     ingest: {
       maxBatch: e.INGEST_MAX_BATCH,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet, { type HelmetOptions } from 'helmet';
@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify
 import type { AppConfig } from '../config/app-config.js';
 import { AppError, ErrorCode } from './app-error.js';
 import { registerBodyParsers } from './body-parser.js';
+import { createClientErrorHandler } from './client-error.js';
 import { renderError } from './error-body.js';
 import { RateLimitService } from '../security/rate-limit.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
@@ -66,10 +67,50 @@ function helmetHeaders(options: HelmetOptions): Readonly<Record<string, string>>
 
 const SECURITY_HEADERS = helmetHeaders(HELMET_OPTIONS);
 
-/** The Fastify adapter with the service's HTTP settings: body limit, proxy trust, request ids, legacy mount. */
+/** Headers that carry one value: a second copy is refused rather than one of them silently winning. */
+const SINGLE_VALUED_HEADERS = new Set([
+  'authorization',
+  'x-api-key',
+  'content-type',
+  'content-encoding',
+  'idempotency-key',
+  'x-svc-version',
+]);
+
+/** Node keeps the first Authorization header and drops the rest: refuse the ambiguity instead. */
+function assertNoRepeatedHeaders(rawHeaders: string[]): void {
+  const seen = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (!SINGLE_VALUED_HEADERS.has(name)) continue;
+    if (seen.has(name)) {
+      throw AppError.validation(`The ${name} header may be sent only once`, [
+        { field: `headers.${name}`, message: `${name} must be sent once` },
+      ]);
+    }
+    seen.add(name);
+  }
+}
+
+/**
+ * The Fastify adapter with the service's HTTP settings: body limit, timeouts, proxy trust, request ids, legacy
+ * mount, and answers in the envelope for requests Node's parser refuses.
+ */
 export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
-  const options: FastifyServerOptions = {
+  const timeouts = config.httpTimeouts;
+  const options: FastifyServerOptions & { http: ServerOptions } = {
     bodyLimit: config.bodyLimitBytes,
+    // A client that sends half a request, or only headers, is cut off instead of holding a socket forever.
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    // Node checks request timeouts on this interval (30 s by default, which would double a short timeout).
+    http: {
+      headersTimeout: timeouts.headersMs,
+      connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
+    },
+    // Idle keep-alive sockets are closed at shutdown; those with a request in flight finish it first.
+    forceCloseConnections: 'idle',
+    clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS),
     // Fastify accepts a hop count at run time although its typings omit it.
     trustProxy: config.trustProxy as boolean | string[],
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
@@ -154,6 +195,7 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
     if (!request.url.startsWith('/api/')) return;
     reply.header('X-Svc-API-Version', 'v1');
     try {
+      assertNoRepeatedHeaders(request.raw.rawHeaders);
       // The auth limiter counts before authentication and validation, so its 429 takes precedence.
       if (request.method !== 'OPTIONS' && AUTH_PATH.test(routedPath(request))) {
         const decision = await limiter.checkAuth(request.ip);
@@ -193,7 +235,7 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
     maxAge: 600,
   });
 
-  registerBodyParsers(instance);
+  registerBodyParsers(instance, { shape: config.bodyShape, maxInflateRatio: config.bodyMaxInflateRatio });
 
   app.setGlobalPrefix(API_PREFIX);
   app.enableShutdownHooks();
