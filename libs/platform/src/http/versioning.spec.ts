@@ -50,6 +50,15 @@ describe('VersioningService.resolve', () => {
     expect(err?.extra).toEqual({ supportedVersions: ['2026-04-11', '2025-10-01'] });
   });
 
+  it('refuses an empty or blank header as malformed instead of treating it as absent', () => {
+    for (const requested of ['', '   ']) {
+      expect(() => make('2026-11-21T00:00:00Z').resolve(requested)).toThrow(
+        expect.objectContaining({ status: 400, code: 'VERSION_UNSUPPORTED' }),
+      );
+    }
+    expect(make('2026-11-21T00:00:00Z').resolve(undefined).version.version).toBe('2026-04-11');
+  });
+
   it('marks a deprecated version with its sunset and refuses it from the sunset date', () => {
     const before = make('2027-01-14T23:59:59.999Z').resolve('2025-10-01');
     expect(before.headers).toEqual({

@@ -96,7 +96,8 @@ export class VersioningService {
    * by another: unknown or malformed → 400 VERSION_UNSUPPORTED, past its sunset → 410 VERSION_SUNSET.
    */
   resolve(requested: string | string[] | undefined): AppliedVersion {
-    if (requested === undefined || requested === '') return { version: this.latest, headers: {} };
+    // Only an absent header selects the latest version: an empty one is malformed, like any other bad value.
+    if (requested === undefined) return { version: this.latest, headers: {} };
     const value = Array.isArray(requested) ? requested.join(',') : requested.trim();
     const found = VERSION_FORMAT.test(value) ? this.registry.find((v) => v.version === value) : undefined;
     if (!found) {
