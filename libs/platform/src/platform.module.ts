@@ -15,6 +15,7 @@ import { SCHEMA_VERSIONS, VERSION_REGISTRY, VersioningService } from './http/ver
 import { loggerParams } from './logging/logging.js';
 import { ApiKeyResolverRegistry } from './security/credential-resolvers.js';
 import { SystemController } from './system/system.controller.js';
+import { EventLoopMonitor } from './system/event-loop.monitor.js';
 
 /**
  * Cross-cutting infrastructure: configuration, database, clock, logging and HTTP conventions. The access guard is
@@ -36,6 +37,7 @@ import { SystemController } from './system/system.controller.js';
     SecretBox,
     MailService,
     RateLimitService,
+    EventLoopMonitor,
     { provide: VERSION_REGISTRY, useValue: SCHEMA_VERSIONS },
     VersioningService,
     ApiKeyResolverRegistry,
