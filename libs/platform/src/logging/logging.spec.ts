@@ -47,4 +47,27 @@ describe('log redaction', () => {
     );
     expect(out.match(/\[Redacted\]/g)).toHaveLength(7);
   });
+
+  it('redacts MFA codes and keys in request-shaped objects but keeps error codes readable', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[Redacted]' } }, sink);
+    logger.info({ body: { code: '123456', key: 'svc_live_k' }, dto: { code: '654321' } }, 'mfa');
+    logger.error(
+      { err: { type: 'AppError', code: 'SERVICE_UNAVAILABLE', message: 'down' }, code: 'INTERNAL_ERROR' },
+      'Unhandled error',
+    );
+    logger.error({ err: { code: '23505', detail: 'duplicate key' } }, 'Database error');
+    const [mfa, appError, dbError] = lines.map((line) => JSON.parse(line));
+    expect(mfa.body).toEqual({ code: '[Redacted]', key: '[Redacted]' });
+    expect(mfa.dto).toEqual({ code: '[Redacted]' });
+    expect(appError.err.code).toBe('SERVICE_UNAVAILABLE');
+    expect(appError.code).toBe('INTERNAL_ERROR');
+    expect(dbError.err.code).toBe('23505');
+  });
 });

@@ -13,6 +13,11 @@ export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(SECRET_SEGMENT, '/[Redacted]');
 }
 
+/**
+ * Fields that hold secrets wherever they appear (one level down: `*.password` matches `body.password`). Names that
+ * are also ordinary fields, `code` (an error code, a SQLSTATE) and `key`, are redacted only inside request-shaped
+ * objects, where they would be an MFA code or a key: an error's `code` stays readable.
+ */
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -25,12 +30,11 @@ export const REDACT_PATHS = [
   '*.tempToken',
   '*.secret',
   '*.apiKey',
-  '*.key',
   '*.clientSecret',
-  '*.code',
   '*.backupCodes',
   '*.secretEncrypted',
   '*.jwtSecret',
+  ...['body', 'dto', 'input', 'query', 'req.body', 'req.query'].flatMap((at) => [`${at}.code`, `${at}.key`]),
 ];
 
 /** JSON logs with the request id on every line; secrets redacted; bodies never logged. */
