@@ -18,7 +18,7 @@ import {
   type RevokedCountDto,
   type SessionDto,
   type SessionTimeoutDto,
-  type TokenDto,
+  type SessionTokenDto,
   toSessionResponse,
 } from './dto/sessions.dto.js';
 import type { SwitchOrgResultDto } from './dto/profile.dto.js';
@@ -54,7 +54,7 @@ export class SessionsManagementService {
    * is revoked in the same transaction. The revocation goes first and must be this call's own, so a token is
    * refreshed at most once even by concurrent requests (the loser gets 401 SESSION_REVOKED).
    */
-  refresh(actor: Actor, meta: RequestMeta): Promise<TokenDto> {
+  refresh(actor: Actor, meta: RequestMeta): Promise<SessionTokenDto> {
     const current = sessionOf(actor);
     return this.tx.run(async () => {
       const now = this.clock.now();

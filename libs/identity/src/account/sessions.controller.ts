@@ -14,7 +14,7 @@ import {
   RevokeSessionDto,
   SessionDto,
   SessionTimeoutDto,
-  TokenDto,
+  SessionTokenDto,
 } from './dto/sessions.dto.js';
 import { SESSIONS_LIST_CAP, SessionsManagementService } from './sessions-management.service.js';
 
@@ -33,8 +33,8 @@ export class SessionsController {
       'Mints a token with a new jti (same organization, the user’s current session timeout) and revokes the presented ' +
       'jti at once: a token can be refreshed once. Writes `auth.token_refreshed`, whose id is the new session id.',
   })
-  @ApiEnvelope(TokenDto)
-  refresh(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<TokenDto> {
+  @ApiEnvelope(SessionTokenDto)
+  refresh(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<SessionTokenDto> {
     return this.sessions.refresh(actor, meta);
   }
 

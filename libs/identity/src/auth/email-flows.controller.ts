@@ -18,7 +18,7 @@ import {
   RegisterDto,
   RegisterResultDto,
 } from './dto/auth.dto.js';
-import { ChangePasswordDto, EmailDto, ResetPasswordDto, TokenDto } from './dto/email-flows.dto.js';
+import { ChangePasswordDto, EmailDto, ResetPasswordDto, EmailTokenDto } from './dto/email-flows.dto.js';
 import { EmailFlowsService } from './email-flows.service.js';
 
 const INVALID_TOKEN = 'INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR';
@@ -53,7 +53,7 @@ export class EmailFlowsController {
     400: INVALID_TOKEN,
     409: 'EMAIL_IN_USE (the address was registered meanwhile)',
   })
-  completeSignup(@Body() dto: TokenDto, @ReqMeta() meta: RequestMeta): Promise<RegisterResultDto> {
+  completeSignup(@Body() dto: EmailTokenDto, @ReqMeta() meta: RequestMeta): Promise<RegisterResultDto> {
     return this.flows.completeSignup(dto.token, meta);
   }
 
@@ -127,7 +127,7 @@ export class EmailFlowsController {
   @ApiLoginResponse()
   @ApiErrors([400, 401, 429], { 400: INVALID_TOKEN, 401: 'ACCOUNT_DEACTIVATED' })
   verifyMagicLink(
-    @Body() dto: TokenDto,
+    @Body() dto: EmailTokenDto,
     @ReqMeta() meta: RequestMeta,
   ): Promise<LoginResultDto | MfaChallengeDto> {
     return this.flows.verifyMagicLink(dto.token, meta);

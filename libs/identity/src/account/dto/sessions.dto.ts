@@ -4,7 +4,7 @@ import { OBJECT_ID_PATTERN } from '../../../../platform/src/index.js';
 import type { SessionRow } from '../../sessions/session.schema.js';
 import { SESSION_TIMEOUTS, type SessionTimeout } from '../../users/user.schema.js';
 
-export class TokenDto {
+export class SessionTokenDto {
   @ApiProperty({ description: 'JWT (HS256) for the new session.' }) token: string;
 }
 

@@ -14,7 +14,7 @@ export class EmailDto {
   email: string;
 }
 
-export class TokenDto {
+export class EmailTokenDto {
   @ApiProperty({ description: 'The token from the e-mail link.' })
   @IsString()
   @IsNotEmpty()
@@ -22,7 +22,7 @@ export class TokenDto {
   token: string;
 }
 
-export class ResetPasswordDto extends TokenDto {
+export class ResetPasswordDto extends EmailTokenDto {
   @ApiProperty({
     description: 'New password: at least 10 characters with upper case, lower case and a digit.',
     example: 'New-Secret-123',
