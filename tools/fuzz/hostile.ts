@@ -204,7 +204,12 @@ export const MUTATORS: Mutator[] = [
         ...withBody(base, encodeJson(c.value)),
         mutator: 'body-one-mutation',
         note: c.note,
-        mustRefuse: conventions(ctx) ? c.mustRefuse : undefined,
+        // A body that breaks the document's schema (a wrong type, a bound exceeded, a required member missing) must
+        // be refused too: the document is the contract clients code against.
+        mustRefuse: conventions(ctx)
+          ? (c.mustRefuse ??
+            (c.violates ? `a body that breaks the documented schema: ${c.violates}` : undefined))
+          : undefined,
       })),
   },
   {

@@ -49,7 +49,9 @@ export class HttpClient {
       };
       const flat: string[] = ['Host', `${this.host}:${this.port}`];
       for (const [k, v] of req.headers) flat.push(k, v);
+      // Without a length Node would send an empty chunked body, which servers read as a body without a type.
       if (req.body && req.body.length > 0) flat.push('Content-Length', String(req.body.length));
+      else if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method)) flat.push('Content-Length', '0');
       let request: http.ClientRequest;
       try {
         request = http.request(

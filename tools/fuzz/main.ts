@@ -227,11 +227,13 @@ async function fuzz(
     }
     if (dead) break;
   }
+  const reached = new Set(stats.map((r) => r.id));
   return {
     stats,
     failures,
     requests,
     dead,
+    unreached: ops.filter((o) => !reached.has(o.id)).map((o) => o.id),
     wideReduced: wideSlowOps.size >= WIDE_SLOW_LIMIT,
     secrets: creds.secrets(),
     repairs: creds.repairs,
@@ -248,6 +250,10 @@ async function main(): Promise<number> {
   const started = Date.now();
 
   const service = await startService();
+  // Ctrl-C: stop the service and drop its database rather than leave them behind.
+  process.once('SIGINT', () => {
+    void service.stop().finally(() => process.exit(130));
+  });
   let outcome: Awaited<ReturnType<typeof fuzz>>;
   try {
     outcome = await fuzz(service, seed, budget, maxMs, only);
@@ -281,8 +287,11 @@ async function main(): Promise<number> {
     console.log(`replay: FUZZ_SEED=${seed} FUZZ_BUDGET=${budget} FUZZ_ONLY='<METHOD /path>' npm run fuzz`);
     console.log(`--- service output (tail) ---\n${tail}`);
   }
-  const failing = stats.filter((s) => s.failures > 0).map((s) => s.id);
-  const clean = stats.length - failing.length;
+  // Operations never reached because the service died count as failing: nothing was verified about them.
+  const failing = [...stats.filter((s) => s.failures > 0).map((s) => s.id), ...outcome.unreached];
+  const clean = stats.length + outcome.unreached.length - failing.length;
+  if (outcome.unreached.length > 0)
+    console.log(`not fuzzed (the service died): ${outcome.unreached.join(', ')}`);
   console.log('');
   console.log(`fuzz: ${seconds} s`);
   console.log(summaryLine(clean, failing.length, requests, seed, service.driver));
@@ -297,7 +306,7 @@ async function main(): Promise<number> {
           maxMs,
           requests,
           seconds: Number(seconds),
-          operations: stats.length,
+          operations: stats.length + outcome.unreached.length,
           clean,
           failing: failing.length,
           failingOperations: failing,
