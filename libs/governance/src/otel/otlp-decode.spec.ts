@@ -4,6 +4,7 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 
 import { decodeOtlpTraces } from './otlp-decode.js';
+import { OTLP_MAX_ELEMENTS } from './otlp-normalize.js';
 import { OtlpDecodeError } from './otlp-decode.error.js';
 import { recordSpans, toOtlpJson, toOtlpProtobuf } from './otlp-payloads.fixture.js';
 
@@ -203,6 +204,43 @@ describe('decodeOtlpTraces', () => {
       decodeOtlpTraces(gzipSync(toOtlpJson(chatWithChild())), JSON_TYPE, 'gzip', { maxDecodedBytes: 100 }),
     );
     expect(small.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it(`refuses an export of more than ${OTLP_MAX_ELEMENTS} elements with PAYLOAD_TOO_LARGE, in JSON and protobuf`, () => {
+    const emptyEntries = (n: number) => `{"resourceSpans":[${Array(n).fill('{}').join(',')}]}`;
+    expect(() => decodeOtlpTraces(Buffer.from(emptyEntries(OTLP_MAX_ELEMENTS)), JSON_TYPE)).not.toThrow();
+    const json = decodeError(() =>
+      decodeOtlpTraces(Buffer.from(emptyEntries(OTLP_MAX_ELEMENTS + 1)), JSON_TYPE),
+    );
+    expect(json.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(json.message).toMatch(/more than 20000 resource spans/);
+    // Field 1 (resourceSpans), length-delimited, empty: two bytes an entry.
+    const proto = Buffer.from(
+      Array(OTLP_MAX_ELEMENTS + 1)
+        .fill([0x0a, 0x00])
+        .flat(),
+    );
+    expect(decodeError(() => decodeOtlpTraces(proto, PROTO_TYPE)).code).toBe('PAYLOAD_TOO_LARGE');
+    // Attributes count too: one span with more attributes than the limit.
+    const attributes = Array.from({ length: OTLP_MAX_ELEMENTS }, (_, i) => ({
+      key: `k${i}`,
+      value: { intValue: i },
+    }));
+    const wideSpan = JSON.stringify({
+      resourceSpans: [
+        { scopeSpans: [{ spans: [{ traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), attributes }] }] },
+      ],
+    });
+    expect(decodeError(() => decodeOtlpTraces(Buffer.from(wideSpan), JSON_TYPE)).code).toBe(
+      'PAYLOAD_TOO_LARGE',
+    );
+  });
+
+  it('refuses OTLP/JSON text of more values than the element limit allows before parsing it', () => {
+    const body = Buffer.from(`{"resourceSpans":[{"x":[${Array(200_001).fill('0').join(',')}]}]}`);
+    const error = decodeError(() => decodeOtlpTraces(body, JSON_TYPE));
+    expect(error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(error.message).toMatch(/more than 200000 values/);
   });
 
   it('throws MALFORMED for a body that claims gzip but is not', () => {

@@ -1,7 +1,8 @@
 import { gunzipSync } from 'node:zlib';
+import { scanJsonShape } from '../../../platform/src/index.js';
 
 import { OtlpDecodeError } from './otlp-decode.error.js';
-import { normalizeTraceRequest } from './otlp-normalize.js';
+import { assertOtlpElementLimit, normalizeTraceRequest, OTLP_MAX_ELEMENTS } from './otlp-normalize.js';
 import { ExportTraceServiceRequestType, PROTO_TO_OBJECT_OPTIONS } from './otlp-proto.schema.js';
 import type { OtlpTraceRequest } from './otlp-trace.types.js';
 
@@ -54,22 +55,53 @@ function inflate(body: Buffer, contentEncoding: string | undefined, maxBytes: nu
   }
 }
 
+/**
+ * The shape an OTLP/JSON text may have before it is parsed: an attribute is about six keys and items, so this
+ * leaves room for OTLP_MAX_ELEMENTS elements, and refuses a body of a million tiny values before building them.
+ */
+const OTLP_JSON_SHAPE = { maxObjectKeys: 1000, maxTotalKeys: 10 * OTLP_MAX_ELEMENTS };
+// Each level of an attribute value is three JSON levels ({"arrayValue":{"values":[…]}}): room for the normalizer's
+// own cap on value depth, which then names the attribute.
+const OTLP_JSON_MAX_DEPTH = 256;
+
 function parseJson(bytes: Buffer): unknown {
+  let text: string;
   try {
     // fatal: invalid UTF-8 is a malformed body, not text to be patched with U+FFFD.
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new OtlpDecodeError('MALFORMED', 'invalid OTLP/JSON body: not valid UTF-8', { cause: error });
+  }
+  const refusal = scanJsonShape(text, OTLP_JSON_SHAPE, OTLP_JSON_MAX_DEPTH);
+  if (refusal === 'depth')
+    throw new OtlpDecodeError('MALFORMED', `OTLP/JSON body nests deeper than ${OTLP_JSON_MAX_DEPTH} levels`);
+  if (refusal) {
+    throw new OtlpDecodeError(
+      'PAYLOAD_TOO_LARGE',
+      `OTLP/JSON body holds more than ${OTLP_JSON_SHAPE.maxTotalKeys} values, or an object more than ` +
+        `${OTLP_JSON_SHAPE.maxObjectKeys} keys; send smaller batches`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new OtlpDecodeError('MALFORMED', `invalid OTLP/JSON body: ${(error as Error).message}`, {
       cause: error,
     });
   }
+  assertOtlpElementLimit(parsed);
+  return parsed;
 }
 
 function parseProtobuf(bytes: Buffer): unknown {
   try {
     const message = ExportTraceServiceRequestType.decode(bytes);
+    // Counted on the decoded message, before toObject copies every element.
+    assertOtlpElementLimit(message);
     return ExportTraceServiceRequestType.toObject(message, PROTO_TO_OBJECT_OPTIONS);
   } catch (error) {
+    if (error instanceof OtlpDecodeError) throw error;
     // protobufjs throws RangeError/Error on truncated or invalid wire data (and on stack exhaustion).
     throw new OtlpDecodeError('MALFORMED', `invalid OTLP/protobuf body: ${(error as Error).message}`, {
       cause: error,

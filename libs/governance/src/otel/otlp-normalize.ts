@@ -44,9 +44,21 @@ function isObj(value: unknown): value is Obj {
   );
 }
 
+// The snake_case spelling of each field name, computed once: absent fields are looked up under both names, and
+// a regular-expression replace per lookup made a body of many empty objects cost seconds.
+const SNAKE_CASE = new Map<string, string>();
+const snakeCase = (camel: string): string => {
+  let snake = SNAKE_CASE.get(camel);
+  if (snake === undefined) {
+    snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    SNAKE_CASE.set(camel, snake);
+  }
+  return snake;
+};
+
 function field(obj: Obj, camel: string): unknown {
   if (obj[camel] !== undefined) return obj[camel];
-  return obj[camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)];
+  return obj[snakeCase(camel)];
 }
 
 function objField(obj: Obj, name: string, where: string): Obj | undefined {
@@ -217,6 +229,46 @@ function normalizeResourceSpans(raw: unknown, where: string): OtlpResourceSpans 
       normalizeScopeSpans(s, `${where}.scopeSpans[${i}]`),
     ),
   };
+}
+
+/**
+ * Elements of one export at most: resource spans, scope spans, spans, events and attributes (of spans, events
+ * and resources) together. An SDK batch of 512 spans with 30 attributes each is about 16,000. Counting runs before
+ * anything is normalized and reads only array lengths, so an export of a million empty entries is refused for the
+ * cost of one pass instead of a second of normalization.
+ */
+export const OTLP_MAX_ELEMENTS = 20_000;
+
+function tooLarge(): never {
+  throw new OtlpDecodeError(
+    'PAYLOAD_TOO_LARGE',
+    `export holds more than ${OTLP_MAX_ELEMENTS} resource spans, scope spans, spans, events and attributes; ` +
+      'send smaller batches',
+  );
+}
+
+/** Adds the length of `obj[name]` when it is an array, and fails past the limit. */
+function countList(obj: unknown, name: string, budget: { left: number }): unknown[] {
+  if (!isObj(obj)) return [];
+  const list = field(obj, name);
+  if (!Array.isArray(list)) return [];
+  budget.left -= list.length;
+  if (budget.left < 0) tooLarge();
+  return list;
+}
+
+/** Refuses (413) an export, parsed JSON or a decoded protobuf message, of more than OTLP_MAX_ELEMENTS elements. */
+export function assertOtlpElementLimit(raw: unknown): void {
+  const budget = { left: OTLP_MAX_ELEMENTS };
+  for (const resourceSpans of countList(raw, 'resourceSpans', budget)) {
+    if (isObj(resourceSpans)) countList(field(resourceSpans, 'resource'), 'attributes', budget);
+    for (const scopeSpans of countList(resourceSpans, 'scopeSpans', budget)) {
+      for (const span of countList(scopeSpans, 'spans', budget)) {
+        countList(span, 'attributes', budget);
+        for (const event of countList(span, 'events', budget)) countList(event, 'attributes', budget);
+      }
+    }
+  }
 }
 
 export function normalizeTraceRequest(raw: unknown): OtlpTraceRequest {
