@@ -3,6 +3,18 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { REDACT_PATHS, redactUrl } from './logging.js';
 
+/** A pino logger with the service's redaction, writing its lines to an array. */
+function redactingLogger() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, logger: pino({ redact: { paths: REDACT_PATHS, censor: '[Redacted]' } }, sink) };
+}
+
 describe('log redaction', () => {
   it('masks secret query parameters in logged URLs and keeps the rest', () => {
     expect(redactUrl('/api/v1/events/stream?token=abc123&x=1')).toBe(
@@ -23,14 +35,7 @@ describe('log redaction', () => {
   });
 
   it('never writes authorization headers, cookies, API keys, passwords or tokens', () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[Redacted]' } }, sink);
+    const { lines, logger } = redactingLogger();
     logger.info({
       req: {
         headers: {
@@ -49,14 +54,7 @@ describe('log redaction', () => {
   });
 
   it('redacts MFA codes and keys in request-shaped objects but keeps error codes readable', () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[Redacted]' } }, sink);
+    const { lines, logger } = redactingLogger();
     logger.info({ body: { code: '123456', key: 'svc_live_k' }, dto: { code: '654321' } }, 'mfa');
     logger.error(
       { err: { type: 'AppError', code: 'SERVICE_UNAVAILABLE', message: 'down' }, code: 'INTERNAL_ERROR' },
