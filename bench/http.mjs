@@ -1,71 +1,30 @@
 // Benchmark of the foundation's hot paths: GET /health and an authenticated GET /auth/me (JWT verification,
-// jti blacklist and membership lookup). Starts the built service on a free port (PostgreSQL when DATABASE_URL
-// is set, else the embedded PGlite in a temporary directory), drives it with autocannon, prints the figures.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import autocannon from 'autocannon';
+// jti blacklist and membership lookup). Starts the built service on a free port (a scratch database on the
+// PostgreSQL of DATABASE_URL when it is set, else the embedded PGlite in a temporary directory), drives it with
+// autocannon, prints the figures.
+//
+// Then the hostile run: the same two routes called together, first alone and then while one more client sends a
+// body of 50,000 unknown keys to POST /auth/login in a loop. Their p99 must stay within 2x of the run without it.
+import { autocannonRun, registerOwner, startService } from './support.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const HOSTILE_FACTOR = 2;
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-
-async function waitForHealth(base, deadline = Date.now() + 60_000) {
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${base}/health`)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('service did not become healthy');
-}
-
-function run(url, headers, connections) {
-  return new Promise((resolve, reject) =>
-    autocannon({ url, connections, duration: DURATION, headers }, (err, res) => (err ? reject(err) : resolve(res))),
-  );
-}
-
-const port = await freePort();
-const dataDir = mkdtempSync(join(tmpdir(), 'gov-bench-'));
+const service = await startService();
 const driver = process.env.DATABASE_URL ? 'postgres' : 'pglite';
-const server = spawn(process.execPath, ['dist/apps/api/src/main.js'], {
-  // The auth limiter (100 requests per IP per 15 minutes on /auth) would answer 429 to the /auth/me rows: this
-  // measures the request path, not the limiter.
-  env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'), AUTH_RATE_LIMIT_MAX: '1000000000' },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-const base = `http://127.0.0.1:${port}`;
 try {
-  await waitForHealth(base);
-  const email = `bench-${Date.now()}@example.com`;
-  const reg = await fetch(`${base}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Bench', email, password: 'Bench-pass-123', organizationName: 'Bench' }),
-  });
-  const token = (await reg.json()).data.token;
+  const token = await registerOwner(service.base);
+  const me = { authorization: `Bearer ${token}` };
 
   const rows = [];
-  const me = { authorization: `Bearer ${token}` };
-  for (const [name, url, headers, connections] of [
-    ['GET /health', `${base}/health`, {}, 1],
-    ['GET /health', `${base}/health`, {}, CONNECTIONS],
-    ['GET /api/v1/auth/me (JWT)', `${base}/api/v1/auth/me`, me, 1],
-    ['GET /api/v1/auth/me (JWT)', `${base}/api/v1/auth/me`, me, CONNECTIONS],
+  for (const [name, path, headers, connections] of [
+    ['GET /health', '/health', {}, 1],
+    ['GET /health', '/health', {}, CONNECTIONS],
+    ['GET /api/v1/auth/me (JWT)', '/api/v1/auth/me', me, 1],
+    ['GET /api/v1/auth/me (JWT)', '/api/v1/auth/me', me, CONNECTIONS],
   ]) {
-    const r = await run(url, headers, connections);
+    const r = await autocannonRun({ url: `${service.base}${path}`, connections, duration: DURATION, headers });
     rows.push({
       route: name,
       connections,
@@ -84,8 +43,45 @@ try {
     console.error('some rows had non-2xx answers or errors: their figures do not measure the route');
     process.exitCode = 1;
   }
+
+  // The hostile run. Each victim route gets half the connections.
+  const victims = (duration) =>
+    Promise.all([
+      autocannonRun({ url: `${service.base}/health`, connections: CONNECTIONS / 2, duration }),
+      autocannonRun({ url: `${service.base}/api/v1/auth/me`, connections: CONNECTIONS / 2, duration, headers: me }),
+    ]);
+  const wide = `{${Array.from({ length: 50_000 }, (_, i) => `"k${i}":1`).join(',')}}`;
+  const baseline = await victims(DURATION);
+  const [underAttack, hostile] = await Promise.all([
+    victims(DURATION),
+    autocannonRun({
+      url: `${service.base}/api/v1/auth/login`,
+      connections: 1,
+      duration: DURATION,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: wide,
+    }),
+  ]);
+  const hostileRows = ['GET /health', 'GET /api/v1/auth/me (JWT)'].map((route, i) => ({
+    route,
+    connections: CONNECTIONS / 2,
+    'p99 ms alone': baseline[i].latency.p99,
+    'p99 ms with hostile client': underAttack[i].latency.p99,
+    ratio: Number((underAttack[i].latency.p99 / Math.max(1, baseline[i].latency.p99)).toFixed(2)),
+    'req/s with hostile client': Math.round(underAttack[i].requests.average),
+    non2xx: underAttack[i].non2xx,
+  }));
+  console.log(
+    `hostile client: 1 connection sending ${Math.round(wide.length / 1024)} KiB of 50,000 unknown keys to ` +
+      `POST /api/v1/auth/login in a loop, ${Math.round(hostile.requests.average)} req/s, ` +
+      `answers ${JSON.stringify(hostile.statusCodeStats)}`,
+  );
+  console.table(hostileRows);
+  if (hostileRows.some((r) => r.ratio > HOSTILE_FACTOR || r.non2xx > 0)) {
+    console.error(`a route's p99 grew more than ${HOSTILE_FACTOR}x, or it failed, under the hostile client`);
+    process.exitCode = 1;
+  }
 } finally {
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
-  rmSync(dataDir, { recursive: true, force: true });
+  await service.stop();
 }

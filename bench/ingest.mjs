@@ -2,29 +2,15 @@
 // 50 connections for 20 s (autocannon), against a floor measured in the same run: a bare Fastify route that
 // inserts the same row with node-postgres. Prints traces/s, p50, p99, the ratio to the floor, and verifies
 // every organization's audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { autocannonRun as run, freePort, startService } from './support.mjs';
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ORGS = 3;
-
-const withDb = (url, name) => Object.assign(new URL(url), { pathname: `/${name}` }).toString();
-const freePort = () =>
-  new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 
 async function json(res) {
   const body = await res.json();
@@ -49,47 +35,17 @@ function traceBody(i) {
   });
 }
 
-function run(opts) {
-  return new Promise((resolve, reject) => autocannon(opts, (err, res) => (err ? reject(err) : resolve(res))));
-}
-
-const dbName = `gov_bench_${randomBytes(3).toString('hex')}`;
-const admin = new pg.Client({ connectionString: withDb(BASE_URL, 'postgres') });
-await admin.connect();
-await admin.query(`create database ${dbName}`);
-const databaseUrl = withDb(BASE_URL, dbName);
-const dataDir = mkdtempSync(join(tmpdir(), 'gov-bench-'));
-const port = await freePort();
 // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the service for the run.
-const profileArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-const server = spawn(process.execPath, [...profileArgs, 'dist/apps/api/src/main.js'], {
-  env: {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_MAX: '20',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-    NODE_ENV: 'production',
-    JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'),
-  },
-  stdio: ['ignore', 'ignore', 'inherit'],
+const profiling = Boolean(process.env.BENCH_CPU_PROF);
+process.env.DATABASE_URL = BASE_URL;
+const server = await startService({
+  args: profiling ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+  env: { DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' },
 });
-const base = `http://127.0.0.1:${port}`;
+const base = server.base;
 let floorApp;
-const floorPool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+const floorPool = new pg.Pool({ connectionString: server.databaseUrl, max: 20 });
 try {
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${base}/health`)).ok) break;
-    } catch {
-      /* starting */
-    }
-    if (i > 300) throw new Error('service did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-
   const orgs = [];
   for (let o = 0; o < ORGS; o++) {
     const reg = await json(
@@ -172,9 +128,5 @@ try {
 } finally {
   await floorApp?.close();
   await floorPool.end();
-  server.kill(process.env.BENCH_CPU_PROF ? 'SIGINT' : 'SIGTERM');
-  await new Promise((r) => server.once('exit', r));
-  await admin.query(`drop database if exists ${dbName} with (force)`);
-  await admin.end();
-  rmSync(dataDir, { recursive: true, force: true });
+  await server.stop(profiling ? 'SIGINT' : 'SIGTERM');
 }
