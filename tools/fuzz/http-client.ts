@@ -26,6 +26,8 @@ export interface WireResult {
   ms: number;
 }
 
+const CHUNK = 64 * 1024;
+
 export class HttpClient {
   constructor(
     readonly host: string,
@@ -53,6 +55,7 @@ export class HttpClient {
       if (req.body && req.body.length > 0) flat.push('Content-Length', String(req.body.length));
       else if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method)) flat.push('Content-Length', '0');
       let request: http.ClientRequest;
+      let responded = false;
       try {
         request = http.request(
           {
@@ -65,6 +68,7 @@ export class HttpClient {
             setHost: false,
           },
           (res) => {
+            responded = true;
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('end', () =>
@@ -89,10 +93,32 @@ export class HttpClient {
       request.setTimeout(this.timeoutMs, () => {
         request.destroy(new Error(`no answer within ${this.timeoutMs} ms`));
       });
-      request.on('error', (e: NodeJS.ErrnoException) =>
-        done({ error: `${e.code ?? 'error'}: ${e.message}`, ms: elapsed() }),
-      );
-      request.end(req.body && req.body.length > 0 ? req.body : undefined);
+      request.on('error', (e: NodeJS.ErrnoException) => {
+        // The server answered before taking the whole body (a 413) and closed: the answer is what counts.
+        if (responded && (e.code === 'EPIPE' || e.code === 'ECONNRESET')) return;
+        done({ error: `${e.code ?? 'error'}: ${e.message}`, ms: elapsed() });
+      });
+      const body = req.body ?? Buffer.alloc(0);
+      if (body.length <= CHUNK) {
+        request.end(body.length > 0 ? body : undefined);
+        return;
+      }
+      // A large body goes out in chunks, as curl sends it: an early answer (a 413 before the body is read) is
+      // parsed as soon as it arrives, and the rest of the body is not sent.
+      let offset = 0;
+      const pump = () => {
+        if (responded || request.destroyed) return;
+        if (offset >= body.length) {
+          request.end();
+          return;
+        }
+        const chunk = body.subarray(offset, offset + CHUNK);
+        offset += chunk.length;
+        // A millisecond between chunks lets an early answer in before the next write fails on a closed socket.
+        if (request.write(chunk)) setTimeout(pump, 1);
+        else request.once('drain', () => setTimeout(pump, 1));
+      };
+      pump();
     });
   }
 

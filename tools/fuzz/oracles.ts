@@ -165,6 +165,8 @@ export function judge(op: Operation, req: SentRequest, result: WireResult, opts:
   const out: Verdict[] = [];
   if (!result.response) {
     out.push({ oracle: 'socket', message: result.error ?? 'no answer' });
+    if (/^(EPIPE|ECONNRESET)/.test(result.error ?? '') && req.method !== 'GET')
+      out[out.length - 1]!.message += ' (the connection was closed before the request was sent or answered)';
     if (result.ms > opts.maxMs)
       out.push({
         oracle: 'slow',
