@@ -179,6 +179,13 @@ describe('hostile input', () => {
       expect(await canLogIn(body.email)).toBe(false);
     });
 
+    it('ignores the encoding of a request without a body', async () => {
+      for (const encoding of ['gzip', 'bogus']) {
+        const res = await ctx.get('/api/v1/versions', { headers: { 'content-encoding': encoding } });
+        expect(res.statusCode).toBe(200);
+      }
+    });
+
     it('stops decoding a compression bomb with 413', async () => {
       const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, ' '));
       const res = await ctx.post('/api/v1/auth/login', {

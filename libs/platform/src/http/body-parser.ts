@@ -223,6 +223,9 @@ export function registerBodyParsers(instance: FastifyInstance, options: BodyPars
   // Every other route reads `Content-Encoding` here.
   instance.addHook('preParsing', async (request, _reply, payload) => {
     if (rawBodyLimit(request) === undefined) {
+      // A request without a body (a GET, an empty POST) has nothing to decode, whatever it says its encoding is.
+      const { 'content-length': length, 'transfer-encoding': chunked } = request.headers;
+      if (chunked === undefined && (length === undefined || length === '0')) return payload;
       return decodeContentEncoding(request.headers['content-encoding'], payload, options.maxInflateRatio);
     }
     const contentType = request.headers['content-type'];
