@@ -79,6 +79,8 @@ export class Credentials {
   pools = new Map<string, string[]>();
   /** Bodies the service accepted, by operation (`POST /api/v1/agents`): known-good starting points for mutations. */
   readonly examples = new Map<string, unknown>();
+  /** Every credential value sent (recreated ones too), with the shell variable reproducers print it as. */
+  private readonly used = new Map<string, string>();
   /** How many times each credential had to be recreated. */
   readonly repairs: Record<string, number> = {};
   private accounts = 0;
@@ -91,18 +93,14 @@ export class Credentials {
   }
 
   value(kind: Exclude<CredKind, 'none'>): string {
-    return kind === 'jwt' ? this.jwt : kind === 'workspaceKey' ? this.workspaceKey : this.agentKey;
+    const v = kind === 'jwt' ? this.jwt : kind === 'workspaceKey' ? this.workspaceKey : this.agentKey;
+    this.used.set(v, kind === 'jwt' ? 'JWT' : kind === 'workspaceKey' ? 'WORKSPACE_KEY' : 'AGENT_KEY');
+    return v;
   }
 
-  /** Every credential secret, for reproducers that print them as shell variables. */
+  /** Every credential sent, for reproducers that print them as shell variables. */
   secrets(): Map<string, string> {
-    return new Map(
-      [
-        [this.jwt, 'JWT'],
-        [this.workspaceKey, 'WORKSPACE_KEY'],
-        [this.agentKey, 'AGENT_KEY'],
-      ].filter(([v]) => v) as [string, string][],
-    );
+    return new Map([...this.used].filter(([v]) => v));
   }
 
   private bearer(): [string, string][] {
