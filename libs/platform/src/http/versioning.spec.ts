@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { FixedClock } from '../clock/clock.js';
 import type { AppConfig } from '../config/app-config.js';
 import { AppError } from './app-error.js';
-import { rewriteLegacyUrl, SCHEMA_VERSIONS, type SchemaVersion, VersioningService } from './versioning.js';
+import {
+  decodeUnreservedInPath,
+  rewriteLegacyUrl,
+  SCHEMA_VERSIONS,
+  type SchemaVersion,
+  VersioningService,
+} from './versioning.js';
 
 describe('rewriteLegacyUrl', () => {
   it.each([
@@ -79,5 +85,17 @@ describe('VersioningService.resolve', () => {
     expect(() => make('2027-04-12T00:00:00Z').legacy()).toThrow(
       expect.objectContaining({ status: 410, code: 'GONE' }),
     );
+  });
+
+  it('decodes percent-encoded unreserved characters in the path only, so hooks see the path the router matches', () => {
+    expect(decodeUnreservedInPath('/%61pi/v1/auth/%6C%6Fgin?next=%61%2F')).toBe(
+      '/api/v1/auth/login?next=%61%2F',
+    );
+    expect(decodeUnreservedInPath('/api/v1/a%2Fb%20c%7E%5F')).toBe('/api/v1/a%2Fb%20c~_');
+    expect(decodeUnreservedInPath('/api/v1/%zz')).toBe('/api/v1/%zz');
+    expect(rewriteLegacyUrl({ url: '/%61pi/v1/traces' })).toBe('/api/v1/traces');
+    const legacy: { url: string; svcLegacy?: boolean } = { url: '/%61pi/agents' };
+    expect(rewriteLegacyUrl(legacy)).toBe('/api/v1/agents');
+    expect(legacy.svcLegacy).toBe(true);
   });
 });
