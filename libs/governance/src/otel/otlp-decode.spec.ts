@@ -9,6 +9,17 @@ import { OtlpDecodeError } from './otlp-decode.error.js';
 import { recordSpans, toOtlpJson, toOtlpProtobuf } from './otlp-payloads.fixture.js';
 
 const JSON_TYPE = 'application/json';
+
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  let v = value;
+  while (v >= 0x80) {
+    bytes.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  bytes.push(v);
+  return Buffer.from(bytes);
+}
 const PROTO_TYPE = 'application/x-protobuf';
 
 function chatWithChild() {
@@ -213,7 +224,7 @@ describe('decodeOtlpTraces', () => {
       decodeOtlpTraces(Buffer.from(emptyEntries(OTLP_MAX_ELEMENTS + 1)), JSON_TYPE),
     );
     expect(json.code).toBe('PAYLOAD_TOO_LARGE');
-    expect(json.message).toMatch(/more than 20000 resource spans/);
+    expect(json.message).toMatch(/more than 50000 elements/);
     // Field 1 (resourceSpans), length-delimited, empty: two bytes an entry.
     const proto = Buffer.from(
       Array(OTLP_MAX_ELEMENTS + 1)
@@ -236,11 +247,37 @@ describe('decodeOtlpTraces', () => {
     );
   });
 
+  it('counts nested attribute values on the wire: a gzip of a few KiB cannot make protobufjs build millions of objects', () => {
+    // One span, one attribute, an arrayValue of empty AnyValues: KeyValue{2: AnyValue{5: ArrayValue{1: {} × n}}}.
+    const values = Buffer.from(Array(OTLP_MAX_ELEMENTS).fill([0x0a, 0x00]).flat());
+    const message = (field: number, body: Buffer) =>
+      Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
+    const arrayValue = message(5, values);
+    const keyValue = Buffer.concat([message(1, Buffer.from('k')), message(2, arrayValue)]);
+    const span = Buffer.concat([
+      message(1, Buffer.alloc(16, 1)),
+      message(2, Buffer.alloc(8, 2)),
+      message(9, keyValue),
+    ]);
+    const body = message(1, message(2, message(2, span)));
+    const error = decodeError(() => decodeOtlpTraces(gzipSync(body), PROTO_TYPE, 'gzip'));
+    expect(error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(error.message).toMatch(/more than 50000 elements/);
+  });
+
+  it('decodes an export within the element limit whatever the nesting of its values', () => {
+    const spans = recordSpans([
+      { name: 'chat', attributes: { 'gen_ai.operation.name': 'chat', list: ['a', 'b'] } },
+    ]);
+    expect(decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE).resourceSpans).toHaveLength(1);
+    expect(decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE).resourceSpans).toHaveLength(1);
+  });
+
   it('refuses OTLP/JSON text of more values than the element limit allows before parsing it', () => {
-    const body = Buffer.from(`{"resourceSpans":[{"x":[${Array(200_001).fill('0').join(',')}]}]}`);
+    const body = Buffer.from(`{"resourceSpans":[{"x":[${Array(250_001).fill('0').join(',')}]}]}`);
     const error = decodeError(() => decodeOtlpTraces(body, JSON_TYPE));
     expect(error.code).toBe('PAYLOAD_TOO_LARGE');
-    expect(error.message).toMatch(/more than 200000 values/);
+    expect(error.message).toMatch(/more than 250000 values/);
   });
 
   it('throws MALFORMED for a body that claims gzip but is not', () => {

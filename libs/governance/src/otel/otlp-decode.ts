@@ -2,7 +2,13 @@ import { gunzipSync } from 'node:zlib';
 import { scanJsonShape } from '../../../platform/src/index.js';
 
 import { OtlpDecodeError } from './otlp-decode.error.js';
-import { assertOtlpElementLimit, normalizeTraceRequest, OTLP_MAX_ELEMENTS } from './otlp-normalize.js';
+import {
+  assertOtlpElementLimit,
+  normalizeTraceRequest,
+  OTLP_MAX_ELEMENTS,
+  tooManyElements,
+} from './otlp-normalize.js';
+import { otlpProtobufWithinLimit } from './otlp-wire-count.js';
 import { ExportTraceServiceRequestType, PROTO_TO_OBJECT_OPTIONS } from './otlp-proto.schema.js';
 import type { OtlpTraceRequest } from './otlp-trace.types.js';
 
@@ -59,7 +65,7 @@ function inflate(body: Buffer, contentEncoding: string | undefined, maxBytes: nu
  * The shape an OTLP/JSON text may have before it is parsed: an attribute is about six keys and items, so this
  * leaves room for OTLP_MAX_ELEMENTS elements, and refuses a body of a million tiny values before building them.
  */
-const OTLP_JSON_SHAPE = { maxObjectKeys: 1000, maxTotalKeys: 10 * OTLP_MAX_ELEMENTS };
+const OTLP_JSON_SHAPE = { maxObjectKeys: 1000, maxTotalKeys: 5 * OTLP_MAX_ELEMENTS };
 // Each level of an attribute value is three JSON levels ({"arrayValue":{"values":[…]}}): room for the normalizer's
 // own cap on value depth, which then names the attribute.
 const OTLP_JSON_MAX_DEPTH = 256;
@@ -96,9 +102,9 @@ function parseJson(bytes: Buffer): unknown {
 
 function parseProtobuf(bytes: Buffer): unknown {
   try {
+    // Counted on the wire, before protobufjs builds an object per element.
+    if (!otlpProtobufWithinLimit(bytes, OTLP_MAX_ELEMENTS)) tooManyElements();
     const message = ExportTraceServiceRequestType.decode(bytes);
-    // Counted on the decoded message, before toObject copies every element.
-    assertOtlpElementLimit(message);
     return ExportTraceServiceRequestType.toObject(message, PROTO_TO_OBJECT_OPTIONS);
   } catch (error) {
     if (error instanceof OtlpDecodeError) throw error;

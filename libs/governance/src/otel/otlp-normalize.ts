@@ -232,43 +232,83 @@ function normalizeResourceSpans(raw: unknown, where: string): OtlpResourceSpans 
 }
 
 /**
- * Elements of one export at most: resource spans, scope spans, spans, events and attributes (of spans, events
- * and resources) together. An SDK batch of 512 spans with 30 attributes each is about 16,000. Counting runs before
- * anything is normalized and reads only array lengths, so an export of a million empty entries is refused for the
- * cost of one pass instead of a second of normalization.
+ * Elements of one export at most: resource spans, scope spans, spans, events, links, attributes and nested
+ * attribute values together. An SDK batch of 512 spans with 20 attributes each is about 21,000. Counting runs
+ * before anything is normalized (on the wire for protobuf), so an export of a million empty entries is refused
+ * for the cost of one pass instead of seconds of decoding.
  */
-export const OTLP_MAX_ELEMENTS = 20_000;
+export const OTLP_MAX_ELEMENTS = 50_000;
 
-function tooLarge(): never {
+export function tooManyElements(): never {
   throw new OtlpDecodeError(
     'PAYLOAD_TOO_LARGE',
-    `export holds more than ${OTLP_MAX_ELEMENTS} resource spans, scope spans, spans, events and attributes; ` +
+    `export holds more than ${OTLP_MAX_ELEMENTS} elements (resource spans, scope spans, spans, events, links, ` +
+      'attributes and attribute values); ' +
       'send smaller batches',
   );
 }
 
-/** Adds the length of `obj[name]` when it is an array, and fails past the limit. */
-function countList(obj: unknown, name: string, budget: { left: number }): unknown[] {
-  if (!isObj(obj)) return [];
-  const list = field(obj, name);
-  if (!Array.isArray(list)) return [];
-  budget.left -= list.length;
-  if (budget.left < 0) tooLarge();
-  return list;
+type Counted =
+  | 'request'
+  | 'resourceSpans'
+  | 'resource'
+  | 'scopeSpans'
+  | 'scope'
+  | 'span'
+  | 'event'
+  | 'link'
+  | 'keyValue'
+  | 'anyValue'
+  | 'arrayValue'
+  | 'keyValueList';
+
+/** The fields of each OTLP message that hold messages (one or a list), as the element count follows them. */
+const COUNTED_CHILDREN: Record<Counted, [string, Counted][]> = {
+  request: [['resourceSpans', 'resourceSpans']],
+  resourceSpans: [
+    ['resource', 'resource'],
+    ['scopeSpans', 'scopeSpans'],
+  ],
+  resource: [['attributes', 'keyValue']],
+  scopeSpans: [
+    ['scope', 'scope'],
+    ['spans', 'span'],
+  ],
+  scope: [['attributes', 'keyValue']],
+  span: [
+    ['attributes', 'keyValue'],
+    ['events', 'event'],
+    ['links', 'link'],
+  ],
+  event: [['attributes', 'keyValue']],
+  link: [['attributes', 'keyValue']],
+  keyValue: [['value', 'anyValue']],
+  anyValue: [
+    ['arrayValue', 'arrayValue'],
+    ['kvlistValue', 'keyValueList'],
+  ],
+  arrayValue: [['values', 'anyValue']],
+  keyValueList: [['values', 'keyValue']],
+};
+
+function countElements(obj: Obj, kind: Counted, budget: { left: number }, depth: number): void {
+  // Deeper nesting is refused by the normalizer, which names the attribute.
+  if (depth > MAX_ANY_VALUE_DEPTH * 2 + 8) return;
+  for (const [name, childKind] of COUNTED_CHILDREN[kind]) {
+    const value = field(obj, name);
+    const children = Array.isArray(value) ? value : isObj(value) ? [value] : [];
+    budget.left -= children.length;
+    if (budget.left < 0) tooManyElements();
+    for (const child of children) if (isObj(child)) countElements(child, childKind, budget, depth + 1);
+  }
 }
 
-/** Refuses (413) an export, parsed JSON or a decoded protobuf message, of more than OTLP_MAX_ELEMENTS elements. */
+/**
+ * Refuses (413) parsed OTLP/JSON of more than OTLP_MAX_ELEMENTS elements: the same elements the protobuf wire
+ * count follows (otlp-wire-count.ts), counted before anything is normalized.
+ */
 export function assertOtlpElementLimit(raw: unknown): void {
-  const budget = { left: OTLP_MAX_ELEMENTS };
-  for (const resourceSpans of countList(raw, 'resourceSpans', budget)) {
-    if (isObj(resourceSpans)) countList(field(resourceSpans, 'resource'), 'attributes', budget);
-    for (const scopeSpans of countList(resourceSpans, 'scopeSpans', budget)) {
-      for (const span of countList(scopeSpans, 'spans', budget)) {
-        countList(span, 'attributes', budget);
-        for (const event of countList(span, 'events', budget)) countList(event, 'attributes', budget);
-      }
-    }
-  }
+  if (isObj(raw)) countElements(raw, 'request', { left: OTLP_MAX_ELEMENTS }, 0);
 }
 
 export function normalizeTraceRequest(raw: unknown): OtlpTraceRequest {
