@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Public } from '../libs/platform/src/index.js';
 import { TestContext } from './support/app.js';
 
-const STALL_MS = 400;
+const STALL_MS = 280;
 
 /** A test-only route that holds the event loop, as a CPU-bound request would. */
 @Controller('test-stall')
@@ -52,7 +52,7 @@ describe('health', () => {
   });
 
   it('reports a stalled event loop as its own check, not as a failed database check', async () => {
-    // The health check sends its query, then another request holds the loop for 400 ms: the check's 250 ms
+    // The health check sends its query, then another request holds the loop for 280 ms: the check's 250 ms
     // timer fires late, with the database's answer still unread in the socket.
     const pending = ctx.get('/health');
     const stall = ctx.post('/api/v1/test-stall');
