@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,14 +56,22 @@ describe('hostile input', () => {
       expect(res.body.length).toBeLessThan(300);
     });
 
-    it('names a nested object with too many keys when it reaches the parsed-value check', async () => {
-      // The query string is parsed by the router, not the body scan: the walk of the parsed value names it.
+    it('refuses a query string of more than 1000 parameters', async () => {
+      // The query string is parsed by the router, not by the body scan: the walk of the parsed value refuses it.
       const query = Object.entries(wide(1001, 'q'))
         .map(([k, v]) => `${k}=${v}`)
         .join('&');
       const res = await ctx.get(`/api/v1/versions?${query}`);
       const body = expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
       expect(body.error).toBe('Query string must not have more than 1000 keys in one object');
+    });
+
+    it('counts keys on the raw text before parsing: a nested object past the limit is refused without a path', async () => {
+      // The walk of a parsed value would name the field (inner); the scan of the text refuses before any parse.
+      const res = await ctx.post('/api/v1/auth/login', { body: { email: 'a@example.com', inner: wide(1001) } });
+      const body = expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
+      expect(body.error).toBe('Request body must not have more than 1000 keys in one object');
+      expect(body.details).toBeUndefined();
     });
 
     it('refuses more than 10,000 keys and array items in all, wherever they are', async () => {
@@ -186,6 +195,32 @@ describe('hostile input', () => {
       }
     });
 
+    it('stops decoding a body past the inflation ratio with 413, even when it would fit the body limit', async () => {
+      // 512 KiB of spaces compress to about 500 bytes: within the 1 MiB limit, past 100 times its size.
+      const res = await ctx.post('/api/v1/auth/login', {
+        payload: gzipSync(Buffer.alloc(512 * 1024, ' ')),
+        headers: { ...JSON_HEADERS, 'content-encoding': 'gzip' },
+      });
+      expect(expectErrorEnvelope(res, 413, 'PAYLOAD_TOO_LARGE').error).toBe(
+        'Request body decompresses to more than 100 times its encoded size',
+      );
+    });
+
+    it('drops a compressed body no parser reads, so the connection serves its next request', async () => {
+      // Random text barely compresses: the decoder is well within its ratio and waits for a reader.
+      const body = gzipSync(Buffer.from(JSON.stringify({ filler: randomBytes(300 * 1024).toString('base64') })));
+      const head = (method: string, path: string, extra: string) =>
+        `${method} ${path} HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
+      // A GET with a compressed body, then a second request on the same connection, which closes after it.
+      const res = await rawExchange(port, [
+        head('GET', '/api/v1/versions', `Content-Encoding: gzip\r\nContent-Length: ${body.length}\r\n`),
+        body,
+        head('GET', '/api/v1/health', 'Connection: close\r\n'),
+      ]);
+      expect(res.status).toBe(200);
+      expect(res.closedAfterMs).toBeLessThan(5000);
+    });
+
     it('stops decoding a compression bomb with 413', async () => {
       const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, ' '));
       const res = await ctx.post('/api/v1/auth/login', {
@@ -231,6 +266,35 @@ describe('hostile input', () => {
           { field: `headers.${headers[0]![0].toLowerCase()}`, message: expect.stringMatching(/once/) },
         ]);
       }
+    });
+
+    it('refuses an Authorization header and an X-API-Key header together', async () => {
+      const reg = await ctx.register();
+      const res = await ctx.get('/api/v1/auth/me', { token: reg.token, apiKey: 'svc_live_garbage' });
+      expect(expectErrorEnvelope(res, 400, 'VALIDATION_ERROR').details).toEqual([
+        { field: 'headers.x-api-key', message: 'x-api-key must not be sent with authorization' },
+      ]);
+    });
+
+    it('applies every check to a percent-encoded path as to the path it names', async () => {
+      const reg = await ctx.register();
+      const agent = await insertAgent(ctx, reg.organization.id);
+      const twice = await rawRequest(port, {
+        method: 'GET',
+        path: '/%61pi/v1/auth/me',
+        headers: [
+          ['Authorization', `Bearer ${reg.token}`],
+          ['Authorization', 'Bearer garbage'],
+        ],
+      });
+      expectRawEnvelope(twice, 400, 'VALIDATION_ERROR');
+      // The schema version is resolved for it like any other: a trace is stored, not a 500.
+      const trace = await ctx.post('/%61pi/v1/%74races', {
+        apiKey: agent.key,
+        body: { inputContext: { prompt: 'p' }, outputDecision: { action: 'a', text: 't' } },
+      });
+      expect(trace.statusCode, trace.body).toBe(201);
+      expect(trace.headers['x-svc-version']).toBe('2026-04-11');
     });
 
     it('answers headers over 16 KB with 431 HEADERS_TOO_LARGE in the envelope, with a request id', async () => {

@@ -221,12 +221,20 @@ export function registerBodyParsers(instance: FastifyInstance, options: BodyPars
   instance.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'buffer' }, parseJson);
   // Raw-body routes: the body goes to a buffer parser that no other route reaches (their clients get 415).
   // Every other route reads `Content-Encoding` here.
-  instance.addHook('preParsing', async (request, _reply, payload) => {
+  instance.addHook('preParsing', async (request, reply, payload) => {
     if (rawBodyLimit(request) === undefined) {
       // A request without a body (a GET, an empty POST) has nothing to decode, whatever it says its encoding is.
       const { 'content-length': length, 'transfer-encoding': chunked } = request.headers;
       if (chunked === undefined && (length === undefined || length === '0')) return payload;
-      return decodeContentEncoding(request.headers['content-encoding'], payload, options.maxInflateRatio);
+      const decoded = decodeContentEncoding(
+        request.headers['content-encoding'],
+        payload,
+        options.maxInflateRatio,
+      );
+      // No parser reads the body of some requests (a GET, a 415): once answered, the decoder is dropped and the
+      // rest of the body drained, so the connection can serve its next request.
+      if (decoded !== payload) reply.raw.once('finish', () => decoded.destroy());
+      return decoded;
     }
     const contentType = request.headers['content-type'];
     request.rawContentType = contentType ?? '';

@@ -64,6 +64,8 @@ export function decodeContentEncoding(
   guard.on('close', () => {
     payload.unpipe(inflater);
     inflater.destroy();
+    // Whatever of the body was not read is discarded, so the request ends and keep-alive goes on.
+    payload.resume();
   });
   payload.pipe(inflater).pipe(guard);
   // Fastify compares Content-Length with the bytes received on the wire, not with the decoded ones.

@@ -102,6 +102,9 @@ function fastifyClientErrorStatus(err: unknown): number | undefined {
   const { statusCode, code } = err as { statusCode?: unknown; code?: unknown };
   if (typeof statusCode !== 'number' || statusCode < 400 || statusCode >= 500) return undefined;
   if (typeof code === 'string' && code.startsWith('FST_')) return statusCode;
+  // The client closed the connection while its body was being read: nobody is left to answer, nothing is ours.
+  if (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE')
+    return statusCode;
   // Errors from the JSON parser (SyntaxError with statusCode 400) and body-limit checks.
   if (err instanceof SyntaxError) return statusCode;
   return undefined;

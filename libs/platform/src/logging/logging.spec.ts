@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { REDACT_PATHS, redactUrl } from './logging.js';
+import type { AppConfig } from '../config/app-config.js';
+import { loggerParams, redactUrl } from './logging.js';
 
 /** A pino logger with the service's redaction, writing its lines to an array. */
 function redactingLogger() {
@@ -12,7 +13,11 @@ function redactingLogger() {
       done();
     },
   });
-  return { lines, logger: pino({ redact: { paths: REDACT_PATHS, censor: '[Redacted]' } }, sink) };
+  // The redaction the service configures, as loggerParams hands it to pino-http.
+  const { redact } = loggerParams({ logLevel: 'info' } as AppConfig).pinoHttp as {
+    redact: pino.LoggerOptions['redact'];
+  };
+  return { lines, logger: pino({ redact }, sink) };
 }
 
 describe('log redaction', () => {

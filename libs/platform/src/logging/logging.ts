@@ -34,7 +34,7 @@ export const REDACT_PATHS = [
   '*.backupCodes',
   '*.secretEncrypted',
   '*.jwtSecret',
-  ...['body', 'dto', 'input', 'query', 'req.body', 'req.query'].flatMap((at) => [`${at}.code`, `${at}.key`]),
+  ...['body', 'dto', 'input', 'query'].flatMap((at) => [`${at}.code`, `${at}.key`]),
 ];
 
 /** JSON logs with the request id on every line; secrets redacted; bodies never logged. */
