@@ -2,8 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 /*
  * OpenAPI models of POST /traces. The body is validated by validateTraceIngest against the limits of the
- * schema version in force (they can differ between versions), not by class-validator.
+ * schema version in force (they can differ between versions), not by class-validator. Optional fields may be sent
+ * as null, which means the same as leaving them out (stored traces never hold both shapes).
  */
+const ABSENT = { nullable: true } as const;
 
 export class ToolCallDto {
   @ApiProperty({ maxLength: 200, example: 'lookup_order' }) name: string;
@@ -16,14 +18,15 @@ export class InputContextDto {
     description: 'Input the agent received (schema 2026-04-11: ≤ 50,000 chars).',
   })
   prompt: string;
-  @ApiPropertyOptional({ maxLength: 50_000 }) systemPrompt?: string;
+  @ApiPropertyOptional({ type: String, maxLength: 50_000, ...ABSENT }) systemPrompt?: string;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
     description: 'Context the agent saw; ≤ 100 KiB as UTF-8 JSON (schema 2026-04-11).',
+    ...ABSENT,
   })
   context?: Record<string, unknown>;
-  @ApiPropertyOptional({ maxLength: 256 }) conversationId?: string;
+  @ApiPropertyOptional({ type: String, maxLength: 256, ...ABSENT }) conversationId?: string;
 }
 
 export class OutputDecisionDto {
@@ -38,29 +41,37 @@ export class OutputDecisionDto {
     type: 'object',
     additionalProperties: true,
     description: '≤ 10 KiB as UTF-8 JSON (schema 2026-04-11).',
+    ...ABSENT,
   })
   actionObject?: Record<string, unknown>;
-  @ApiPropertyOptional({ maxLength: 50_000 }) rationale?: string;
-  @ApiPropertyOptional({ type: 'array', items: {}, maxItems: 10 }) alternatives?: unknown[];
-  @ApiPropertyOptional({ type: [ToolCallDto], maxItems: 50 }) toolCalls?: ToolCallDto[];
+  @ApiPropertyOptional({ type: String, maxLength: 50_000, ...ABSENT }) rationale?: string;
+  @ApiPropertyOptional({ type: 'array', items: {}, maxItems: 10, ...ABSENT }) alternatives?: unknown[];
+  @ApiPropertyOptional({ type: [ToolCallDto], maxItems: 50, ...ABSENT }) toolCalls?: ToolCallDto[];
 }
 
 export class IngestTraceDto {
   @ApiProperty({ type: InputContextDto }) inputContext: InputContextDto;
   @ApiProperty({ type: OutputDecisionDto }) outputDecision: OutputDecisionDto;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, ...ABSENT }) metadata?: Record<
+    string,
+    unknown
+  >;
   @ApiPropertyOptional({
     description:
       'Agent of the trace. With an agent key it must be the key’s own agent (else 403); with a workspace key it is required and must lie in the key’s scope.',
+    type: String,
+    ...ABSENT,
   })
   agentId?: string;
   @ApiPropertyOptional({
     minimum: 0,
     maximum: 1,
     description: 'Override; when absent the service estimates it from the output text before policies run.',
+    type: Number,
+    ...ABSENT,
   })
   confidence?: number;
-  @ApiPropertyOptional({ maxLength: 50_000 }) rationale?: string;
+  @ApiPropertyOptional({ type: String, maxLength: 50_000, ...ABSENT }) rationale?: string;
 }
 
 export class IngestResultDto {
