@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   type Actor,
+  AgentDirectory,
   agentScopeOf,
   AppError,
   canAccessAgent,
@@ -16,7 +17,6 @@ import {
   toPage,
   TransactionHost,
 } from '../../../platform/src/index.js';
-import { AgentDirectory } from '../../../identity/src/index.js';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
   type Actor,
+  AgentDirectory,
   AppError,
+  assertAgentsOf,
   Clock,
   type DeletedDto,
   isObjectId,
@@ -12,7 +14,6 @@ import {
   toPage,
   TransactionHost,
 } from '../../../platform/src/index.js';
-import { AgentDirectory, assertAgentsOf } from '../../../identity/src/index.js';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import {
   compile,
