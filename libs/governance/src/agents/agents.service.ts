@@ -16,7 +16,7 @@ import {
   type RequestMeta,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';

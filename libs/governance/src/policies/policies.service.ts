@@ -13,7 +13,7 @@ import {
   type RequestMeta,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import {
   compile,

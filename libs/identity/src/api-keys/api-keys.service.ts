@@ -14,8 +14,8 @@ import {
   type RequestMeta,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+} from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import type { ApiKeyScope } from './api-key.schema.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import {
