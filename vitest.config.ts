@@ -1,5 +1,7 @@
+import { fileURLToPath } from 'node:url';
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
+import pkg from './package.json' with { type: 'json' };
 
 // SWC compiles the TypeScript so that Nest's decorator metadata is emitted (esbuild does not emit it).
 const plugins = [
@@ -15,8 +17,19 @@ const plugins = [
   }),
 ];
 
+// The libraries' public entries (#platform, #identity, …) are package.json `imports`: Node, running the build, takes
+// the `default` target (the compiled file in dist/), tsc takes `types` (the TypeScript source). Tests run the source
+// too, so each entry is aliased here to its `types` target.
+const resolve = {
+  alias: Object.entries(pkg.imports).map(([name, target]) => ({
+    find: new RegExp(`^${name}$`),
+    replacement: fileURLToPath(new URL(target.types, import.meta.url)),
+  })),
+};
+
 export default defineConfig({
   plugins,
+  resolve,
   test: {
     pool: 'forks',
     maxWorkers: 2,
@@ -24,10 +37,12 @@ export default defineConfig({
     projects: [
       {
         plugins,
-        test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'tools/**/*.spec.ts'], environment: 'node' },
+        resolve,
+        test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'tools/**/*.spec.ts', 'eslint.rules.spec.ts'], environment: 'node' },
       },
       {
         plugins,
+        resolve,
         test: {
           name: 'e2e',
           include: ['test/**/*.e2e-spec.ts'],

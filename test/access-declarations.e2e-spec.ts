@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccessMetadata } from '../libs/platform/src/index.js';
+import type { AccessMetadata } from '#platform';
 import { TestContext } from './support/app.js';
 import { listRoutes } from './support/routes.js';
 

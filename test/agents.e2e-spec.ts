@@ -6,7 +6,7 @@ import { agents } from '../libs/governance/src/agents/agent.schema.js';
 import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
 import { traces, type TraceStatus } from '../libs/governance/src/traces/trace.schema.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
-import { newId, TransactionHost } from '../libs/platform/src/index.js';
+import { newId, TransactionHost } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { replicaHandle } from './support/database.js';

@@ -11,7 +11,7 @@ import {
   canAccessAgent,
   CurrentActor,
   Permission,
-} from '../libs/platform/src/index.js';
+} from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { insertAgent } from './support/governance.js';

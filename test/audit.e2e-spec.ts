@@ -3,12 +3,8 @@ import canonicalizeModule from 'canonicalize';
 import { asc, eq, sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  auditEntries,
-  type AuditEntryRow,
-  type AuditInput,
-  AuditService,
-} from '../libs/governance/src/index.js';
+import { type AuditEntryRow, type AuditInput, AuditService } from '#governance';
+import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
 import { type Registered, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
 
 // An independent RFC 8785 implementation (CommonJS; its typings declare an ES default export).

@@ -1,6 +1,6 @@
 import { Controller, Module, Post } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Public } from '../libs/platform/src/index.js';
+import { Public } from '#platform';
 import { TestContext } from './support/app.js';
 
 const STALL_MS = 280;

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Public } from '../libs/platform/src/index.js';
+import { Public } from '#platform';
 import { type RequestOptions, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 

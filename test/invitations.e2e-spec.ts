@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { invitations } from '../libs/identity/src/team/invitation.schema.js';
 import { memberships } from '../libs/identity/src/organizations/organization.schema.js';
 import { users } from '../libs/identity/src/users/user.schema.js';
-import { newId, type Role, sha256Hex } from '../libs/platform/src/index.js';
+import { newId, type Role, sha256Hex } from '#platform';
 import { TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { MailCatcher } from './support/mail-catcher.js';

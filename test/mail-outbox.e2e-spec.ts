@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../apps/cli/src/cli.js';
-import { MailService } from '../libs/platform/src/index.js';
+import { MailService } from '#platform';
 import { TestContext } from './support/app.js';
 import { MailCatcher } from './support/mail-catcher.js';
 

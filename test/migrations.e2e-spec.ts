@@ -9,7 +9,7 @@ import {
   PGLITE_EXTENSIONS,
   pgliteHandle,
   runMigrations,
-} from '../libs/platform/src/index.js';
+} from '#platform';
 
 async function tables(handle: DatabaseHandle): Promise<string[]> {
   const result = (await handle.db.execute(

@@ -10,13 +10,7 @@ import {
   varchar,
 } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bulkInsert,
-  type DatabaseHandle,
-  inlineSql,
-  type Row,
-  TransactionHost,
-} from '../libs/platform/src/index.js';
+import { bulkInsert, type DatabaseHandle, inlineSql, type Row, TransactionHost } from '#platform';
 import { freshDatabase } from './support/database.js';
 
 // Strings that would break a naively quoted literal, or a second pass over placeholders.

@@ -3,7 +3,7 @@ import { POLICY_TEMPLATES } from '../libs/governance/src/policies/engine/index.j
 import { PoliciesRepository } from '../libs/governance/src/policies/policies.repository.js';
 import { CachedPolicySet } from '../libs/governance/src/policies/policy-cache.js';
 import { PolicySet } from '../libs/governance/src/policies/policy-set.js';
-import { TransactionHost } from '../libs/platform/src/index.js';
+import { TransactionHost } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { insertAgent } from './support/governance.js';

@@ -1,7 +1,7 @@
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberships } from '../libs/identity/src/organizations/organization.schema.js';
-import { newId, type Role } from '../libs/platform/src/index.js';
+import { newId, type Role } from '#platform';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { type Registered, TEST_PASSWORD, TestContext } from './support/app.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionService } from '../libs/identity/src/index.js';
-import { newId, type Role, ROLES } from '../libs/platform/src/index.js';
+import { SessionService } from '#identity';
+import { newId, type Role, ROLES } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { listRoutes } from './support/routes.js';
 

@@ -3,10 +3,10 @@ import { Controller, Get, Module, Query } from '@nestjs/common';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeysModule } from '../libs/identity/src/api-keys/api-keys.module.js';
-import { StreamTokenService } from '../libs/identity/src/api-keys/stream-token.service.js';
 import { OneTimeTokenService } from '../libs/identity/src/tokens/one-time-token.service.js';
 import { oneTimeTokens } from '../libs/identity/src/tokens/token.schema.js';
-import { AppError, Public } from '../libs/platform/src/index.js';
+import { AppError, Public } from '#platform';
+import { StreamTokenService } from '#identity';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 

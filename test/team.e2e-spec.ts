@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TeamService } from '../libs/identity/src/team/team.service.js';
 import { memberships } from '../libs/identity/src/organizations/organization.schema.js';
-import { type Actor, AppError, newId, type Role } from '../libs/platform/src/index.js';
+import { type Actor, AppError, newId, type Role } from '#platform';
 import { TEST_PASSWORD, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 

@@ -6,7 +6,7 @@ import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { recordSpans, toOtlpJson } from '../libs/governance/src/otel/otlp-payloads.fixture.js';
 import { TraceWriter } from '../libs/governance/src/traces/trace-writer.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
-import { type AppConfig, sqlLiteral, TransactionHost } from '../libs/platform/src/index.js';
+import { type AppConfig, sqlLiteral, TransactionHost } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { insertAgent, type TestAgent } from './support/governance.js';

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SCHEMA_VERSIONS, type SchemaVersion } from '../libs/platform/src/index.js';
+import { SCHEMA_VERSIONS, type SchemaVersion } from '#platform';
 import { type RequestOptions, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 

@@ -25,8 +25,8 @@ import {
   SCHEMA_VERSIONS,
   type SchemaVersion,
   VERSION_REGISTRY,
-} from '../../libs/platform/src/index.js';
-import { OrganizationsService } from '../../libs/identity/src/index.js';
+} from '#platform';
+import { OrganizationsService } from '#identity';
 import { memberships } from '../../libs/identity/src/organizations/organization.schema.js';
 import { users } from '../../libs/identity/src/users/user.schema.js';
 import { hashPassword } from '../../libs/identity/src/auth/password.js';

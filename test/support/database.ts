@@ -4,12 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { inject } from 'vitest';
-import {
-  createPostgresHandle,
-  type DatabaseHandle,
-  PGLITE_EXTENSIONS,
-  pgliteHandle,
-} from '../../libs/platform/src/index.js';
+import { createPostgresHandle, type DatabaseHandle, PGLITE_EXTENSIONS, pgliteHandle } from '#platform';
 
 /** A fresh, migrated database for one test file, cloned from the run's template. */
 export async function freshDatabase(): Promise<DatabaseHandle> {

@@ -1,5 +1,5 @@
 import { Controller, Get, Module } from '@nestjs/common';
-import { Access, Permission } from '../../libs/platform/src/index.js';
+import { Access, Permission } from '#platform';
 
 /** Test-only routes guarded by a plan feature, until the feature-gated modules exist. */
 @Controller('test-probe')

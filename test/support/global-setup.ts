@@ -5,12 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import {
-  createPostgresHandle,
-  PGLITE_EXTENSIONS,
-  pgliteHandle,
-  runMigrations,
-} from '../../libs/platform/src/index.js';
+import { createPostgresHandle, PGLITE_EXTENSIONS, pgliteHandle, runMigrations } from '#platform';
 
 declare module 'vitest' {
   export interface ProvidedContext {

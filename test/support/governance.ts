@@ -3,7 +3,7 @@ import { mintAgentKey } from '../../libs/governance/src/agents/agent-key.js';
 import { agents } from '../../libs/governance/src/agents/agent.schema.js';
 import type { PolicyCondition } from '../../libs/governance/src/policies/engine/index.js';
 import { policies } from '../../libs/governance/src/policies/policy.schema.js';
-import { newId } from '../../libs/platform/src/index.js';
+import { newId } from '#platform';
 import type { TestContext } from './app.js';
 
 export interface TestAgent {

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { ACCESS_KEY, type AccessMetadata } from '../../libs/platform/src/index.js';
+import { ACCESS_KEY, type AccessMetadata } from '#platform';
 
 // Nest's route metadata keys (PATH_METADATA, METHOD_METADATA in @nestjs/common/constants).
 const PATH = 'path';

@@ -1,11 +1,5 @@
 import { Controller, Get, Module, type OnModuleInit, Post } from '@nestjs/common';
-import {
-  Access,
-  type Actor,
-  ApiKeyResolverRegistry,
-  CurrentActor,
-  Permission,
-} from '../../libs/platform/src/index.js';
+import { Access, type Actor, ApiKeyResolverRegistry, CurrentActor, Permission } from '#platform';
 
 /**
  * Exercises the API-key seam before the real key kinds exist: a resolver for `svc_test_` keys and routes that

@@ -1,11 +1,8 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { AccessGuard, PlatformModule } from '../../../libs/platform/src/index.js';
-import { IdentityModule } from '../../../libs/identity/src/index.js';
-import { AuditModule } from '../../../libs/governance/src/index.js';
-import { AgentsModule } from '../../../libs/governance/src/agents/agents.module.js';
-import { PoliciesModule } from '../../../libs/governance/src/policies/policies.module.js';
-import { TracesModule } from '../../../libs/governance/src/traces/traces.module.js';
+import { AccessGuard, PlatformModule } from '#platform';
+import { IdentityModule } from '#identity';
+import { AgentsModule, AuditModule, PoliciesModule, TracesModule } from '#governance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
 @Module({

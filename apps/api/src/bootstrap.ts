@@ -10,7 +10,7 @@ import {
   createFastifyAdapter,
   HTTP_APP_OPTIONS,
   loadConfig,
-} from '../../../libs/platform/src/index.js';
+} from '#platform';
 import { buildOpenApiDocument, setupDocs } from './openapi.js';
 
 /**

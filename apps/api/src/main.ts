@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from '../../../libs/platform/src/index.js';
+import { ConfigError, loadConfig } from '#platform';
 import { AppModule } from './app.module.js';
 import { createHttpApp } from './bootstrap.js';
 

@@ -1,8 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { type AppConfig, MIGRATION_GUIDE_PATH } from '../../../libs/platform/src/index.js';
-import { MIGRATION_GUIDE_HTML } from '../../../libs/platform/src/system/migration-guide.js';
+import { type AppConfig, MIGRATION_GUIDE_HTML, MIGRATION_GUIDE_PATH } from '#platform';
 
 const DESCRIPTION = `
 Records decisions made by AI agents (traces), evaluates them against policies, routes flagged ones to human review,

@@ -6,16 +6,9 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../../api/src/app.module.js';
 import { createHttpApp } from '../../api/src/bootstrap.js';
 import { buildOpenApiDocument } from '../../api/src/openapi.js';
-import {
-  createDatabaseHandle,
-  loadConfig,
-  MailService,
-  PLANS,
-  type Plan,
-  runMigrations,
-} from '../../../libs/platform/src/index.js';
-import { OrganizationsService } from '../../../libs/identity/src/index.js';
-import { AuditService } from '../../../libs/governance/src/index.js';
+import { createDatabaseHandle, loadConfig, MailService, PLANS, type Plan, runMigrations } from '#platform';
+import { OrganizationsService } from '#identity';
+import { AuditService } from '#governance';
 
 export type ContextRunner = <T>(fn: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
 

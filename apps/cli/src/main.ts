@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { CommanderError } from 'commander';
-import { AppError } from '../../../libs/platform/src/index.js';
+import { AppError } from '#platform';
 import { buildProgram } from './cli.js';
 
 buildProgram()

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { BEARER_RESOLVER } from '../../platform/src/index.js';
-import { AuditModule } from '../../governance/src/index.js';
+import { BEARER_RESOLVER } from '#platform';
+import { AuditModule } from '#governance';
 import { AuthService } from './auth/auth.service.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
 import { OrganizationsService } from './organizations/organizations.service.js';

@@ -3,4 +3,4 @@ export * from './organizations/organizations.service.js';
 export * from './sessions/session.service.js';
 export * from './sessions/token.service.js';
 export * from './api-keys/stream-token.service.js';
-export * from './api-keys/agent-directory.js';
+export type { ApiKeyScope } from './api-keys/api-key.schema.js';

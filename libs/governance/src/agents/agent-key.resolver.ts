@@ -10,8 +10,11 @@ import {
   safeEqual,
   sha256Hex,
   TransactionHost,
-} from '../../../platform/src/index.js';
+} from '#platform';
+// TODO(issue 10): cross-module table read: an agent key is a row of identity's api_keys, joined to organizations for the plan.
+// eslint-disable-next-line no-restricted-imports -- issue 10: agent keys are rows of identity's api_keys table
 import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
+// eslint-disable-next-line no-restricted-imports -- issue 10: the key's organization plan is read from identity's table
 import { organizations } from '../../../identity/src/organizations/organization.schema.js';
 import { AGENT_KEY_PREFIX, isWellFormedAgentKey } from './agent-key.js';
 

@@ -13,7 +13,7 @@ import {
   Permission,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { AgentsService } from './agents.service.js';
 import {
   AgentDetailDto,

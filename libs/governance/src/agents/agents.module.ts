@@ -1,6 +1,5 @@
 import { Global, Module, type OnModuleInit } from '@nestjs/common';
-import { ApiKeyResolverRegistry } from '../../../platform/src/index.js';
-import { AgentDirectory } from '../../../identity/src/index.js';
+import { AgentDirectory, ApiKeyResolverRegistry } from '#platform';
 import { AuditModule } from '../audit/audit.module.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
 import { AgentsController } from './agents.controller.js';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   type Actor,
+  AgentDirectory,
   agentScopeOf,
   AppError,
   canAccessAgent,
@@ -15,8 +16,7 @@ import {
   type RequestMeta,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AgentDirectory } from '../../../identity/src/index.js';
+} from '#platform';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';

@@ -10,7 +10,7 @@ import {
   type Page,
   Permission,
   RawResponse,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { AuditService } from './audit.service.js';
 import { AuditEntryDto, AuditQueryDto, AuditVerifyDto } from './dto/audit.dto.js';
 

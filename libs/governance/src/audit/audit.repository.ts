@@ -1,12 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, desc, eq, gt, gte, like, lte, sql, type SQL } from 'drizzle-orm';
-import {
-  bulkInsert,
-  lockStatement,
-  type Query,
-  TransactionHost,
-  writeQuery,
-} from '../../../platform/src/index.js';
+import { bulkInsert, lockStatement, type Query, TransactionHost, writeQuery } from '#platform';
 import { auditEntries, type AuditEntryRow } from './audit.schema.js';
 
 export interface AuditFilter {

@@ -11,7 +11,7 @@ import {
   type Query,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { chainHash, cleanText, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
 import { AuditRepository, type ChainHead } from './audit.repository.js';
 import type { AuditActor, AuditEntryRow } from './audit.schema.js';

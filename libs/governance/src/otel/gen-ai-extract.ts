@@ -1,4 +1,4 @@
-import { SCHEMA_VERSIONS, type SchemaLimits } from '../../../platform/src/index.js';
+import { SCHEMA_VERSIONS, type SchemaLimits } from '#platform';
 import { type ChatMessage, readConversation, parseJsonish } from './gen-ai-messages.js';
 import type {
   GenAiExtraction,

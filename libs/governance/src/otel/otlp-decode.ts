@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { scanJsonShape } from '../../../platform/src/index.js';
+import { scanJsonShape } from '#platform';
 
 import { OtlpDecodeError } from './otlp-decode.error.js';
 import {

@@ -12,7 +12,7 @@ import {
   Permission,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import {
   CreatePolicyDto,
   ListPoliciesQueryDto,

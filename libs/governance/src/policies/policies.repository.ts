@@ -1,11 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, asc, count, eq } from 'drizzle-orm';
-import {
-  DATABASE,
-  type DatabaseHandle,
-  type PageRequest,
-  TransactionHost,
-} from '../../../platform/src/index.js';
+import { DATABASE, type DatabaseHandle, type PageRequest, TransactionHost } from '#platform';
 import { policies, type PolicyRow } from './policy.schema.js';
 
 /** The channel on which a policy change is announced to every replica; the payload is the organization id. */

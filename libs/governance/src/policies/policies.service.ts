@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
   type Actor,
+  AgentDirectory,
   AppError,
+  assertAgentsOf,
   Clock,
   type DeletedDto,
   isObjectId,
@@ -11,8 +13,7 @@ import {
   type RequestMeta,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AgentDirectory, assertAgentsOf } from '../../../identity/src/index.js';
+} from '#platform';
 import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import {
   compile,

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import type { DatabaseHandle, TransactionHost } from '../../../platform/src/index.js';
+import type { DatabaseHandle, TransactionHost } from '#platform';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { POLICY_CHANGED_CHANNEL, type PoliciesRepository } from './policies.repository.js';

@@ -5,7 +5,7 @@ import {
   InvalidatedCache,
   type InvalidatedCacheOptions,
   TransactionHost,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { compile, type CompiledPolicy } from './engine/index.js';
 import { POLICY_CHANGED_CHANNEL, PoliciesRepository } from './policies.repository.js';
 import { PolicySet } from './policy-set.js';

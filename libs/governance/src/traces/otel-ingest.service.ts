@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import protobuf from 'protobufjs';
-import { type Actor, AppError, assertSafeJson } from '../../../platform/src/index.js';
+import { type Actor, AppError, assertSafeJson } from '#platform';
 import {
   decodeOtlpTraces,
   encodeExportTraceResponse,

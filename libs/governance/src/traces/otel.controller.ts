@@ -19,7 +19,7 @@ import {
   ReqMeta,
   type RequestMeta,
   type SchemaVersion,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { InForceSchemaVersion } from './schema-version.decorator.js';
 import { OtelIngestService } from './otel-ingest.service.js';
 

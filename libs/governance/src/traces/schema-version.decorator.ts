@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { SchemaVersion } from '../../../platform/src/index.js';
+import type { SchemaVersion } from '#platform';
 
 /** The schema version in force for the request (X-Svc-Version, resolved by the versioning hook). */
 export const InForceSchemaVersion = createParamDecorator(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError, SCHEMA_VERSIONS } from '../../../platform/src/index.js';
+import { AppError, SCHEMA_VERSIONS } from '#platform';
 import { validateIdempotencyKey, validateTraceIngest } from './trace-ingest.validation.js';
 
 const limits = SCHEMA_VERSIONS[0]!.limits;

@@ -1,4 +1,4 @@
-import { AppError, type ErrorDetail, type SchemaLimits } from '../../../platform/src/index.js';
+import { AppError, type ErrorDetail, type SchemaLimits } from '#platform';
 
 export interface ToolCallInput {
   name: string;

@@ -1,6 +1,6 @@
 import { DatabaseError } from 'pg';
 import { describe, expect, it } from 'vitest';
-import { AppError, ErrorCode } from '../../../platform/src/index.js';
+import { AppError, ErrorCode } from '#platform';
 import { isRowError, isTransient } from './trace-writer.js';
 
 const dbError = (code: string) =>

@@ -9,7 +9,7 @@ import {
   sendQueries,
   TransactionHost,
   writeQuery,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { sql } from 'drizzle-orm';
 import { type AuditInput, AuditService } from '../audit/audit.service.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';

@@ -22,7 +22,7 @@ import {
   ReqMeta,
   type RequestMeta,
   type SchemaVersion,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import {
   BlockedEnvelopeDto,
   DuplicateEnvelopeDto,

@@ -12,7 +12,7 @@ import {
   type RequestMeta,
   type SchemaVersion,
   toPage,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { auditActorOf } from '../audit/audit.service.js';
 import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
 import { PolicySet } from '../policies/policy-set.js';

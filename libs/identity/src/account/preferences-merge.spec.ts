@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/src/index.js';
+import { AppError } from '#platform';
 import {
   mergePatch,
   mergePreferences,

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/src/index.js';
+import { AppError } from '#platform';
 
 /** Bounds of a user's stored preferences: the UTF-8 JSON encoding and the nesting of objects and arrays. */
 export const PREFERENCES_MAX_BYTES = 16 * 1024;

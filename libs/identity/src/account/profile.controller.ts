@@ -10,7 +10,7 @@ import {
   PaginationQueryDto,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { UserDto } from '../users/user.mapper.js';
 import {
   LoginActivityDto,

@@ -9,8 +9,8 @@ import {
   type RequestMeta,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+} from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { LoginEventsRepository } from '../sessions/login-events.repository.js';
 import { toUserResponse, type UserDto } from '../users/user.mapper.js';

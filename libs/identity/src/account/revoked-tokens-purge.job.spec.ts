@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type AppConfig, FixedClock } from '../../../platform/src/index.js';
+import { type AppConfig, FixedClock } from '#platform';
 import type { SessionsRepository } from '../sessions/sessions.repository.js';
 import type { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 import {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig, Clock } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, Clock } from '#platform';
 import { SessionsRepository } from '../sessions/sessions.repository.js';
 import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 

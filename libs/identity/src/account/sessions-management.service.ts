@@ -1,13 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import {
-  type Actor,
-  AppError,
-  Clock,
-  ErrorCode,
-  type RequestMeta,
-  TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import { type Actor, AppError, Clock, ErrorCode, type RequestMeta, TransactionHost } from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { SessionService } from '../sessions/session.service.js';

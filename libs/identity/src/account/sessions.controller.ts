@@ -8,7 +8,7 @@ import {
   CurrentActor,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import {
   RevokedCountDto,
   RevokeSessionDto,

@@ -13,7 +13,7 @@ import {
   Permission,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { ApiKeysService } from './api-keys.service.js';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto.js';
 

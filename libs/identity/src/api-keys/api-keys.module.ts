@@ -1,5 +1,5 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { ApiKeyResolverRegistry } from '../../../platform/src/index.js';
+import { ApiKeyResolverRegistry } from '#platform';
 import { IdentityCoreModule } from '../identity-core.module.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysRepository } from './api-keys.repository.js';

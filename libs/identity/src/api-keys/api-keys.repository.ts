@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, isNull, lt, or } from 'drizzle-orm';
-import { type PageRequest, type Plan, TransactionHost } from '../../../platform/src/index.js';
+import { type PageRequest, type Plan, TransactionHost } from '#platform';
 import { organizations } from '../organizations/organization.schema.js';
 import { apiKeys, type ApiKeyRow, type ApiKeyScope } from './api-key.schema.js';
 import type { ApiKeyView } from './dto/api-key.dto.js';

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
   type Actor,
+  AgentDirectory,
   AppError,
+  assertAgentsOf,
   Clock,
   type DeletedDto,
   isObjectId,
@@ -12,9 +14,8 @@ import {
   type RequestMeta,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
-import { AgentDirectory, assertAgentsOf } from './agent-directory.js';
+} from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import type { ApiKeyScope } from './api-key.schema.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import {

@@ -1,13 +1,6 @@
 import { Controller, Header, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import {
-  Access,
-  type Actor,
-  ApiEnvelope,
-  ApiErrors,
-  CurrentActor,
-  Permission,
-} from '../../../platform/src/index.js';
+import { Access, type Actor, ApiEnvelope, ApiErrors, CurrentActor, Permission } from '#platform';
 import { StreamTokenDto } from './dto/stream-token.dto.js';
 import { StreamTokenService } from './stream-token.service.js';
 

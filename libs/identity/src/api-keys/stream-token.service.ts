@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Actor, AppError } from '../../../platform/src/index.js';
+import { type Actor, AppError } from '#platform';
 import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 import { type StreamTokenDto, toStreamTokenResponse } from './dto/stream-token.dto.js';
 

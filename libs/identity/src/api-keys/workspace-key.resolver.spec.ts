@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { describe, expect, it, vi } from 'vitest';
-import { FixedClock, sha256Hex } from '../../../platform/src/index.js';
+import { FixedClock, sha256Hex } from '#platform';
 import type { ApiKeysRepository, WorkspaceKeyPrincipal } from './api-keys.repository.js';
 import { WorkspaceKeyResolver } from './workspace-key.resolver.js';
 import { mintWorkspaceKey } from './workspace-key.js';

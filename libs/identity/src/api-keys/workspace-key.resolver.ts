@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type Actor, type ApiKeyResolver, Clock, safeEqual, sha256Hex } from '../../../platform/src/index.js';
+import { type Actor, type ApiKeyResolver, Clock, safeEqual, sha256Hex } from '#platform';
 import type { ApiKeyScope } from './api-key.schema.js';
 import { ApiKeysRepository, type WorkspaceKeyPrincipal } from './api-keys.repository.js';
 import { isWellFormedWorkspaceKey, WORKSPACE_KEY_PREFIX } from './workspace-key.js';

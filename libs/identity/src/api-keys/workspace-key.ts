@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sha256Hex } from '../../../platform/src/index.js';
+import { sha256Hex } from '#platform';
 
 export const WORKSPACE_KEY_PREFIX = 'svc_live_';
 

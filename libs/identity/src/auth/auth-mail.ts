@@ -1,4 +1,4 @@
-import { actionMail, type RenderedMail } from '../../../platform/src/index.js';
+import { actionMail, type RenderedMail } from '#platform';
 
 /** The e-mails of the local identity flows. Links point at the dashboard (APP_URL), which posts the token back. */
 export const AuthMail = {

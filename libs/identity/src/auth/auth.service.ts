@@ -10,8 +10,8 @@ import {
   PLAN_FEATURES,
   type RequestMeta,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService } from '../../../governance/src/index.js';
+} from '#platform';
+import { AuditService } from '#governance';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { SessionService } from '../sessions/session.service.js';

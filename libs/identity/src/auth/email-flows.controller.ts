@@ -9,7 +9,7 @@ import {
   Public,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import {
   ApiLoginResponse,
   LoginResultDto,

@@ -8,8 +8,8 @@ import {
   MailService,
   type RequestMeta,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+} from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import { SessionService } from '../sessions/session.service.js';
 import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 import { UsersRepository } from '../users/users.repository.js';

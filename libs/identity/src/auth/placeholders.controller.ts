@@ -1,6 +1,6 @@
 import { Controller, Delete, HttpCode, Post } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiErrors, Public } from '../../../platform/src/index.js';
+import { ApiEnvelope, ApiErrors, Public } from '#platform';
 import { PlaceholderDto } from './dto/email-flows.dto.js';
 
 const unavailable = (message: string): PlaceholderDto => ({ available: false, message });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../../platform/src/index.js';
+import { sha256Hex } from '#platform';
 import { hashBackupCode, newBackupCodes, normaliseBackupCode } from './backup-codes.js';
 
 describe('backup codes', () => {

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { sha256Hex } from '../../../platform/src/index.js';
+import { sha256Hex } from '#platform';
 
 export const BACKUP_CODE_COUNT = 10;
 

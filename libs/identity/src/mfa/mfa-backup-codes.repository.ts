@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, eq, isNull } from 'drizzle-orm';
-import { newId, TransactionHost } from '../../../platform/src/index.js';
+import { newId, TransactionHost } from '#platform';
 import { mfaBackupCodes } from './mfa.schema.js';
 
 /** A user's backup codes (hashed). Codes belong to the user, not to an organization. */

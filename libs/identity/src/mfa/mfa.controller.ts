@@ -9,7 +9,7 @@ import {
   Public,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { LoginResultDto, MessageDto } from '../auth/dto/auth.dto.js';
 import {
   BackupCodesDto,

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/src/index.js';
+import { AppError } from '#platform';
 
 /** Error codes of the MFA routes, beside the generic ones in the platform. */
 export const MfaErrorCode = {

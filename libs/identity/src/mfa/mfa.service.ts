@@ -8,8 +8,8 @@ import {
   type RequestMeta,
   SecretBox,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+} from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import { AuthService, MFA_PURPOSE } from '../auth/auth.service.js';
 import type { LoginResultDto, MessageDto } from '../auth/dto/auth.dto.js';
 import type { MembershipRow } from '../organizations/organization.schema.js';

@@ -9,7 +9,7 @@ import {
   Permission,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { OrganizationDto, UpdateOrganizationDto } from './dto/organization.dto.js';
 import { OrganizationsService } from './organizations.service.js';
 

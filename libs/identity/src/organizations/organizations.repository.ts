@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { type Role, TransactionHost } from '../../../platform/src/index.js';
+import { type Role, TransactionHost } from '#platform';
 import { revokedTokens } from '../sessions/session.schema.js';
 import { users } from '../users/user.schema.js';
 import {

@@ -1,13 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import {
-  type Actor,
-  AppError,
-  Clock,
-  type Plan,
-  type RequestMeta,
-  TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+import { type Actor, AppError, Clock, type Plan, type RequestMeta, TransactionHost } from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import {
   type OrganizationDto,
   toOrganizationResponse,

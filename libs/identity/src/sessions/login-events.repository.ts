@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
-import { Clock, newId, type RequestMeta, TransactionHost } from '../../../platform/src/index.js';
+import { Clock, newId, type RequestMeta, TransactionHost } from '#platform';
 import { loginEvents, type LoginEventRow } from './login-event.schema.js';
 
 export interface LoginEventInput {

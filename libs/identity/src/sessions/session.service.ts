@@ -7,7 +7,7 @@ import {
   ErrorCode,
   type RequestMeta,
   type Role,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import type { SessionTimeout } from '../users/user.schema.js';
 import { SessionsRepository } from './sessions.repository.js';

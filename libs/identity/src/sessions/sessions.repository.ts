@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, desc, eq, gt, isNull, lt, ne, sql } from 'drizzle-orm';
-import { TransactionHost } from '../../../platform/src/index.js';
+import { TransactionHost } from '#platform';
 import { revokedTokens, sessions, type SessionRow } from './session.schema.js';
 
 @Injectable()

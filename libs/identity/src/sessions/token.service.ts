@@ -1,7 +1,7 @@
 import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import jwt from 'jsonwebtoken';
-import { APP_CONFIG, type AppConfig, Clock, type Role } from '../../../platform/src/index.js';
+import { APP_CONFIG, type AppConfig, Clock, type Role } from '#platform';
 import type { SessionTimeout } from '../users/user.schema.js';
 
 export const SESSION_TTL_SECONDS: Record<SessionTimeout, number> = {

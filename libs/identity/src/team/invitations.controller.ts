@@ -14,7 +14,7 @@ import {
   Public,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import type { MfaChallengeDto } from '../auth/dto/auth.dto.js';
 import {
   AcceptInvitationDto,

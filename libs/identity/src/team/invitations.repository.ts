@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, gt } from 'drizzle-orm';
-import { type PageRequest, TransactionHost } from '../../../platform/src/index.js';
+import { type PageRequest, TransactionHost } from '#platform';
 import { organizations } from '../organizations/organization.schema.js';
 import { users } from '../users/user.schema.js';
 import { invitations, type InvitationRow } from './invitation.schema.js';

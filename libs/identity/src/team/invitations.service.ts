@@ -20,8 +20,8 @@ import {
   sha256Hex,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+} from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import { AuthService } from '../auth/auth.service.js';
 import type { MfaChallengeDto } from '../auth/dto/auth.dto.js';
 import { hashPassword } from '../auth/password.js';

@@ -1,4 +1,4 @@
-import { actionMail, type RenderedMail } from '../../../platform/src/index.js';
+import { actionMail, type RenderedMail } from '#platform';
 
 // The organization name is chosen by its members: keep it to one line in the subject.
 const oneLine = (value: string) => value.replace(/[\r\n\t]+/g, ' ').slice(0, 200);

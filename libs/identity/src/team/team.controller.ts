@@ -13,7 +13,7 @@ import {
   Permission,
   ReqMeta,
   type RequestMeta,
-} from '../../../platform/src/index.js';
+} from '#platform';
 import { ChangeRoleDto, SuspendMemberDto, TeamMemberDto } from './dto/team-member.dto.js';
 import { TeamService } from './team.service.js';
 

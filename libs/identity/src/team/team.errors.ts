@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../../../platform/src/index.js';
+import { AppError, ErrorCode } from '#platform';
 
 /** Error codes of the team routes, beside the generic ones in the platform. */
 export const TeamErrorCode = {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, eq } from 'drizzle-orm';
-import { type PageRequest, type Role, TransactionHost } from '../../../platform/src/index.js';
+import { type PageRequest, type Role, TransactionHost } from '#platform';
 import { memberships, type MembershipRow } from '../organizations/organization.schema.js';
 import { users } from '../users/user.schema.js';
 

@@ -13,8 +13,8 @@ import {
   type Role,
   toPage,
   TransactionHost,
-} from '../../../platform/src/index.js';
-import { AuditService, auditActorOf } from '../../../governance/src/index.js';
+} from '#platform';
+import { AuditService, auditActorOf } from '#governance';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { type ChangeRoleDto, type TeamMemberDto, toTeamMemberResponse } from './dto/team-member.dto.js';
 import { lastActiveOwner, onlyOwnerTouchesOwners } from './team.errors.js';

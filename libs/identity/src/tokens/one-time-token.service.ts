@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { and, eq, gt, isNull, lt } from 'drizzle-orm';
-import { Clock, newId, sha256Hex, TransactionHost } from '../../../platform/src/index.js';
+import { Clock, newId, sha256Hex, TransactionHost } from '#platform';
 import { oneTimeTokens, type OneTimeTokenRow, type TokenPurpose } from './token.schema.js';
 
 export interface IssueTokenInput {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
-import { TransactionHost } from '../../../platform/src/index.js';
+import { TransactionHost } from '#platform';
 import { users, type UserRow } from './user.schema.js';
 
 /** The columns a user changes about themselves. */

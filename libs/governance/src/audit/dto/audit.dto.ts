@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { PaginationQueryDto } from '../../../../platform/src/index.js';
+import { PaginationQueryDto } from '#platform';
 import type { AuditEntryRow } from '../audit.schema.js';
 
 export class AuditQueryDto extends PaginationQueryDto {

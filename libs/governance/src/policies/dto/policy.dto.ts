@@ -17,7 +17,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
-import { OBJECT_ID_PATTERN, PaginationQueryDto } from '../../../../platform/src/index.js';
+import { OBJECT_ID_PATTERN, PaginationQueryDto } from '#platform';
 import {
   FIXED_FIELDS,
   LIMITS,

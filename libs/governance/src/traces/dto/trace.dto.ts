@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { PaginationQueryDto } from '../../../../platform/src/index.js';
+import { PaginationQueryDto } from '#platform';
 import type { SimilarTraceRow } from '../traces.repository.js';
 import type { TraceRow, TraceStatus } from '../trace.schema.js';
 import { PolicyResultDto } from './ingest-trace.dto.js';

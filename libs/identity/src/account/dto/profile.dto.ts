@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
-import { OBJECT_ID_PATTERN } from '../../../../platform/src/index.js';
+import { OBJECT_ID_PATTERN } from '#platform';
 import { OrganizationDto } from '../../organizations/dto/organization.dto.js';
 import type { UserOrganization } from '../../organizations/organizations.repository.js';
 import type { LoginEventRow } from '../../sessions/login-event.schema.js';

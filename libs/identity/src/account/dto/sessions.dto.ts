@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsString, Matches } from 'class-validator';
-import { OBJECT_ID_PATTERN } from '../../../../platform/src/index.js';
+import { OBJECT_ID_PATTERN } from '#platform';
 import type { SessionRow } from '../../sessions/session.schema.js';
 import { SESSION_TIMEOUTS, type SessionTimeout } from '../../users/user.schema.js';
 

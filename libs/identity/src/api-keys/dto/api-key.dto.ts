@@ -14,7 +14,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { OBJECT_ID_PATTERN } from '../../../../platform/src/index.js';
+import { OBJECT_ID_PATTERN } from '#platform';
 import type { ApiKeyRow, ApiKeyScope } from '../api-key.schema.js';
 
 export const MAX_SCOPE_AGENT_IDS = 100;

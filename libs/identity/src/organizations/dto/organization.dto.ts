@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
-import { PLAN_FEATURES } from '../../../../platform/src/index.js';
+import { PLAN_FEATURES } from '#platform';
 import type { OrganizationRow } from '../organization.schema.js';
 
 export class OrganizationDto {

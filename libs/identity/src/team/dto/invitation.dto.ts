@@ -8,7 +8,7 @@ import {
 } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { type Role, ROLES } from '../../../../platform/src/index.js';
+import { type Role, ROLES } from '#platform';
 import { MfaChallengeDto } from '../../auth/dto/auth.dto.js';
 import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../../auth/password.js';
 import { OrganizationDto } from '../../organizations/dto/organization.dto.js';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { type Role, ROLES } from '../../../../platform/src/index.js';
+import { type Role, ROLES } from '#platform';
 import type { MemberView } from '../team.repository.js';
 
 export class TeamMemberDto {

@@ -1,8 +1,10 @@
-import { AppError, type ErrorDetail } from '../../../platform/src/index.js';
+import { AppError, type ErrorDetail } from '../http/app-error.js';
 
 /**
  * Which agents an organization has, for modules that store agent ids (workspace key scopes, policies). Agents
- * live in governance, which identity may not import: the agents module provides this port.
+ * live in governance, which identity may not import: the agents module provides this port. It lives in platform,
+ * beside the API-key seam, so that governance does not import identity for it either: identity imports governance
+ * (the audit trail), and a cycle between two libraries' entries breaks start-up under native ESM.
  */
 export abstract class AgentDirectory {
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { AppError } from '../../../platform/src/index.js';
+import { AppError } from '../http/app-error.js';
 import { AgentDirectory, assertAgentsOf } from './agent-directory.js';
 
 const [own, other, foreign, missing] = ['a', 'b', 'c', 'd'].map((c) => c.repeat(24)) as [
