@@ -41,6 +41,13 @@ export function poolFor(name: string | undefined, ctx: GenContext): string | und
 
 const hex24 = fc.stringMatching(/^[0-9a-f]{24}$/);
 
+/** Dates a client would send: this century and the next. */
+const plausibleDate = fc.date({
+  min: new Date('2000-01-01T00:00:00Z'),
+  max: new Date('2100-01-01T00:00:00Z'),
+  noInvalidDate: true,
+});
+
 function stringArb(s: JsonSchema, name: string | undefined, ctx: GenContext): fc.Arbitrary<string> {
   const min = s.minLength ?? 0;
   const max = Math.max(min, Math.min(s.maxLength ?? min + STRING_CAP, min + STRING_CAP));
@@ -61,24 +68,12 @@ function stringArb(s: JsonSchema, name: string | undefined, ctx: GenContext): fc
     options.push({ arbitrary: fc.emailAddress().filter((e) => e.length <= (s.maxLength ?? 254)), weight: 2 });
   } else if (s.format === 'date-time') {
     options.push({
-      arbitrary: fc
-        .date({
-          min: new Date('2000-01-01T00:00:00Z'),
-          max: new Date('2100-01-01T00:00:00Z'),
-          noInvalidDate: true,
-        })
-        .map((d) => d.toISOString()),
+      arbitrary: plausibleDate.map((d) => d.toISOString()),
       weight: 2,
     });
   } else if (s.format === 'date') {
     options.push({
-      arbitrary: fc
-        .date({
-          min: new Date('2000-01-01T00:00:00Z'),
-          max: new Date('2100-01-01T00:00:00Z'),
-          noInvalidDate: true,
-        })
-        .map((d) => d.toISOString().slice(0, 10)),
+      arbitrary: plausibleDate.map((d) => d.toISOString().slice(0, 10)),
       weight: 2,
     });
   } else if (s.format === 'uri' || s.format === 'url') {

@@ -1,4 +1,5 @@
 import { OtlpDecodeError } from './otlp-decode.error.js';
+import type { OtlpMessageKind } from './otlp-wire-count.js';
 import type {
   OtlpAttributes,
   OtlpResourceSpans,
@@ -248,22 +249,8 @@ export function tooManyElements(): never {
   );
 }
 
-type Counted =
-  | 'request'
-  | 'resourceSpans'
-  | 'resource'
-  | 'scopeSpans'
-  | 'scope'
-  | 'span'
-  | 'event'
-  | 'link'
-  | 'keyValue'
-  | 'anyValue'
-  | 'arrayValue'
-  | 'keyValueList';
-
 /** The fields of each OTLP message that hold messages (one or a list), as the element count follows them. */
-const COUNTED_CHILDREN: Record<Counted, [string, Counted][]> = {
+const COUNTED_CHILDREN: Record<OtlpMessageKind, [string, OtlpMessageKind][]> = {
   request: [['resourceSpans', 'resourceSpans']],
   resourceSpans: [
     ['resource', 'resource'],
@@ -291,7 +278,7 @@ const COUNTED_CHILDREN: Record<Counted, [string, Counted][]> = {
   keyValueList: [['values', 'keyValue']],
 };
 
-function countElements(obj: Obj, kind: Counted, budget: { left: number }, depth: number): void {
+function countElements(obj: Obj, kind: OtlpMessageKind, budget: { left: number }, depth: number): void {
   // Deeper nesting is refused by the normalizer, which names the attribute.
   if (depth > MAX_ANY_VALUE_DEPTH * 2 + 8) return;
   for (const [name, childKind] of COUNTED_CHILDREN[kind]) {

@@ -6,7 +6,8 @@
  * to the decoder to report. Returns false as soon as more than `limit` elements were seen.
  */
 
-type MessageKind =
+/** The OTLP trace messages whose elements count against the export's element limit. */
+export type OtlpMessageKind =
   | 'request'
   | 'resourceSpans'
   | 'resource'
@@ -21,7 +22,7 @@ type MessageKind =
   | 'keyValueList';
 
 /** For each message, its fields (by number) that hold messages, and of which kind. */
-const CHILDREN: Record<MessageKind, Partial<Record<number, MessageKind>>> = {
+const CHILDREN: Record<OtlpMessageKind, Partial<Record<number, OtlpMessageKind>>> = {
   request: { 1: 'resourceSpans' },
   resourceSpans: { 1: 'resource', 2: 'scopeSpans' },
   resource: { 1: 'keyValue' },
@@ -61,7 +62,7 @@ class WireCounter {
   }
 
   /** Walks the message of `kind` in [start, end). Returns false when the limit was passed. */
-  walk(kind: MessageKind, start: number, end: number, depth: number): boolean {
+  walk(kind: OtlpMessageKind, start: number, end: number, depth: number): boolean {
     if (depth > MAX_DEPTH) return true;
     const children = CHILDREN[kind];
     let at = start;
