@@ -7,7 +7,7 @@ import {
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  OBJECT_ID_PATTERN,
+  objectIdParam,
   type Page,
   PaginationQueryDto,
   Permission,
@@ -24,11 +24,7 @@ import {
   UpdateAgentDto,
 } from './dto/agent.dto.js';
 
-const ID_PARAM = {
-  name: 'id',
-  description: 'Agent id (24 lower-case hex characters).',
-  schema: { type: 'string' as const, pattern: OBJECT_ID_PATTERN.source },
-};
+const ID_PARAM = objectIdParam('id', 'Agent id');
 const NOT_FOUND = {
   404: 'NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope)',
 };

@@ -7,7 +7,7 @@ import {
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  OBJECT_ID_PATTERN,
+  objectIdParam,
   type Page,
   Permission,
   ReqMeta,
@@ -22,11 +22,7 @@ import {
 } from './dto/policy.dto.js';
 import { PoliciesService } from './policies.service.js';
 
-const ID_PARAM = {
-  name: 'id',
-  description: 'Policy id (24 lower-case hex characters).',
-  schema: { type: 'string' as const, pattern: OBJECT_ID_PATTERN.source },
-};
+const ID_PARAM = objectIdParam('id', 'Policy id');
 const NOT_FOUND = { 404: 'NOT_FOUND (no policy with this id in the caller’s organization)' };
 const CHANGE_EFFECT = 'Trace evaluation uses the change from the next trace on, on every replica.';
 const AGENT_IDS_RULE =

@@ -7,7 +7,7 @@ import {
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  OBJECT_ID_PATTERN,
+  objectIdParam,
   type Page,
   PaginationQueryDto,
   Permission,
@@ -17,11 +17,7 @@ import {
 import { ApiKeysService } from './api-keys.service.js';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto.js';
 
-const ID_PARAM = {
-  name: 'id',
-  description: 'Key id (24 lower-case hex characters).',
-  schema: { type: 'string' as const, pattern: OBJECT_ID_PATTERN.source },
-};
+const ID_PARAM = objectIdParam('id', 'Key id');
 const NOT_FOUND = { 404: 'NOT_FOUND (no live workspace key with this id in the caller’s organization)' };
 const AGENT_IDS_RULE =
   'Every id in `scope.agentIds` must be an agent of the caller’s organization: an unknown, deleted or other ' +

@@ -7,7 +7,7 @@ import {
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  OBJECT_ID_PATTERN,
+  objectIdParam,
   type Page,
   PaginationQueryDto,
   Permission,
@@ -26,11 +26,7 @@ import {
 } from './dto/invitation.dto.js';
 import { InvitationsService } from './invitations.service.js';
 
-const ID_PARAM = {
-  name: 'id',
-  description: 'Invitation id (24 lower-case hex characters).',
-  schema: { type: 'string' as const, pattern: OBJECT_ID_PATTERN.source },
-};
+const ID_PARAM = objectIdParam('id', 'Invitation id');
 const TOKEN_PARAM = { name: 'token', description: 'The token from the invitation e-mail link.' };
 const NOT_FOUND = {
   404: 'NOT_FOUND (no pending invitation with this id in the caller’s organization: unknown, revoked or accepted)',

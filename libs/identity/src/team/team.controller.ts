@@ -7,7 +7,7 @@ import {
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  OBJECT_ID_PATTERN,
+  objectIdParam,
   type Page,
   PaginationQueryDto,
   Permission,
@@ -17,11 +17,7 @@ import {
 import { ChangeRoleDto, SuspendMemberDto, TeamMemberDto } from './dto/team-member.dto.js';
 import { TeamService } from './team.service.js';
 
-const USER_ID_PARAM = {
-  name: 'userId',
-  description: 'User id of the member (24 lower-case hex characters).',
-  schema: { type: 'string' as const, pattern: OBJECT_ID_PATTERN.source },
-};
+const USER_ID_PARAM = objectIdParam('userId', 'User id of the member');
 const NOT_FOUND = { 404: 'NOT_FOUND (no member with this user id in the caller’s organization)' };
 const OWNER_RULE = {
   403: 'FORBIDDEN (role lacks permission; only an owner may grant the owner role or change an owner)',

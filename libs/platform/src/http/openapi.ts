@@ -3,9 +3,11 @@ import {
   ApiExtraModels,
   ApiProperty,
   ApiPropertyOptional,
+  type ApiParamOptions,
   ApiResponse,
   getSchemaPath,
 } from '@nestjs/swagger';
+import { OBJECT_ID_PATTERN } from '../ids/object-id.js';
 
 export class ErrorDetailDto {
   @ApiProperty({ example: 'email' }) field: string;
@@ -100,4 +102,13 @@ export function ApiEnvelope(model: Type<unknown> | null, options: EnvelopeOption
 export class DeletedDto {
   @ApiProperty() id: string;
   @ApiProperty({ enum: [true] }) deleted: true;
+}
+
+/** The OpenAPI description of a path parameter holding an object id: `what` names it (`Agent id`). */
+export function objectIdParam(name: string, what: string): ApiParamOptions {
+  return {
+    name,
+    description: `${what} (24 lower-case hex characters).`,
+    schema: { type: 'string' as const, pattern: OBJECT_ID_PATTERN.source },
+  };
 }
