@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, inArray, isNull, max, sql, type SQL } from 'drizzle-orm';
-import { type PageRequest, TransactionHost } from '#platform';
+import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import type { ApiKeyScope } from '#identity';
 // TODO(issue 10): cross-module table read (and write): agent keys are inserted, listed and revoked in identity's api_keys.
 // eslint-disable-next-line no-restricted-imports -- issue 10: agent keys are rows of identity's api_keys table
@@ -59,7 +59,10 @@ export class AgentsRepository {
     const conditions: SQL[] = [eq(agents.organizationId, organizationId)];
     if (agentIds !== null) conditions.push(inArray(agents.id, agentIds));
     const where = and(...conditions);
-    const [rows, [totals]] = await Promise.all([
+    return pageWithTotal(
+      this.tx.db,
+      agents,
+      where,
       this.tx.db
         .select(VIEW)
         .from(agents)
@@ -68,9 +71,7 @@ export class AgentsRepository {
         .orderBy(desc(agents.createdAt), desc(agents.id))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(agents).where(where),
-    ]);
-    return { rows, total: totals?.total ?? 0 };
+    );
   }
 
   async find(organizationId: string, id: string): Promise<AgentView | undefined> {

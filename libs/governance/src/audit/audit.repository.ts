@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, desc, eq, gt, gte, like, lte, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, lockStatement, type Query, TransactionHost, writeQuery } from '#platform';
+import { bulkInsert, lockStatement, type Query, pageWithTotal, TransactionHost, writeQuery } from '#platform';
 import { auditEntries, type AuditEntryRow } from './audit.schema.js';
 
 export interface AuditFilter {
@@ -94,7 +94,10 @@ export class AuditRepository {
     page: { limit: number; offset: number },
   ): Promise<{ rows: AuditEntryRow[]; total: number }> {
     const where = this.filterWhere(organizationId, filter);
-    const [rows, [totals]] = await Promise.all([
+    return pageWithTotal(
+      this.tx.db,
+      auditEntries,
+      where,
       this.tx.db
         .select()
         .from(auditEntries)
@@ -102,9 +105,7 @@ export class AuditRepository {
         .orderBy(desc(auditEntries.sequence))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(auditEntries).where(where),
-    ]);
-    return { rows, total: totals?.total ?? 0 };
+    );
   }
 
   async findById(organizationId: string, id: string): Promise<AuditEntryRow | undefined> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, count, eq } from 'drizzle-orm';
-import { DATABASE, type DatabaseHandle, type PageRequest, TransactionHost } from '#platform';
+import { and, asc, eq } from 'drizzle-orm';
+import { DATABASE, type DatabaseHandle, type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import { policies, type PolicyRow } from './policy.schema.js';
 
 /** The channel on which a policy change is announced to every replica; the payload is the organization id. */
@@ -36,7 +36,10 @@ export class PoliciesRepository {
     const where = includeInactive
       ? eq(policies.organizationId, organizationId)
       : and(eq(policies.organizationId, organizationId), eq(policies.isActive, true));
-    const [rows, [totals]] = await Promise.all([
+    return pageWithTotal(
+      this.tx.db,
+      policies,
+      where,
       this.tx.db
         .select()
         .from(policies)
@@ -44,9 +47,7 @@ export class PoliciesRepository {
         .orderBy(...ORDER)
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(policies).where(where),
-    ]);
-    return { rows, total: totals?.total ?? 0 };
+    );
   }
 
   async find(organizationId: string, id: string): Promise<PolicyRow | undefined> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gte, inArray, lte, ne, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, type Query, TransactionHost, writeQuery } from '#platform';
+import { and, desc, eq, gte, inArray, lte, ne, sql, type SQL } from 'drizzle-orm';
+import { bulkInsert, type Query, pageWithTotal, TransactionHost, writeQuery } from '#platform';
 // TODO(issue 10): cross-module table read: which referenced keys are still live is read from identity's api_keys.
 // eslint-disable-next-line no-restricted-imports -- issue 10: live keys are rows of identity's api_keys table
 import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
@@ -133,7 +133,10 @@ export class TracesRepository {
     page: { limit: number; offset: number },
   ): Promise<{ rows: TraceRow[]; total: number }> {
     const where = this.filterWhere(organizationId, filter);
-    const [rows, [totals]] = await Promise.all([
+    return pageWithTotal(
+      this.tx.db,
+      traces,
+      where,
       this.tx.db
         .select()
         .from(traces)
@@ -141,9 +144,7 @@ export class TracesRepository {
         .orderBy(desc(traces.createdAt), desc(traces.id))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(traces).where(where),
-    ]);
-    return { rows, total: totals?.total ?? 0 };
+    );
   }
 
   async findById(organizationId: string, id: string): Promise<TraceRow | undefined> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, isNull, lt, or } from 'drizzle-orm';
-import { type PageRequest, type Plan, TransactionHost } from '#platform';
+import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { type PageRequest, type Plan, pageWithTotal, TransactionHost } from '#platform';
 import { organizations } from '../organizations/organization.schema.js';
 import { apiKeys, type ApiKeyRow, type ApiKeyScope } from './api-key.schema.js';
 import type { ApiKeyView } from './dto/api-key.dto.js';
@@ -42,7 +42,10 @@ export class ApiKeysRepository {
   /** Live workspace keys of the organization, newest first. */
   async list(organizationId: string, page: PageRequest): Promise<{ rows: ApiKeyView[]; total: number }> {
     const where = this.live(organizationId);
-    const [rows, [totals]] = await Promise.all([
+    return pageWithTotal(
+      this.tx.db,
+      apiKeys,
+      where,
       this.tx.db
         .select(VIEW)
         .from(apiKeys)
@@ -50,9 +53,7 @@ export class ApiKeysRepository {
         .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(apiKeys).where(where),
-    ]);
-    return { rows, total: totals?.total ?? 0 };
+    );
   }
 
   /** A live workspace key of the organization, locked until the transaction ends (read-modify-write of scope). */

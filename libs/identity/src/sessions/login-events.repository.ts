@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
-import { Clock, newId, type RequestMeta, TransactionHost } from '#platform';
+import { Clock, newId, type RequestMeta, pageWithTotal, TransactionHost } from '#platform';
 import { loginEvents, type LoginEventRow } from './login-event.schema.js';
 
 export interface LoginEventInput {
@@ -38,17 +38,19 @@ export class LoginEventsRepository {
     userId: string,
     page: { limit: number; offset: number },
   ): Promise<{ rows: LoginEventRow[]; total: number }> {
-    const [rows, [totals]] = await Promise.all([
+    const where = eq(loginEvents.userId, userId);
+    return pageWithTotal(
+      this.tx.db,
+      loginEvents,
+      where,
       this.tx.db
         .select()
         .from(loginEvents)
-        .where(eq(loginEvents.userId, userId))
+        .where(where)
         .orderBy(desc(loginEvents.createdAt), desc(loginEvents.id))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(loginEvents).where(eq(loginEvents.userId, userId)),
-    ]);
-    return { rows, total: totals?.total ?? 0 };
+    );
   }
 
   /** Failed attempts of one kind for a user since `since`: how many, and when the oldest of them happened. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gt } from 'drizzle-orm';
-import { type PageRequest, TransactionHost } from '#platform';
+import { and, desc, eq, gt } from 'drizzle-orm';
+import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import { organizations } from '../organizations/organization.schema.js';
 import { users } from '../users/user.schema.js';
 import { invitations, type InvitationRow } from './invitation.schema.js';
@@ -68,7 +68,10 @@ export class InvitationsRepository {
     page: PageRequest,
   ): Promise<{ rows: InvitationView[]; total: number }> {
     const where = this.live(organizationId, now);
-    const [rows, [totals]] = await Promise.all([
+    const { rows, total } = await pageWithTotal(
+      this.tx.db,
+      invitations,
+      where,
       this.tx.db
         .select(VIEW)
         .from(invitations)
@@ -77,9 +80,8 @@ export class InvitationsRepository {
         .orderBy(desc(invitations.createdAt), desc(invitations.id))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(invitations).where(where),
-    ]);
-    return { rows: rows.map(toView), total: totals?.total ?? 0 };
+    );
+    return { rows: rows.map(toView), total };
   }
 
   async findView(organizationId: string, id: string): Promise<InvitationView | undefined> {

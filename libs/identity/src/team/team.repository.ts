@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, eq } from 'drizzle-orm';
-import { type PageRequest, type Role, TransactionHost } from '#platform';
+import { type PageRequest, type Role, pageWithTotal, TransactionHost } from '#platform';
 import { memberships, type MembershipRow } from '../organizations/organization.schema.js';
 import { users } from '../users/user.schema.js';
 
@@ -37,7 +37,10 @@ export class TeamRepository {
   /** Members of the organization, oldest membership first. */
   async list(organizationId: string, page: PageRequest): Promise<{ rows: MemberView[]; total: number }> {
     const where = eq(memberships.organizationId, organizationId);
-    const [rows, [totals]] = await Promise.all([
+    return pageWithTotal(
+      this.tx.db,
+      memberships,
+      where,
       this.tx.db
         .select(MEMBER)
         .from(memberships)
@@ -46,9 +49,7 @@ export class TeamRepository {
         .orderBy(asc(memberships.createdAt), asc(memberships.id))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ total: count() }).from(memberships).where(where),
-    ]);
-    return { rows, total: totals?.total ?? 0 };
+    );
   }
 
   async findMember(organizationId: string, userId: string): Promise<MemberView | undefined> {

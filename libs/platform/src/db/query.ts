@@ -1,5 +1,6 @@
-import type { SQL } from 'drizzle-orm';
-import type { Row, SendStatements } from './database.js';
+import { count, type SQL } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import type { Db, Row, SendStatements } from './database.js';
 
 /** Statements for a pipelined transaction, and how to read their rows into a value. */
 export interface Query<T> {
@@ -29,4 +30,18 @@ export async function sendQueries<T extends readonly unknown[]>(
     offset += q.statements.length;
     return q.read(share);
   }) as unknown as T;
+}
+
+/**
+ * One page of a list and the total its filter matches, read together: `rows` is the page's query (limit and offset
+ * applied by the caller, with its joins and order), the total counts `table` under the same `where`.
+ */
+export async function pageWithTotal<R>(
+  db: Db,
+  table: PgTable,
+  where: SQL | undefined,
+  rows: PromiseLike<R[]>,
+): Promise<{ rows: R[]; total: number }> {
+  const [page, [totals]] = await Promise.all([rows, db.select({ total: count() }).from(table).where(where)]);
+  return { rows: page, total: totals?.total ?? 0 };
 }
