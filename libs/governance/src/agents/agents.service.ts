@@ -4,6 +4,8 @@ import {
   AgentDirectory,
   agentScopeOf,
   AppError,
+  auditActorOf,
+  AuditLog,
   canAccessAgent,
   canEditOwnedResource,
   Clock,
@@ -17,7 +19,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
@@ -56,7 +57,7 @@ export function keyNameFor(agentName: string): string {
 export class AgentsService implements AgentDirectory {
   constructor(
     private readonly repo: AgentsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly keys: AgentKeyResolver,

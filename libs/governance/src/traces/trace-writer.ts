@@ -3,6 +3,8 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
+  type AuditInput,
+  AuditLog,
   Clock,
   ErrorCode,
   type SendStatements,
@@ -11,7 +13,6 @@ import {
   writeQuery,
 } from '#platform';
 import { sql } from 'drizzle-orm';
-import { type AuditInput, AuditService } from '../audit/audit.service.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import type { TraceRow } from './trace.schema.js';
 import { TracesRepository } from './traces.repository.js';
@@ -114,7 +115,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
   constructor(
     private readonly repo: TracesRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,

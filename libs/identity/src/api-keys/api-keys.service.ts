@@ -4,6 +4,8 @@ import {
   AgentDirectory,
   AppError,
   assertAgentsOf,
+  auditActorOf,
+  AuditLog,
   Clock,
   type DeletedDto,
   isObjectId,
@@ -15,7 +17,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
 import type { ApiKeyScope } from './api-key.schema.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import {
@@ -61,7 +62,7 @@ function auditMetadata(row: ApiKeyView): Record<string, unknown> {
 export class ApiKeysService {
   constructor(
     private readonly repo: ApiKeysRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly agents: AgentDirectory,
