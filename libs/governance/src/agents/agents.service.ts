@@ -154,6 +154,7 @@ export class AgentsService implements AgentDirectory {
       const revoked = await this.repo.revokeKeys(actor.organizationId, id, this.clock.now());
       await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
       await this.repo.delete(actor.organizationId, id);
+      await this.lockAgainstIngestion(actor.organizationId);
       await this.appendAudit(
         actor,
         'agent.deleted',
@@ -182,6 +183,7 @@ export class AgentsService implements AgentDirectory {
         createdBy: actor.userId,
         createdAt: now,
       });
+      await this.lockAgainstIngestion(actor.organizationId);
       await this.appendAudit(
         actor,
         'agent.key_regenerated',
@@ -202,6 +204,17 @@ export class AgentsService implements AgentDirectory {
       throw AppError.forbidden('Members may change only the agents they created');
     }
     return agent;
+  }
+
+  /**
+   * Takes the organization's write lock, which trace ingestion holds while it re-checks that a trace's agent and
+   * key are live: a batch that read the agent or key as live commits before this transaction, and any later batch
+   * waits for its commit and sees the agent deleted or the key revoked. (The audit append below takes the same
+   * lock; it is named here so that the guarantee does not hang on the entry.) It is taken after the row locks, in
+   * the order every audited change takes them, so that it cannot deadlock with them.
+   */
+  private lockAgainstIngestion(organizationId: string): Promise<void> {
+    return this.audit.lockOrganization(organizationId);
   }
 
   private async appendAudit(

@@ -99,9 +99,10 @@ const scoped = (organizationId: string, value: string) => `${organizationId}:${v
  * after its own transaction has committed.
  *
  * Under the chain locks, each batch re-checks that its agents still exist and its API keys are still live (an
- * agent's deletion and a key's regeneration append to the same chain, so neither can interleave), and claims its
- * idempotency keys. A batch the database refuses for a row is retried trace by trace, so that one bad trace fails
- * alone; a batch the database fails as a whole (unreachable, lock timeout) answers 503 for each of its traces.
+ * agent's deletion, a key's regeneration and a key's revocation take the same lock, `AuditLog.lockOrganization`,
+ * so none can interleave), and claims its idempotency keys. A batch the database refuses for a row is retried
+ * trace by trace, so that one bad trace fails alone; a batch the database fails as a whole (unreachable, lock
+ * timeout) answers 503 for each of its traces.
  */
 @Injectable()
 export class TraceWriter implements BeforeApplicationShutdown {
