@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AgentKeyResolver } from '../libs/governance/src/agents/agent-key.resolver.js';
 import { agents } from '../libs/governance/src/agents/agent.schema.js';
-import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
+import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { traces, type TraceStatus } from '../libs/governance/src/traces/trace.schema.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
 import { newId, TransactionHost } from '#platform';

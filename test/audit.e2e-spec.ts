@@ -3,8 +3,8 @@ import canonicalizeModule from 'canonicalize';
 import { asc, eq, sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditEntryRow, type AuditInput, AuditService } from '#governance';
-import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
+import { type AuditEntryRow, type AuditInput, AuditLog } from '#platform';
+import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { type Registered, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
 
 // An independent RFC 8785 implementation (CommonJS; its typings declare an ES default export).
@@ -52,11 +52,11 @@ function expectError(res: LightMyRequestResponse, status: number, code: string):
 
 describe('audit log', () => {
   let ctx: TestContext;
-  let audit: AuditService;
+  let audit: AuditLog;
 
   beforeAll(async () => {
     ctx = await TestContext.create({ now: '2025-03-01T09:00:00.000Z' });
-    audit = ctx.app.get(AuditService);
+    audit = ctx.app.get(AuditLog);
   });
   afterAll(async () => ctx?.close());
 

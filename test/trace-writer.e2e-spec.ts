@@ -1,7 +1,7 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agents } from '../libs/governance/src/agents/agent.schema.js';
-import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
+import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { recordSpans, toOtlpJson } from '../libs/governance/src/otel/otlp-payloads.fixture.js';
 import { TraceWriter } from '../libs/governance/src/traces/trace-writer.js';

@@ -1,6 +1,6 @@
 import { and, count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditEntries } from '../libs/governance/src/audit/audit.schema.js';
+import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { reviewItems } from '../libs/governance/src/review/review-item.schema.js';
 import { traceIdempotencyKeys, traces } from '../libs/governance/src/traces/trace.schema.js';
 import { type Registered, TestContext } from './support/app.js';

@@ -1,7 +1,5 @@
 export * from './audit/audit.module.js';
 export * from './audit/audit.service.js';
-export type { AuditActor, AuditEntryRow } from './audit/audit.schema.js';
-export * from './audit/audit-hash.js';
 export * from './agents/agents.module.js';
 export * from './policies/policies.module.js';
 export * from './traces/traces.module.js';

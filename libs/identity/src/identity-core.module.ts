@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { BEARER_RESOLVER } from '#platform';
-import { AuditModule } from '#governance';
 import { AuthService } from './auth/auth.service.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
 import { OrganizationsService } from './organizations/organizations.service.js';
@@ -25,8 +24,7 @@ const shared = [
 
 /** What the identity feature modules share: users, organizations, sessions, tokens and the login path. */
 @Module({
-  imports: [AuditModule],
   providers: [...shared, { provide: BEARER_RESOLVER, useExisting: SessionService }],
-  exports: [...shared, BEARER_RESOLVER, AuditModule],
+  exports: [...shared, BEARER_RESOLVER],
 })
 export class IdentityCoreModule {}

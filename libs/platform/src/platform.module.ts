@@ -3,6 +3,7 @@ import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { AuditLog } from './audit/audit-log.js';
 import { Clock } from './clock/clock.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { MailService } from './mail/mail.service.js';
@@ -18,8 +19,9 @@ import { SystemController } from './system/system.controller.js';
 import { EventLoopMonitor } from './system/event-loop.monitor.js';
 
 /**
- * Cross-cutting infrastructure: configuration, database, clock, logging and HTTP conventions. The access guard is
- * registered by the application module, which also imports the identity module that resolves bearers.
+ * Cross-cutting infrastructure: configuration, database, clock, logging, HTTP conventions and the audit log's write
+ * side (AuditLog). The access guard is registered by the application module, which also imports the identity module
+ * that resolves bearers.
  */
 @Global()
 @Module({
@@ -41,6 +43,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     { provide: VERSION_REGISTRY, useValue: SCHEMA_VERSIONS },
     VersioningService,
     ApiKeyResolverRegistry,
+    AuditLog,
     { provide: APP_PIPE, useFactory: createValidationPipe },
     { provide: APP_FILTER, useClass: GlobalExceptionFilter },
     { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
@@ -54,6 +57,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     RateLimitService,
     VersioningService,
     ApiKeyResolverRegistry,
+    AuditLog,
   ],
 })
 export class PlatformModule {}

@@ -1,6 +1,5 @@
 import { Global, Module, type OnModuleInit } from '@nestjs/common';
 import { AgentDirectory, ApiKeyResolverRegistry } from '#platform';
-import { AuditModule } from '../audit/audit.module.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
 import { AgentsController } from './agents.controller.js';
 import { AgentsRepository } from './agents.repository.js';
@@ -12,7 +11,6 @@ import { AgentsService } from './agents.service.js';
  */
 @Global()
 @Module({
-  imports: [AuditModule],
   controllers: [AgentsController],
   providers: [
     AgentKeyResolver,

@@ -4,6 +4,8 @@ import {
   AgentDirectory,
   agentScopeOf,
   AppError,
+  auditActorOf,
+  AuditLog,
   canAccessAgent,
   canEditOwnedResource,
   Clock,
@@ -17,7 +19,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
@@ -56,7 +57,7 @@ export function keyNameFor(agentName: string): string {
 export class AgentsService implements AgentDirectory {
   constructor(
     private readonly repo: AgentsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly keys: AgentKeyResolver,
@@ -153,6 +154,7 @@ export class AgentsService implements AgentDirectory {
       const revoked = await this.repo.revokeKeys(actor.organizationId, id, this.clock.now());
       await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
       await this.repo.delete(actor.organizationId, id);
+      await this.lockAgainstIngestion(actor.organizationId);
       await this.appendAudit(
         actor,
         'agent.deleted',
@@ -181,6 +183,7 @@ export class AgentsService implements AgentDirectory {
         createdBy: actor.userId,
         createdAt: now,
       });
+      await this.lockAgainstIngestion(actor.organizationId);
       await this.appendAudit(
         actor,
         'agent.key_regenerated',
@@ -201,6 +204,17 @@ export class AgentsService implements AgentDirectory {
       throw AppError.forbidden('Members may change only the agents they created');
     }
     return agent;
+  }
+
+  /**
+   * Takes the organization's write lock, which trace ingestion holds while it re-checks that a trace's agent and
+   * key are live: a batch that read the agent or key as live commits before this transaction, and any later batch
+   * waits for its commit and sees the agent deleted or the key revoked. (The audit append below takes the same
+   * lock; it is named here so that the guarantee does not hang on the entry.) It is taken after the row locks, in
+   * the order every audited change takes them, so that it cannot deadlock with them.
+   */
+  private lockAgainstIngestion(organizationId: string): Promise<void> {
+    return this.audit.lockOrganization(organizationId);
   }
 
   private async appendAudit(

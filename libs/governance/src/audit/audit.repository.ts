@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, desc, eq, gt, gte, like, lte, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, lockStatement, type Query, pageWithTotal, TransactionHost, writeQuery } from '#platform';
-import { auditEntries, type AuditEntryRow } from './audit.schema.js';
+import { auditEntries, type AuditEntryRow, pageWithTotal, TransactionHost } from '#platform';
 
 export interface AuditFilter {
   from?: Date;
@@ -14,64 +13,9 @@ function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-export type ChainHead = Pick<AuditEntryRow, 'sequence' | 'hash'>;
-
-const chainLockKey = (organizationId: string) => `audit:${organizationId}`;
-
-function headsQuery(organizationIds: string[]): Query<Map<string, ChainHead>> {
-  return {
-    statements: [
-      sql`select o.id as organization_id, h.sequence, h.hash
-          from unnest(${sql.param(organizationIds)}::text[]) as o(id)
-          join lateral (
-            select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
-              where ${auditEntries.organizationId} = o.id order by ${auditEntries.sequence} desc limit 1
-          ) h on true`,
-    ],
-    // bigint arrives as a number from node-postgres (its type parser) and may arrive otherwise from PGlite.
-    read: ([rows]) =>
-      new Map(
-        rows!.map((r) => [String(r.organization_id), { sequence: Number(r.sequence), hash: String(r.hash) }]),
-      ),
-  };
-}
-
 @Injectable()
 export class AuditRepository {
   constructor(private readonly tx: TransactionHost) {}
-
-  /**
-   * Serialises appends to these organizations' chains until the surrounding transaction ends. With READ COMMITTED
-   * the next statement then sees the previous holder's committed entries, so a chain never forks.
-   */
-  lockChains(organizationIds: string[]): Promise<void> {
-    return this.tx.lock(...organizationIds.map(chainLockKey));
-  }
-
-  /** The last entry (sequence and hash) of each organization's chain; an organization without entries is absent. */
-  heads(organizationIds: string[]): Promise<Map<string, ChainHead>> {
-    return this.tx.query(headsQuery(organizationIds));
-  }
-
-  /**
-   * `lockChains` then `heads`, as one query for a pipelined transaction: the statements run in order, so the head
-   * read takes its snapshot after the locks are granted.
-   */
-  openChainsQuery(organizationIds: string[]): Query<Map<string, ChainHead>> {
-    const heads = headsQuery(organizationIds);
-    return {
-      statements: [lockStatement(organizationIds.map(chainLockKey)), ...heads.statements],
-      read: ([, rows]) => heads.read([rows!]),
-    };
-  }
-
-  insertQuery(rows: AuditEntryRow[]): Query<void> {
-    return writeQuery(bulkInsert(auditEntries, rows));
-  }
-
-  insertMany(rows: AuditEntryRow[]): Promise<void> {
-    return this.tx.query(this.insertQuery(rows));
-  }
 
   private filterWhere(organizationId: string, filter: AuditFilter): SQL {
     const conditions: SQL[] = [eq(auditEntries.organizationId, organizationId)];

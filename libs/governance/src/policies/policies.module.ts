@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module.js';
-import { AuditModule } from '../audit/audit.module.js';
 import { PoliciesController } from './policies.controller.js';
 import { PoliciesRepository } from './policies.repository.js';
 import { PoliciesService } from './policies.service.js';
@@ -9,7 +8,7 @@ import { PolicySet } from './policy-set.js';
 
 /** Policies: the condition engine, CRUD, templates, and the compiled set that ingestion evaluates. */
 @Module({
-  imports: [AuditModule, AgentsModule],
+  imports: [AgentsModule],
   controllers: [PoliciesController],
   providers: [
     PoliciesRepository,

@@ -4,6 +4,8 @@ import {
   AgentDirectory,
   AppError,
   assertAgentsOf,
+  auditActorOf,
+  AuditLog,
   Clock,
   type DeletedDto,
   isObjectId,
@@ -14,7 +16,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '../audit/audit.service.js';
 import {
   compile,
   findPolicyTemplate,
@@ -69,7 +70,7 @@ const unique = (ids: readonly string[]): string[] => [...new Set(ids)];
 export class PoliciesService {
   constructor(
     private readonly repo: PoliciesRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly cache: CachedPolicySet,

@@ -3,6 +3,8 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
+  type AuditInput,
+  AuditLog,
   Clock,
   ErrorCode,
   type SendStatements,
@@ -11,7 +13,6 @@ import {
   writeQuery,
 } from '#platform';
 import { sql } from 'drizzle-orm';
-import { type AuditInput, AuditService } from '../audit/audit.service.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import type { TraceRow } from './trace.schema.js';
 import { TracesRepository } from './traces.repository.js';
@@ -98,9 +99,10 @@ const scoped = (organizationId: string, value: string) => `${organizationId}:${v
  * after its own transaction has committed.
  *
  * Under the chain locks, each batch re-checks that its agents still exist and its API keys are still live (an
- * agent's deletion and a key's regeneration append to the same chain, so neither can interleave), and claims its
- * idempotency keys. A batch the database refuses for a row is retried trace by trace, so that one bad trace fails
- * alone; a batch the database fails as a whole (unreachable, lock timeout) answers 503 for each of its traces.
+ * agent's deletion, a key's regeneration and a key's revocation take the same lock, `AuditLog.lockOrganization`,
+ * so none can interleave), and claims its idempotency keys. A batch the database refuses for a row is retried
+ * trace by trace, so that one bad trace fails alone; a batch the database fails as a whole (unreachable, lock
+ * timeout) answers 503 for each of its traces.
  */
 @Injectable()
 export class TraceWriter implements BeforeApplicationShutdown {
@@ -114,7 +116,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
   constructor(
     private readonly repo: TracesRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,

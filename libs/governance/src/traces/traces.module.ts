@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module.js';
 import { PoliciesModule } from '../policies/policies.module.js';
 import { OtelController } from './otel.controller.js';
 import { OtelIngestService } from './otel-ingest.service.js';
@@ -10,7 +9,7 @@ import { TraceWriter } from './trace-writer.js';
 
 /** Trace ingestion (POST /traces, OTLP), listing, similarity search. */
 @Module({
-  imports: [AuditModule, PoliciesModule],
+  imports: [PoliciesModule],
   controllers: [TracesController, OtelController],
   providers: [TracesRepository, TraceWriter, TracesService, OtelIngestService],
   exports: [TracesService],

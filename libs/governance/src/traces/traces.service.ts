@@ -3,6 +3,7 @@ import {
   type Actor,
   agentScopeOf,
   AppError,
+  auditActorOf,
   canAccessAgent,
   Clock,
   isObjectId,
@@ -13,7 +14,6 @@ import {
   type SchemaVersion,
   toPage,
 } from '#platform';
-import { auditActorOf } from '../audit/audit.service.js';
 import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
 import { PolicySet } from '../policies/policy-set.js';
 import {

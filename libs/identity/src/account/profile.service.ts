@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import {
   type Actor,
   AppError,
+  auditActorOf,
+  AuditLog,
   Clock,
   type Page,
   type PaginationQueryDto,
@@ -10,7 +12,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { LoginEventsRepository } from '../sessions/login-events.repository.js';
 import { toUserResponse, type UserDto } from '../users/user.mapper.js';
@@ -41,7 +42,7 @@ export class ProfileService {
     private readonly users: UsersRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly loginEvents: LoginEventsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 

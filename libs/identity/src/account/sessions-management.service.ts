@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { type Actor, AppError, Clock, ErrorCode, type RequestMeta, TransactionHost } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
+import {
+  type Actor,
+  AppError,
+  auditActorOf,
+  AuditLog,
+  Clock,
+  ErrorCode,
+  type RequestMeta,
+  TransactionHost,
+} from '#platform';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { SessionService } from '../sessions/session.service.js';
@@ -38,7 +46,7 @@ export class SessionsManagementService {
     private readonly sessionsRepo: SessionsRepository,
     private readonly users: UsersRepository,
     private readonly organizations: OrganizationsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 

@@ -4,6 +4,8 @@ import {
   AgentDirectory,
   AppError,
   assertAgentsOf,
+  auditActorOf,
+  AuditLog,
   Clock,
   type DeletedDto,
   isObjectId,
@@ -15,7 +17,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
 import type { ApiKeyScope } from './api-key.schema.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import {
@@ -61,7 +62,7 @@ function auditMetadata(row: ApiKeyView): Record<string, unknown> {
 export class ApiKeysService {
   constructor(
     private readonly repo: ApiKeysRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly agents: AgentDirectory,
@@ -143,6 +144,11 @@ export class ApiKeysService {
     return this.tx.run(async () => {
       const row = await this.repo.revoke(actor.organizationId, id, this.clock.now());
       if (!row) throw AppError.notFound('API key');
+      // The organization's write lock, which trace ingestion holds while it re-checks that a trace's key is live: a
+      // batch that read this key as live commits before the revocation, and any later batch waits for the commit and
+      // sees the key revoked. (The audit append takes the same lock; it is named here so that the guarantee does not
+      // hang on the entry.) Taken after the key's row lock, in the order every audited change takes them.
+      await this.audit.lockOrganization(actor.organizationId);
       await this.audit.append({
         organizationId: actor.organizationId,
         eventType: 'auth.key_revoked',

@@ -4,6 +4,7 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
+  AuditLog,
   Clock,
   ErrorCode,
   newId,
@@ -11,7 +12,6 @@ import {
   type RequestMeta,
   TransactionHost,
 } from '#platform';
-import { AuditService } from '#governance';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { SessionService } from '../sessions/session.service.js';
@@ -46,7 +46,7 @@ export class AuthService {
     private readonly sessions: SessionService,
     private readonly tokens: TokenService,
     private readonly loginEvents: LoginEventsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 

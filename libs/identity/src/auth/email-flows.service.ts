@@ -4,12 +4,13 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
+  auditActorOf,
+  AuditLog,
   Clock,
   MailService,
   type RequestMeta,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
 import { SessionService } from '../sessions/session.service.js';
 import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -54,7 +55,7 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     private readonly mail: MailService,
     private readonly auth: AuthService,
     private readonly sessions: SessionService,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 

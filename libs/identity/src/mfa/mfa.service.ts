@@ -3,13 +3,14 @@ import QRCode from 'qrcode';
 import {
   type Actor,
   AppError,
+  auditActorOf,
+  AuditLog,
   Clock,
   ErrorCode,
   type RequestMeta,
   SecretBox,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
 import { AuthService, MFA_PURPOSE } from '../auth/auth.service.js';
 import type { LoginResultDto, MessageDto } from '../auth/dto/auth.dto.js';
 import type { MembershipRow } from '../organizations/organization.schema.js';
@@ -63,7 +64,7 @@ export class MfaService {
     private readonly auth: AuthService,
     private readonly tokens: TokenService,
     private readonly loginEvents: LoginEventsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly box: SecretBox,
     private readonly clock: Clock,
   ) {}

@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { type Actor, AppError, Clock, type Plan, type RequestMeta, TransactionHost } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
+import {
+  type Actor,
+  AppError,
+  auditActorOf,
+  AuditLog,
+  Clock,
+  type Plan,
+  type RequestMeta,
+  TransactionHost,
+} from '#platform';
 import {
   type OrganizationDto,
   toOrganizationResponse,
@@ -12,7 +20,7 @@ import { OrganizationsRepository } from './organizations.repository.js';
 export class OrganizationsService {
   constructor(
     private readonly repo: OrganizationsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
   ) {}

@@ -5,6 +5,8 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
+  auditActorOf,
+  AuditLog,
   Clock,
   type DeletedDto,
   ErrorCode,
@@ -21,7 +23,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
 import { AuthService } from '../auth/auth.service.js';
 import type { MfaChallengeDto } from '../auth/dto/auth.dto.js';
 import { hashPassword } from '../auth/password.js';
@@ -100,7 +101,7 @@ export class InvitationsService {
     private readonly auth: AuthService,
     private readonly mail: MailService,
     private readonly box: SecretBox,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
   ) {}

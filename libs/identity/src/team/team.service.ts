@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import {
   type Actor,
   AppError,
+  auditActorOf,
+  AuditLog,
   Clock,
   type DeletedDto,
   isObjectId,
@@ -14,7 +16,6 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AuditService, auditActorOf } from '#governance';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { type ChangeRoleDto, type TeamMemberDto, toTeamMemberResponse } from './dto/team-member.dto.js';
 import { lastActiveOwner, onlyOwnerTouchesOwners } from './team.errors.js';
@@ -52,7 +53,7 @@ export class TeamService {
   constructor(
     private readonly team: TeamRepository,
     private readonly organizations: OrganizationsRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
   ) {}

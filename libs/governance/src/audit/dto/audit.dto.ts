@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { PaginationQueryDto } from '#platform';
-import type { AuditEntryRow } from '../audit.schema.js';
+import { type AuditEntryRow, PaginationQueryDto } from '#platform';
 
 export class AuditQueryDto extends PaginationQueryDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Entries created at or after this instant.' })

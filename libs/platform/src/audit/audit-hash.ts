@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '#platform';
+import { canonicalJson } from '../crypto/canonical-json.js';
 import type { AuditEntryRow } from './audit.schema.js';
 
 export const GENESIS_HASH = '0'.repeat(64);

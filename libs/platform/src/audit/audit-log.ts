@@ -1,0 +1,172 @@
+import { Injectable } from '@nestjs/common';
+import { sql } from 'drizzle-orm';
+import { Clock } from '../clock/clock.js';
+import { bulkInsert } from '../db/bulk-insert.js';
+import { type Query, writeQuery } from '../db/query.js';
+import { lockStatement, TransactionHost } from '../db/transaction-host.js';
+import { newId } from '../ids/object-id.js';
+import type { Actor, RequestMeta } from '../security/actor.js';
+import { chainHash, cleanText, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
+import { type AuditActor, auditEntries, type AuditEntryRow } from './audit.schema.js';
+
+export interface AuditInput {
+  organizationId: string;
+  eventType: string;
+  actor: AuditActor;
+  userId?: string | null;
+  targetType?: string | null;
+  targetId?: string | null;
+  metadata?: Record<string, unknown>;
+  meta?: RequestMeta;
+}
+
+export type ChainHead = Pick<AuditEntryRow, 'sequence' | 'hash'>;
+
+/** The key of an organization's write lock: the lock of its audit chain. */
+const organizationLockKey = (organizationId: string) => `audit:${organizationId}`;
+
+function headsQuery(organizationIds: string[]): Query<Map<string, ChainHead>> {
+  return {
+    statements: [
+      sql`select o.id as organization_id, h.sequence, h.hash
+          from unnest(${sql.param(organizationIds)}::text[]) as o(id)
+          join lateral (
+            select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
+              where ${auditEntries.organizationId} = o.id order by ${auditEntries.sequence} desc limit 1
+          ) h on true`,
+    ],
+    // bigint arrives as a number from node-postgres (its type parser) and may arrive otherwise from PGlite.
+    read: ([rows]) =>
+      new Map(
+        rows!.map((r) => [String(r.organization_id), { sequence: Number(r.sequence), hash: String(r.hash) }]),
+      ),
+  };
+}
+
+/**
+ * Chains locked by the current transaction, from their heads: `next` computes the entries that follow (sequence,
+ * prevHash, hash) and advances the heads. The caller inserts the entries in the same transaction.
+ */
+export class OpenChains {
+  private readonly heads: Map<string, ChainHead | null>;
+
+  constructor(
+    organizationIds: string[],
+    found: Map<string, ChainHead>,
+    private readonly clock: Clock,
+  ) {
+    this.heads = new Map(organizationIds.map((id) => [id, found.get(id) ?? null]));
+  }
+
+  next(inputs: readonly AuditInput[]): AuditEntryRow[] {
+    const now = this.clock.now();
+    return inputs.map((input) => {
+      const head = this.heads.get(input.organizationId);
+      if (head === undefined) throw new Error(`The chain of ${input.organizationId} is not open`);
+      const content = {
+        sequence: (head?.sequence ?? 0) + 1,
+        organizationId: input.organizationId,
+        eventType: input.eventType,
+        userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
+        actor: input.actor,
+        targetType: input.targetType ?? null,
+        targetId: input.targetId ?? null,
+        metadata: normaliseMetadata(input.metadata),
+        ip: input.meta?.ip?.slice(0, 64) ?? null,
+        userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
+        createdAt: now,
+      };
+      const prevHash = head?.hash ?? GENESIS_HASH;
+      const row: AuditEntryRow = {
+        id: newId(now.getTime()),
+        ...content,
+        prevHash,
+        hash: chainHash(prevHash, content),
+      };
+      this.heads.set(input.organizationId, row);
+      return row;
+    });
+  }
+}
+
+/** The actor of an audit entry, from the caller resolved by the access guard. */
+export function auditActorOf(actor: Actor): AuditActor {
+  switch (actor.credential) {
+    case 'jwt':
+      return { type: 'user', id: actor.userId, email: actor.email };
+    case 'workspaceKey':
+      return { type: 'api_key', id: actor.keyId ?? null, email: null };
+    case 'agentKey':
+      return { type: 'agent', id: actor.agentId ?? null, email: null };
+  }
+}
+
+/**
+ * The audit log's write side: one hash chain per organization, appended inside the caller's transaction under the
+ * organization's write lock (a transaction-scoped advisory lock). Reading, verification and export belong to the
+ * governance audit module.
+ */
+@Injectable()
+export class AuditLog {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Takes the organization's write lock until the current transaction ends (a no-op if it already holds it). It
+   * is the lock of the audit chain, so it serialises this transaction with every audited change of the
+   * organization and with trace ingestion, which re-checks agents and keys under it. With READ COMMITTED, the next
+   * statement of the other holder then sees this transaction's committed changes.
+   */
+  lockOrganization(organizationId: string): Promise<void> {
+    return this.tx.lock(organizationLockKey(organizationId));
+  }
+
+  /**
+   * Appends to the organization's chain inside the caller's transaction (or its own). The chain lock is held
+   * until that transaction ends, so concurrent appends queue instead of forking.
+   */
+  async append(input: AuditInput): Promise<AuditEntryRow> {
+    const [row] = await this.appendMany([input]);
+    return row!;
+  }
+
+  /**
+   * Appends several entries, of one or several organizations, each chain in the order given, with one lock
+   * statement, one read of the chain heads and one insert. Same lock and transaction rules as `append`.
+   */
+  appendMany(inputs: readonly AuditInput[]): Promise<AuditEntryRow[]> {
+    if (inputs.length === 0) return Promise.resolve([]);
+    return this.tx.run(async () => {
+      const organizationIds = [...new Set(inputs.map((input) => input.organizationId))];
+      await this.tx.lock(...organizationIds.map(organizationLockKey));
+      const chains = new OpenChains(
+        organizationIds,
+        await this.tx.query(headsQuery(organizationIds)),
+        this.clock,
+      );
+      const entries = chains.next(inputs);
+      await this.tx.query(this.insertQuery(entries));
+      return entries;
+    });
+  }
+
+  /**
+   * For a pipelined transaction (the group commit of trace ingestion): locks these organizations' chains until it
+   * ends and reads their heads, as one query whose statements run in order, so the head read takes its snapshot
+   * after the locks are granted. Entries computed from the result with `next` are inserted with `insertQuery` in
+   * the same transaction.
+   */
+  openChainsQuery(organizationIds: string[]): Query<OpenChains> {
+    const heads = headsQuery(organizationIds);
+    return {
+      statements: [lockStatement(organizationIds.map(organizationLockKey)), ...heads.statements],
+      read: ([, rows]) => new OpenChains(organizationIds, heads.read([rows!]), this.clock),
+    };
+  }
+
+  insertQuery(entries: AuditEntryRow[]): Query<void> {
+    return writeQuery(bulkInsert(auditEntries, entries));
+  }
+}
