@@ -15,6 +15,7 @@ import {
 import { sql } from 'drizzle-orm';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import type { TraceRow } from './trace.schema.js';
+import type { IngestOutcome } from './ingest-outcome.js';
 import { TracesRepository } from './traces.repository.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -29,8 +30,6 @@ export interface TraceWrite {
   /** The API key that sent the trace: the write is refused if it was revoked before the write commits. */
   keyId?: string | null;
 }
-
-export type IngestOutcome = { kind: 'stored'; trace: TraceRow } | { kind: 'duplicate'; id: string };
 
 interface Pending {
   organizationId: string;

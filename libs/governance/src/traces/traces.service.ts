@@ -31,10 +31,9 @@ import {
   validateTraceIngest,
 } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
-import { type IngestOutcome, type TraceWrite, TraceWriter, unknownAgentError } from './trace-writer.js';
+import type { IngestOutcome } from './ingest-outcome.js';
+import { type TraceWrite, TraceWriter, unknownAgentError } from './trace-writer.js';
 import { TracesRepository } from './traces.repository.js';
-
-export type { IngestOutcome } from './trace-writer.js';
 
 /** searchText holds prompt and output text up to this length: enough for similarity, bounded for the index. */
 export const SEARCH_TEXT_MAX = 8000;

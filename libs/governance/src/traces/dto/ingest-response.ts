@@ -1,4 +1,4 @@
-import type { IngestOutcome } from '../traces.service.js';
+import type { IngestOutcome } from '../ingest-outcome.js';
 
 export const TraceCode = {
   FLAGGED_FOR_REVIEW: 'SVC_FLAGGED_FOR_REVIEW',
