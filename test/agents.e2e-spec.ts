@@ -7,6 +7,7 @@ import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { traces, type TraceStatus } from '../libs/governance/src/traces/trace.schema.js';
 import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
 import { newId, TransactionHost } from '#platform';
+import { AgentKeysRepository } from '#identity';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { replicaHandle } from './support/database.js';
@@ -250,7 +251,10 @@ describe('agents', () => {
     it('drops a regenerated or deleted agent’s key from another replica’s cache (NOTIFY on PostgreSQL, in-process on PGlite)', async () => {
       const { handle, close } = await replicaHandle(ctx.db);
       // A day of TTL: only the announcement can make this replica forget a key.
-      const replica = new AgentKeyResolver(new TransactionHost(handle), handle, { ttlMs: 86_400_000 });
+      const replicaTx = new TransactionHost(handle);
+      const replica = new AgentKeyResolver(new AgentKeysRepository(replicaTx), replicaTx, handle, {
+        ttlMs: 86_400_000,
+      });
       await replica.onModuleInit();
       try {
         const rotating = await createAgent({ name: 'Replica rotating' });

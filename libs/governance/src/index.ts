@@ -3,3 +3,4 @@ export * from './audit/audit.service.js';
 export * from './agents/agents.module.js';
 export * from './policies/policies.module.js';
 export * from './traces/traces.module.js';
+export * from './review/review.module.js';

@@ -1,5 +1,4 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { and, eq, isNull } from 'drizzle-orm';
 import {
   type Actor,
   type ApiKeyResolver,
@@ -11,11 +10,7 @@ import {
   sha256Hex,
   TransactionHost,
 } from '#platform';
-// TODO(issue 10): cross-module table read: an agent key is a row of identity's api_keys, joined to organizations for the plan.
-// eslint-disable-next-line no-restricted-imports -- issue 10: agent keys are rows of identity's api_keys table
-import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
-// eslint-disable-next-line no-restricted-imports -- issue 10: the key's organization plan is read from identity's table
-import { organizations } from '../../../identity/src/organizations/organization.schema.js';
+import { AgentKeysRepository } from '#identity';
 import { AGENT_KEY_PREFIX, isWellFormedAgentKey } from './agent-key.js';
 
 /** The channel on which a revoked agent key is announced to every replica; the payload is the key's hash. */
@@ -37,7 +32,8 @@ export class AgentKeyResolver implements ApiKeyResolver, OnModuleInit, OnModuleD
   private readonly cache: InvalidatedCache<Actor>;
 
   constructor(
-    private readonly tx: TransactionHost,
+    private readonly keys: AgentKeysRepository,
+    tx: TransactionHost,
     @Inject(DATABASE) handle: DatabaseHandle,
     @Optional() @Inject(AGENT_KEY_CACHE_OPTIONS) options?: Partial<InvalidatedCacheOptions>,
   ) {
@@ -72,18 +68,7 @@ export class AgentKeyResolver implements ApiKeyResolver, OnModuleInit, OnModuleD
   }
 
   private async lookup(keyHash: string): Promise<Actor | null> {
-    const [row] = await this.tx.db
-      .select({
-        id: apiKeys.id,
-        keyHash: apiKeys.keyHash,
-        organizationId: apiKeys.organizationId,
-        agentId: apiKeys.agentId,
-        plan: organizations.plan,
-      })
-      .from(apiKeys)
-      .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
-      .where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.kind, 'agent'), isNull(apiKeys.revokedAt)))
-      .limit(1);
+    const row = await this.keys.findPrincipalByHash(keyHash);
     if (!row || !row.agentId || !safeEqual(row.keyHash, keyHash)) return null;
     // Shared by every request that presents the key until it is revoked: frozen, so none can alter it.
     return Object.freeze({

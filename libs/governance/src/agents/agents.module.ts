@@ -1,7 +1,9 @@
 import { Global, Module, type OnModuleInit } from '@nestjs/common';
 import { AgentDirectory, ApiKeyResolverRegistry } from '#platform';
+import { ApiKeysModule } from '#identity';
 import { AgentKeyResolver } from './agent-key.resolver.js';
 import { AgentsController } from './agents.controller.js';
+import { AgentTraceStatsPort } from './agent-trace-stats.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 
@@ -11,14 +13,17 @@ import { AgentsService } from './agents.service.js';
  */
 @Global()
 @Module({
+  imports: [ApiKeysModule],
   controllers: [AgentsController],
   providers: [
     AgentKeyResolver,
     AgentsRepository,
     AgentsService,
+    AgentTraceStatsPort,
     { provide: AgentDirectory, useExisting: AgentsService },
   ],
-  exports: [AgentDirectory],
+  // To the traces module: the live-agent query of the trace writer, and the port its statistics are given through.
+  exports: [AgentDirectory, AgentsRepository, AgentTraceStatsPort],
 })
 export class AgentsModule implements OnModuleInit {
   constructor(

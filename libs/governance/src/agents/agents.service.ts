@@ -19,13 +19,16 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
+import { AgentKeysRepository } from '#identity';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
+import { AgentTraceStatsPort } from './agent-trace-stats.js';
 import { AgentsRepository } from './agents.repository.js';
 import {
   type AgentDetailDto,
   type AgentDto,
+  type AgentView,
   type CreateAgentDto,
   type CreatedAgentDto,
   type RegeneratedAgentKeyDto,
@@ -61,12 +64,22 @@ export class AgentsService implements AgentDirectory {
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly keys: AgentKeyResolver,
+    private readonly agentKeys: AgentKeysRepository,
+    private readonly traceStats: AgentTraceStatsPort,
   ) {}
 
   async list(actor: Actor, query: PaginationQueryDto): Promise<Page<AgentDto>> {
     const page = pageRequest(query, LIST_PAGE);
     const { rows, total } = await this.repo.list(actor.organizationId, agentScopeOf(actor), page);
-    return toPage(rows.map(toAgentResponse), total, page);
+    const prefixes = await this.agentKeys.livePrefixes(
+      actor.organizationId,
+      rows.map((row) => row.id),
+    );
+    return toPage(
+      rows.map((row) => toAgentResponse({ ...row, keyPrefix: prefixes.get(row.id) ?? null })),
+      total,
+      page,
+    );
   }
 
   /**
@@ -75,9 +88,9 @@ export class AgentsService implements AgentDirectory {
    */
   async get(actor: Actor, id: string): Promise<AgentDetailDto> {
     if (!isObjectId(id) || !canAccessAgent(actor, id)) throw AppError.notFound('Agent');
-    const row = await this.repo.find(actor.organizationId, id);
+    const row = await this.findView(actor.organizationId, id);
     if (!row) throw AppError.notFound('Agent');
-    const stats = await this.repo.traceStats(actor.organizationId, id);
+    const stats = await this.traceStats.statsOf(actor.organizationId, id);
     return toAgentDetailResponse(row, stats);
   }
 
@@ -100,7 +113,7 @@ export class AgentsService implements AgentDirectory {
         createdAt: now,
         updatedAt: now,
       });
-      await this.repo.insertKey(actor.organizationId, agent.id, {
+      await this.agentKeys.insert(actor.organizationId, agent.id, {
         id: newId(now.getTime()),
         name: keyNameFor(agent.name),
         prefix: minted.prefix,
@@ -139,10 +152,10 @@ export class AgentsService implements AgentDirectory {
       if (Object.keys(changes).length > 0) {
         await this.repo.update(actor.organizationId, id, { ...patch, updatedAt: this.clock.now() });
         if (patch.name !== undefined)
-          await this.repo.renameKeys(actor.organizationId, id, keyNameFor(patch.name));
+          await this.agentKeys.renameForAgent(actor.organizationId, id, keyNameFor(patch.name));
         await this.appendAudit(actor, 'agent.updated', before, { changes }, meta);
       }
-      const row = await this.repo.find(actor.organizationId, id);
+      const row = await this.findView(actor.organizationId, id);
       return toAgentResponse(row!);
     });
   }
@@ -151,7 +164,7 @@ export class AgentsService implements AgentDirectory {
   remove(actor: Actor, id: string, meta: RequestMeta): Promise<DeletedDto> {
     return this.tx.run(async () => {
       const agent = await this.findEditable(actor, id);
-      const revoked = await this.repo.revokeKeys(actor.organizationId, id, this.clock.now());
+      const revoked = await this.agentKeys.revokeForAgent(actor.organizationId, id, this.clock.now());
       await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
       await this.repo.delete(actor.organizationId, id);
       await this.lockAgainstIngestion(actor.organizationId);
@@ -172,9 +185,9 @@ export class AgentsService implements AgentDirectory {
     return this.tx.run(async () => {
       const agent = await this.findEditable(actor, id);
       const now = this.clock.now();
-      const revoked = await this.repo.revokeKeys(actor.organizationId, id, now);
+      const revoked = await this.agentKeys.revokeForAgent(actor.organizationId, id, now);
       await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
-      await this.repo.insertKey(actor.organizationId, id, {
+      await this.agentKeys.insert(actor.organizationId, id, {
         id: newId(now.getTime()),
         name: keyNameFor(agent.name),
         prefix: minted.prefix,
@@ -193,6 +206,14 @@ export class AgentsService implements AgentDirectory {
       );
       return toRegeneratedAgentKeyResponse(minted.key);
     });
+  }
+
+  /** The agent with the prefix of its live key. */
+  private async findView(organizationId: string, id: string): Promise<AgentView | undefined> {
+    const row = await this.repo.find(organizationId, id);
+    if (!row) return undefined;
+    const prefixes = await this.agentKeys.livePrefixes(organizationId, [id]);
+    return { ...row, keyPrefix: prefixes.get(id) ?? null };
   }
 
   /** The agent, locked, if it exists in the caller's organization (404) and the caller may edit it (403). */

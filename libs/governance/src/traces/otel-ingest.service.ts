@@ -14,8 +14,8 @@ import {
   type RejectedSpan,
 } from '../otel/index.js';
 import { validateTraceIngest } from './trace-ingest.validation.js';
+import { type IngestContext, TraceIngestPipeline } from './trace-ingest.pipeline.js';
 import type { TraceWrite } from './trace-writer.js';
-import { type IngestContext, TracesService } from './traces.service.js';
 
 export interface OtlpExportBody {
   body: Buffer | undefined;
@@ -83,7 +83,7 @@ function rejectionMessage(rejected: RejectedSpan[]): string {
  */
 @Injectable()
 export class OtelIngestService {
-  constructor(private readonly traces: TracesService) {}
+  constructor(private readonly pipeline: TraceIngestPipeline) {}
 
   async export(actor: Actor, input: OtlpExportBody, ctx: IngestContext): Promise<OtlpHttpResponse> {
     const encoding = encodingOf(input.contentType);
@@ -101,7 +101,7 @@ export class OtelIngestService {
     });
     const rejected = [...extraction.rejected];
     if (extraction.traces.length > 0) {
-      const agentId = this.traces.resolveAgent(actor, undefined);
+      const agentId = this.pipeline.resolveAgent(actor, undefined);
       const spanIdOf = (index: number) => {
         const spanId = extraction.traces[index]!.metadata.otelSpanId;
         return typeof spanId === 'string' ? spanId : `#${index}`;
@@ -112,7 +112,7 @@ export class OtelIngestService {
           // Span attributes did not come through the JSON body guard: the same limits apply to them here.
           assertSafeJson(candidate, 'Span');
           const trace = validateTraceIngest(candidate, limits);
-          prepared.push({ index, write: await this.traces.prepare(actor, agentId, trace, ctx) });
+          prepared.push({ index, write: await this.pipeline.prepare(actor, agentId, trace, ctx) });
         } catch (err) {
           if (!(err instanceof AppError) || err.status !== 400) throw err;
           rejected.push({ spanId: spanIdOf(index), reason: reasonOf(err) });
@@ -122,8 +122,8 @@ export class OtelIngestService {
       // (503, or 413 for an export that could never fit) or all accepted.
       let pending: Promise<unknown>[];
       try {
-        pending = this.traces.store(
-          actor,
+        pending = this.pipeline.store(
+          actor.organizationId,
           prepared.map((p) => p.write),
         );
       } catch (err) {

@@ -13,7 +13,10 @@ import {
   writeQuery,
 } from '#platform';
 import { sql } from 'drizzle-orm';
+import { AgentKeysRepository } from '#identity';
+import { AgentsRepository } from '../agents/agents.repository.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
+import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import type { TraceRow } from './trace.schema.js';
 import type { IngestOutcome } from './ingest-outcome.js';
 import { TracesRepository } from './traces.repository.js';
@@ -115,6 +118,9 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
   constructor(
     private readonly repo: TracesRepository,
+    private readonly agents: AgentsRepository,
+    private readonly keys: AgentKeysRepository,
+    private readonly reviewItems: ReviewItemsRepository,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
@@ -244,21 +250,23 @@ export class TraceWriter implements BeforeApplicationShutdown {
    * the live agents and keys; claim idempotency keys; insert traces, review items and audit entries, with COMMIT.
    */
   private async writeBatch(send: SendStatements, batch: Pending[]): Promise<(IngestOutcome | Error)[]> {
-    const [, chains, live] = await sendQueries(send, [
+    const [, chains, liveAgents, liveKeys] = await sendQueries(send, [
       // A chain lock held elsewhere (a stuck transaction) fails the batch with 503 instead of stalling ingestion.
       writeQuery(sql.raw(`set local lock_timeout = ${Math.trunc(this.options.lockTimeoutMs)}`)),
       this.audit.openChainsQuery([...new Set(batch.map((p) => p.organizationId))]),
-      this.repo.livePairsQuery(
+      this.agents.liveAgentsQuery(
         batch.map((p) => ({ organizationId: p.organizationId, id: p.write.trace.agentId })),
+      ),
+      this.keys.liveKeysQuery(
         batch.flatMap((p) =>
           p.write.keyId ? [{ organizationId: p.organizationId, id: p.write.keyId }] : [],
         ),
       ),
     ] as const);
     const outcomes: (IngestOutcome | AppError | undefined)[] = batch.map(({ organizationId, write }) =>
-      write.keyId && !live.keys.has(scoped(organizationId, write.keyId))
+      write.keyId && !liveKeys.has(scoped(organizationId, write.keyId))
         ? AppError.unauthorized('Invalid API key')
-        : live.agents.has(scoped(organizationId, write.trace.agentId))
+        : liveAgents.has(scoped(organizationId, write.trace.agentId))
           ? undefined
           : unknownAgentError(),
     );
@@ -270,9 +278,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
       send,
       [
         this.repo.insertTracesQuery(stored.map((p) => p.write.trace)),
-        this.repo.insertReviewItemsQuery(
-          stored.flatMap((p) => (p.write.reviewItem ? [p.write.reviewItem] : [])),
-        ),
+        this.reviewItems.insertQuery(stored.flatMap((p) => (p.write.reviewItem ? [p.write.reviewItem] : []))),
         this.audit.insertQuery(entries),
       ] as const,
       { commit: true },

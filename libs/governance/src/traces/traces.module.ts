@@ -1,17 +1,32 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { ApiKeysModule } from '#identity';
+import { AgentTraceStatsPort } from '../agents/agent-trace-stats.js';
+import { AgentsModule } from '../agents/agents.module.js';
 import { PoliciesModule } from '../policies/policies.module.js';
+import { ReviewModule } from '../review/review.module.js';
 import { OtelController } from './otel.controller.js';
 import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
 import { TracesService } from './traces.service.js';
+import { TraceIngestPipeline } from './trace-ingest.pipeline.js';
 import { TraceWriter } from './trace-writer.js';
 
 /** Trace ingestion (POST /traces, OTLP), listing, similarity search. */
 @Module({
-  imports: [PoliciesModule],
+  imports: [PoliciesModule, AgentsModule, ApiKeysModule, ReviewModule],
   controllers: [TracesController, OtelController],
-  providers: [TracesRepository, TraceWriter, TracesService, OtelIngestService],
+  providers: [TracesRepository, TraceWriter, TraceIngestPipeline, TracesService, OtelIngestService],
   exports: [TracesService],
 })
-export class TracesModule {}
+export class TracesModule implements OnModuleInit {
+  constructor(
+    private readonly stats: AgentTraceStatsPort,
+    private readonly traces: TracesRepository,
+  ) {}
+
+  /** The agents module shows each agent's trace counts; it cannot import this module, so it is given them. */
+  onModuleInit(): void {
+    this.stats.provide((organizationId, agentId) => this.traces.agentStats(organizationId, agentId));
+  }
+}

@@ -1,11 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { and, desc, eq, gte, inArray, lte, ne, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lte, max, ne, sql, type SQL } from 'drizzle-orm';
 import { bulkInsert, type Query, pageWithTotal, TransactionHost, writeQuery } from '#platform';
-// TODO(issue 10): cross-module table read: which referenced keys are still live is read from identity's api_keys.
-// eslint-disable-next-line no-restricted-imports -- issue 10: live keys are rows of identity's api_keys table
-import { apiKeys } from '../../../identity/src/api-keys/api-key.schema.js';
-import { agents } from '../agents/agent.schema.js';
-import { reviewItems, type ReviewItemRow } from '../review/review-item.schema.js';
+import type { AgentTraceStats } from '../agents/dto/agent.dto.js';
 import { traceIdempotencyKeys, traces, type TraceRow, type TraceStatus } from './trace.schema.js';
 
 export interface TraceFilter {
@@ -33,39 +29,6 @@ export const EXCERPT_LENGTH = 200;
 @Injectable()
 export class TracesRepository {
   constructor(private readonly tx: TransactionHost) {}
-
-  /**
-   * Of the given (organization, agent) and (organization, API key) pairs, those still live: agents not deleted,
-   * keys not revoked. One statement for a whole batch of writes.
-   */
-  livePairsQuery(
-    agentPairs: { organizationId: string; id: string }[],
-    keyPairs: { organizationId: string; id: string }[],
-  ): Query<{ agents: Set<string>; keys: Set<string> }> {
-    const orgs = (pairs: { organizationId: string }[]) => sql.param(pairs.map((p) => p.organizationId));
-    const ids = (pairs: { id: string }[]) => sql.param(pairs.map((p) => p.id));
-    return {
-      statements: [
-        sql`select 'agent' as kind, ${agents.organizationId} as organization_id, ${agents.id} as id from ${agents}
-              where (${agents.organizationId}, ${agents.id}) in (
-                select * from unnest(${orgs(agentPairs)}::text[], ${ids(agentPairs)}::text[]))
-            union all
-            select 'key', ${apiKeys.organizationId}, ${apiKeys.id} from ${apiKeys}
-              where (${apiKeys.organizationId}, ${apiKeys.id}) in (
-                select * from unnest(${orgs(keyPairs)}::text[], ${ids(keyPairs)}::text[]))
-                and ${apiKeys.revokedAt} is null`,
-      ],
-      read: ([rows]) => {
-        const live = { agents: new Set<string>(), keys: new Set<string>() };
-        for (const row of rows!) {
-          (row.kind === 'agent' ? live.agents : live.keys).add(
-            `${String(row.organization_id)}:${String(row.id)}`,
-          );
-        }
-        return live;
-      },
-    };
-  }
 
   /**
    * Claims idempotency keys (each (organization, key) at most once in the call) for their traces: a key not yet
@@ -110,10 +73,6 @@ export class TracesRepository {
 
   insertTracesQuery(rows: TraceRow[]): Query<void> {
     return writeQuery(...(rows.length > 0 ? [bulkInsert(traces, rows)] : []));
-  }
-
-  insertReviewItemsQuery(rows: ReviewItemRow[]): Query<void> {
-    return writeQuery(...(rows.length > 0 ? [bulkInsert(reviewItems, rows)] : []));
   }
 
   private filterWhere(organizationId: string, filter: TraceFilter): SQL {
@@ -193,5 +152,24 @@ export class TracesRepository {
         .limit(limit);
       return rows.map((r) => ({ ...r, similarity: Number(r.similarity) }));
     });
+  }
+
+  /** Counts, mean confidence and last trace of one agent in one aggregate (index traces_org_agent_created_idx). */
+  async agentStats(organizationId: string, agentId: string): Promise<AgentTraceStats> {
+    const countWhere = (condition: SQL) => sql<number>`count(*) filter (where ${condition})`.mapWith(Number);
+    const [row] = await this.tx.db
+      .select({
+        total: count(),
+        approved: countWhere(eq(traces.status, 'approved')),
+        flagged: countWhere(eq(traces.status, 'flagged')),
+        blocked: countWhere(eq(traces.status, 'blocked')),
+        success: countWhere(eq(traces.status, 'success')),
+        averageConfidence: sql<number | null>`avg(${traces.confidence})`.mapWith(Number),
+        humanOverrides: countWhere(eq(traces.humanOverride, true)),
+        lastTraceAt: max(traces.createdAt),
+      })
+      .from(traces)
+      .where(and(eq(traces.organizationId, organizationId), eq(traces.agentId, agentId)));
+    return row!;
   }
 }

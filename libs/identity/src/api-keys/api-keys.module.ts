@@ -1,6 +1,7 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { ApiKeyResolverRegistry } from '#platform';
 import { IdentityCoreModule } from '../identity-core.module.js';
+import { AgentKeysRepository } from './agent-keys.repository.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -8,12 +9,15 @@ import { StreamTokenController } from './stream-token.controller.js';
 import { StreamTokenService } from './stream-token.service.js';
 import { WorkspaceKeyResolver } from './workspace-key.resolver.js';
 
-/** Workspace API keys (svc_live_) and stream tokens. */
+/**
+ * Workspace API keys (svc_live_) and stream tokens; the table of agent keys too, which the agents module (governance)
+ * reaches through the exported AgentKeysRepository.
+ */
 @Module({
   imports: [IdentityCoreModule],
   controllers: [ApiKeysController, StreamTokenController],
-  providers: [ApiKeysRepository, ApiKeysService, WorkspaceKeyResolver, StreamTokenService],
-  exports: [StreamTokenService],
+  providers: [ApiKeysRepository, AgentKeysRepository, ApiKeysService, WorkspaceKeyResolver, StreamTokenService],
+  exports: [StreamTokenService, AgentKeysRepository],
 })
 export class ApiKeysModule implements OnModuleInit {
   constructor(

@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import {
+  type Actor,
+  AppError,
+  auditActorOf,
+  canAccessAgent,
+  Clock,
+  isObjectId,
+  newId,
+  type RequestMeta,
+  type SchemaVersion,
+} from '#platform';
+import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
+import { PolicySet } from '../policies/policy-set.js';
+import { newPendingReviewItem } from '../review/review-items.repository.js';
+import type { IngestOutcome } from './ingest-outcome.js';
+import type { TraceIngestInput } from './trace-ingest.validation.js';
+import type { TraceRow } from './trace.schema.js';
+import { type TraceWrite, TraceWriter, unknownAgentError } from './trace-writer.js';
+
+/** searchText holds prompt and output text up to this length: enough for similarity, bounded for the index. */
+export const SEARCH_TEXT_MAX = 8000;
+
+export interface IngestContext {
+  /** The schema version in force for the request; its limits apply and it is stored on the trace. */
+  schemaVersion: SchemaVersion;
+  idempotencyKey?: string;
+  meta?: RequestMeta;
+}
+
+const agentIdError = (message: string) => AppError.validation(message, [{ field: 'agentId', message }]);
+
+/**
+ * The ingest pipeline shared by POST /traces and OTLP. `prepare` decides everything before the database:
+ * confidence (given, or estimated before policies), policy evaluation, and the rows to write (the trace, the review
+ * item of a flagged trace, the audit entry). `store` hands prepared traces to the trace writer, which commits each
+ * with its review item and audit entry and settles its idempotency key. Blocked and flagged traces are stored too.
+ */
+@Injectable()
+export class TraceIngestPipeline {
+  constructor(
+    private readonly policies: PolicySet,
+    private readonly writer: TraceWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The agent a trace is recorded for: an agent key's own agent (a different body agentId is 403), or for
+   * a workspace key the body's agentId, which is required and must lie in the key's scope. That the agent
+   * exists in the caller's organization is checked where the trace is written, under the chain lock.
+   */
+  resolveAgent(actor: Actor, requested: string | undefined): string {
+    let agentId: string;
+    if (actor.credential === 'agentKey') {
+      if (!actor.agentId) throw AppError.forbidden('This agent key is not bound to an agent');
+      if (requested !== undefined && requested !== actor.agentId) {
+        throw AppError.forbidden('agentId must be the agent this key is bound to');
+      }
+      agentId = actor.agentId;
+    } else {
+      if (!requested) throw agentIdError('agentId is required when ingesting with a workspace key');
+      if (!canAccessAgent(actor, requested))
+        throw AppError.forbidden('This API key is not scoped to that agent');
+      agentId = requested;
+    }
+    if (!isObjectId(agentId)) throw unknownAgentError();
+    return agentId;
+  }
+
+  /**
+   * Stores traces prepared for one request together, committed with their review items and audit entries: all
+   * accepted, or none (503, or 413 for more than could ever fit) when ingestion is saturated.
+   */
+  store(organizationId: string, writes: TraceWrite[]): Promise<IngestOutcome>[] {
+    return this.writer.writeAll(organizationId, writes);
+  }
+
+  /**
+   * Everything decided before the database: confidence (given, or estimated before policies), policy evaluation,
+   * and the rows to write (trace, review item of a flagged trace, audit entry).
+   */
+  async prepare(
+    actor: Actor,
+    agentId: string,
+    input: TraceIngestInput,
+    ctx: IngestContext,
+  ): Promise<TraceWrite> {
+    const organizationId = actor.organizationId;
+    const confidence = input.confidence ?? estimateConfidence(input.outputDecision.text);
+    const facts: TraceFacts = {
+      agentId,
+      confidence,
+      inputContext: input.inputContext,
+      outputDecision: input.outputDecision,
+      metadata: input.metadata ?? {},
+    };
+    const evaluation = evaluate(await this.policies.forOrganization(organizationId), facts);
+    const now = this.clock.now();
+    const id = newId(now.getTime());
+    const reviewItemId = evaluation.status === 'flagged' ? newId(now.getTime()) : null;
+    const trace: TraceRow = {
+      id,
+      organizationId,
+      agentId,
+      status: evaluation.status,
+      confidence,
+      inputContext: input.inputContext,
+      outputDecision: input.outputDecision,
+      metadata: input.metadata ?? {},
+      rationale: input.rationale ?? null,
+      schemaVersion: ctx.schemaVersion.version,
+      humanOverride: false,
+      policyResults: evaluation.policyResults,
+      reviewItemId,
+      searchText: searchTextOf(input),
+      createdAt: now,
+      updatedAt: now,
+    };
+    return {
+      trace,
+      reviewItem: reviewItemId
+        ? newPendingReviewItem({
+            id: reviewItemId,
+            organizationId,
+            traceId: id,
+            agentId,
+            matchedPolicies: evaluation.policyResults,
+            createdAt: now,
+          })
+        : null,
+      audit: {
+        eventType: `trace.${evaluation.status}`,
+        actor: auditActorOf(actor),
+        targetType: 'trace',
+        targetId: id,
+        metadata: {
+          agentId,
+          confidence,
+          schemaVersion: ctx.schemaVersion.version,
+          policyIds: evaluation.policyResults.map((p) => p.policyId),
+          ...(reviewItemId ? { reviewItemId } : {}),
+        },
+        meta: ctx.meta,
+      },
+      idempotencyKey: ctx.idempotencyKey,
+      keyId: actor.credential === 'jwt' ? null : (actor.keyId ?? null),
+    };
+  }
+}
+
+/** Prompt and output text, bounded: what GET /traces/:id/similar compares. */
+export function searchTextOf(input: TraceIngestInput): string {
+  return `${input.inputContext.prompt}\n${input.outputDecision.text}`.slice(0, SEARCH_TEXT_MAX);
+}
