@@ -38,3 +38,4 @@ export * from './security/agent-directory.js';
 export * from './security/rate-limit.js';
 export * from './security/current-actor.decorator.js';
 export * from './platform.module.js';
+export * from './notifications/notification-bus.js';

@@ -1,6 +1,4 @@
-import { Logger } from '@nestjs/common';
-import { sql } from 'drizzle-orm';
-import type pg from 'pg';
+import { assertChannelName, NotificationBus } from '../notifications/notification-bus.js';
 import type { DatabaseHandle } from './database.js';
 import type { TransactionHost } from './transaction-host.js';
 
@@ -9,6 +7,7 @@ export interface InvalidatedCacheOptions {
   maxEntries: number;
   /** Safety net only: changes invalidate at once; this bounds the damage of a lost notification. */
   ttlMs: number;
+  /** Reconnection backoff of the process's notification bus (applies if this cache is the first to ask for it). */
   reconnectMinMs: number;
   reconnectMaxMs: number;
   /** Monotonic milliseconds (tests replace it). */
@@ -35,63 +34,55 @@ interface Load<V> {
 }
 
 /**
- * Caches of one process on the same database, per channel. A committed change invalidates all of them at once,
- * so a replica always reads its own writes without waiting for the NOTIFY round trip (on PGlite, the only path).
- */
-const localCaches = new WeakMap<DatabaseHandle, Map<string, Set<InvalidatedCache<unknown>>>>();
-
-/** Channel names are SQL identifiers in LISTEN: kept to a safe spelling. */
-const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/**
  * Values read from the database, kept in a bounded LRU map and dropped as soon as the data behind a key changes.
- * The writer calls `announce(key)` inside its transaction: after commit, every cache of this process on the same
- * channel and database drops the key, and on PostgreSQL a NOTIFY (delivered only on commit) makes every other
- * replica's listener do the same. A PostgreSQL cache that cannot hear other replicas (listener down or
- * reconnecting) reads through instead of serving what may be stale, and clears itself when it hears again.
+ * The writer calls `announce(key)` inside its transaction; the key goes out on the process's NotificationBus: after
+ * commit every cache of this process on the same channel drops it, and on PostgreSQL a NOTIFY (delivered only on
+ * commit) makes every other replica do the same. A PostgreSQL cache that cannot hear other replicas (listener down
+ * or reconnecting) reads through instead of serving what may be stale, and clears itself when it hears again.
  * Loads are shared between concurrent misses of one key; a load that returns null is not kept.
  */
 export class InvalidatedCache<V> {
-  private readonly logger: Logger;
   private readonly options: InvalidatedCacheOptions;
+  private readonly bus: NotificationBus;
   /** Map order is recency order: the first key is the least recently used. */
   private readonly entries = new Map<string, Entry<V>>();
   private readonly loading = new Map<string, Load<V>>();
-  private client: pg.Client | null = null;
   private listening = false;
   private stopped = true;
-  private attempt = 0;
-  private reconnectTimer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => Promise<void>) | null = null;
 
   constructor(
     private readonly channel: string,
-    private readonly handle: DatabaseHandle,
+    handle: DatabaseHandle,
     private readonly tx: TransactionHost,
     options?: Partial<InvalidatedCacheOptions>,
   ) {
-    if (!CHANNEL.test(channel)) throw new Error(`Invalid cache channel name: ${channel}`);
     this.options = { ...INVALIDATED_CACHE_DEFAULTS, ...options };
-    this.logger = new Logger(`InvalidatedCache:${channel}`);
+    this.bus = NotificationBus.of(handle, this.options);
+    assertChannelName(channel);
   }
 
-  /** Joins the process-local invalidation and, on PostgreSQL, connects the listener (first attempt awaited). */
+  /** Subscribes to its channel; on PostgreSQL the bus's first connection attempt is awaited. */
   async start(): Promise<void> {
     if (!this.stopped) return;
     this.stopped = false;
-    this.siblings().add(this as InvalidatedCache<unknown>);
-    if (this.handle.driver === 'postgres' && this.handle.newClient) await this.connectListener();
+    this.unsubscribe = await this.bus.subscribe(this.channel, {
+      onMessage: (key) => this.invalidate(key),
+      onListening: (listening) => {
+        this.listening = listening;
+        // Changes made while nobody listened were not heard: nothing loaded before now can be trusted.
+        this.clear();
+      },
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.siblings().delete(this as InvalidatedCache<unknown>);
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = null;
-    const client = this.client;
-    this.client = null;
     this.listening = false;
     this.clear();
-    await client?.end().catch(() => undefined);
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = null;
+    await unsubscribe?.();
   }
 
   /** The cached value of `key`, or the result of `load` (kept unless null or overtaken by an invalidation). */
@@ -121,13 +112,8 @@ export class InvalidatedCache<V> {
    * Call inside the transaction that changed what `key` names. Nothing is invalidated if it rolls back; NOTIFY
    * is queued by PostgreSQL until commit.
    */
-  async announce(key: string): Promise<void> {
-    if (this.handle.driver === 'postgres') {
-      await this.tx.db.execute(sql`select pg_notify(${this.channel}, ${key})`);
-    }
-    this.tx.afterCommit(() => {
-      for (const cache of this.siblings()) cache.invalidate(key);
-    });
+  announce(key: string): Promise<void> {
+    return this.bus.notify(this.tx, this.channel, key);
   }
 
   invalidate(key: string): void {
@@ -150,14 +136,6 @@ export class InvalidatedCache<V> {
     return this.entries.size;
   }
 
-  private siblings(): Set<InvalidatedCache<unknown>> {
-    let byChannel = localCaches.get(this.handle);
-    if (!byChannel) localCaches.set(this.handle, (byChannel = new Map()));
-    let set = byChannel.get(this.channel);
-    if (!set) byChannel.set(this.channel, (set = new Set()));
-    return set;
-  }
-
   private store(key: string, value: V): void {
     this.entries.set(key, { value, expiresAt: this.options.now() + this.options.ttlMs });
     while (this.entries.size > this.options.maxEntries) {
@@ -167,48 +145,6 @@ export class InvalidatedCache<V> {
   }
 
   private canCache(): boolean {
-    return !this.stopped && (this.handle.driver !== 'postgres' || this.listening);
-  }
-
-  private async connectListener(): Promise<void> {
-    if (this.stopped) return;
-    const client = this.handle.newClient!();
-    this.client = client;
-    client.on('notification', (msg) => {
-      if (msg.channel === this.channel && msg.payload) this.invalidate(msg.payload);
-    });
-    client.on('error', (err) => this.listenerLost(client, err));
-    client.on('end', () => this.listenerLost(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${this.channel}`);
-      if (this.client !== client) return;
-      this.attempt = 0;
-      this.listening = true;
-      // Changes made while nobody listened were not heard: nothing loaded before now can be trusted.
-      this.clear();
-    } catch (err) {
-      this.listenerLost(client, err);
-    }
-  }
-
-  private listenerLost(client: pg.Client, err?: unknown): void {
-    if (this.client !== client) return;
-    this.client = null;
-    this.listening = false;
-    this.clear();
-    void client.end().catch(() => undefined);
-    if (this.stopped) return;
-    const delay = Math.min(this.options.reconnectMaxMs, this.options.reconnectMinMs * 2 ** this.attempt);
-    this.attempt += 1;
-    this.logger.warn(
-      `change listener lost (${err instanceof Error ? err.message : 'connection ended'}); ` +
-        `reconnecting in ${delay} ms`,
-    );
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      void this.connectListener();
-    }, delay);
-    this.reconnectTimer.unref();
+    return !this.stopped && (!this.bus.crossProcess || this.listening);
   }
 }
