@@ -16,7 +16,8 @@ interface OutboxRow {
 
 async function outboxFor(ctx: TestContext, to: string): Promise<OutboxRow[]> {
   const result = (await ctx.db.db.execute(
-    sql`select * from mail_outbox where "to" = ${to} order by created_at`,
+    sql`select id, payload->>'to' as "to", status, attempts, last_error, sealed as body_encrypted
+        from outbox_messages where topic = 'mail.send' and payload->>'to' = ${to} order by created_at`,
   )) as unknown as {
     rows: OutboxRow[];
   };

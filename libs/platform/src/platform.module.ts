@@ -7,6 +7,8 @@ import { AuditLog } from './audit/audit-log.js';
 import { Clock } from './clock/clock.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { MailService } from './mail/mail.service.js';
+import { Outbox } from './outbox/outbox.js';
+import { JobScheduler } from './scheduler/job-scheduler.js';
 import { RateLimitService } from './security/rate-limit.js';
 import { DatabaseModule } from './db/database.module.js';
 import { EnvelopeInterceptor } from './http/envelope.js';
@@ -19,8 +21,8 @@ import { SystemController } from './system/system.controller.js';
 import { EventLoopMonitor } from './system/event-loop.monitor.js';
 
 /**
- * Cross-cutting infrastructure: configuration, database, clock, logging, HTTP conventions and the audit log's write
- * side (AuditLog). The access guard is registered by the application module, which also imports the identity module
+ * Cross-cutting infrastructure: configuration, database, clock, logging, HTTP conventions, the job scheduler, the
+ * outbox and mail on it, and the audit log's write side (AuditLog). The access guard is registered by the application module, which also imports the identity module
  * that resolves bearers.
  */
 @Global()
@@ -37,6 +39,8 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
   providers: [
     Clock,
     SecretBox,
+    JobScheduler,
+    Outbox,
     MailService,
     RateLimitService,
     EventLoopMonitor,
@@ -53,6 +57,8 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     DatabaseModule,
     Clock,
     SecretBox,
+    JobScheduler,
+    Outbox,
     MailService,
     RateLimitService,
     VersioningService,

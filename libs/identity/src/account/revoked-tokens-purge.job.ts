@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig, Clock } from '#platform';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Clock, JobScheduler } from '#platform';
 import { SessionsRepository } from '../sessions/sessions.repository.js';
 import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 
@@ -16,30 +16,26 @@ export const REVOCATION_RETENTION_MS = 90 * 24 * 3600 * 1000;
 /**
  * Keeps the jti blacklist (checked on every authenticated request) and the session list bounded: blacklist
  * and session rows are deleted once their token expired more than REVOCATION_RETENTION_MS ago, and spent or
- * expired single-use tokens a day after expiry. Runs where background work runs (WORKERS=on); the deletes are
- * idempotent, so several replicas purging at once is harmless.
+ * expired single-use tokens a day after expiry. A job of the JobScheduler (it runs where background work runs,
+ * WORKERS=on); the deletes are idempotent, so several replicas purging at once is harmless.
  */
 @Injectable()
-export class RevokedTokensPurgeJob implements OnModuleInit, OnModuleDestroy {
+export class RevokedTokensPurgeJob implements OnModuleInit {
   private readonly logger = new Logger('RevokedTokensPurge');
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly scheduler: JobScheduler,
     private readonly sessions: SessionsRepository,
     private readonly tokens: OneTimeTokenService,
     private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
-    if (!this.config.workers) return;
-    this.timer = setInterval(() => void this.tick(), REVOKED_TOKENS_PURGE_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  onModuleDestroy(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.scheduler.register({
+      name: 'revoked-tokens-purge',
+      intervalMs: REVOKED_TOKENS_PURGE_INTERVAL_MS,
+      run: () => this.tick(),
+    });
   }
 
   /** Deletes blacklist and session rows past the retention, and old single-use tokens; returns the blacklist count. */

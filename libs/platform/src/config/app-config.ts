@@ -35,7 +35,9 @@ const envSchema = z.object({
     .int()
     .min(1000)
     .default(15 * 60 * 1000),
-  MAIL_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).default(30_000),
+  OUTBOX_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
+  /** The older name of OUTBOX_RETRY_INTERVAL_MS (mail was the outbox's first topic). */
+  MAIL_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
   PUBLIC_URL: url.optional(),
   APP_URL: url.default('http://localhost:5173'),
   CORS_ORIGINS: z.string().optional(),
@@ -96,7 +98,8 @@ export interface AppConfig {
   /** Key material for the secret box; JWT_SECRET is used (under a separate HKDF label) when unset. */
   encryptionKey?: string;
   authRateLimit: { max: number; windowMs: number };
-  mailRetryIntervalMs: number;
+  /** How often the outbox's retry pass claims due messages (mail, and webhooks next). */
+  outboxRetryIntervalMs: number;
   publicUrl: string;
   appUrl: string;
   corsOrigins: string[];
@@ -160,7 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jwtSecret: e.JWT_SECRET ?? persistedDevSecret(dataDir),
     encryptionKey: e.ENCRYPTION_KEY,
     authRateLimit: { max: e.AUTH_RATE_LIMIT_MAX, windowMs: e.AUTH_RATE_LIMIT_WINDOW_MS },
-    mailRetryIntervalMs: e.MAIL_RETRY_INTERVAL_MS,
+    outboxRetryIntervalMs: e.OUTBOX_RETRY_INTERVAL_MS ?? e.MAIL_RETRY_INTERVAL_MS ?? 30_000,
     // Without PUBLIC_URL, links and the docs' server entry point at this process's own port.
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     appUrl: e.APP_URL.replace(/\/+$/, ''),

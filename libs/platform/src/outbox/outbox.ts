@@ -1,0 +1,260 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { and, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Clock } from '../clock/clock.js';
+import { SecretBox } from '../crypto/secret-box.js';
+import { bulkInsert } from '../db/bulk-insert.js';
+import { type Query, writeQuery } from '../db/query.js';
+import { TransactionHost } from '../db/transaction-host.js';
+import { newId } from '../ids/object-id.js';
+import { JobScheduler } from '../scheduler/job-scheduler.js';
+import { type OutboxMessageRow, outboxMessages, type OutboxStatus } from './outbox.schema.js';
+import type { OutboxPayload, OutboxSecret, OutboxTopic } from './outbox-topics.js';
+
+/** One message handed to its topic's handler. */
+export interface OutboxDelivery<T extends OutboxTopic> {
+  id: string;
+  topic: T;
+  organizationId: string | null;
+  payload: OutboxPayload<T>;
+  /** The unsealed secret part, if the message has one. */
+  secret: OutboxSecret<T> | undefined;
+  /** This attempt's number, from 1. */
+  attempt: number;
+  createdAt: Date;
+}
+
+export interface OutboxHandler<T extends OutboxTopic> {
+  /** Delivers the message; a throw is a failed attempt, retried after the backoff. */
+  deliver(message: OutboxDelivery<T>): Promise<void>;
+  /** Attempts before the message is `failed` (default 8). */
+  maxAttempts?: number;
+  /** Pause after the n-th failed attempt; the last value repeats (default 30 s, 2 min, 10 min, 30 min, 1 h). */
+  backoffMs?: readonly number[];
+  /** How long an attempt may take at most: the row is leased for that long (default 2 min). */
+  leaseMs?: number;
+}
+
+export interface NewOutboxMessage<T extends OutboxTopic> {
+  organizationId?: string | null;
+  payload: OutboxPayload<T>;
+  secret?: OutboxSecret<T>;
+  /** Keep the message (`stored`) without delivering it. */
+  hold?: boolean;
+}
+
+/** A committed message to deliver. */
+export interface OutboxRef {
+  id: string;
+  topic: OutboxTopic;
+}
+
+/** What an operator sees of a message (its secret part unsealed only when asked). */
+export type OutboxListing = Omit<OutboxMessageRow, 'sealed'> & { secret?: unknown };
+
+const DEFAULTS = {
+  maxAttempts: 8,
+  backoffMs: [30_000, 120_000, 600_000, 1_800_000, 3_600_000] as readonly number[],
+  leaseMs: 120_000,
+};
+/** Messages claimed per topic by one retry pass. */
+export const OUTBOX_CLAIM_BATCH = 20;
+/** A message's JSON payload is bounded: an outbox row is not a blob store. */
+export const OUTBOX_MAX_PAYLOAD_BYTES = 64 * 1024;
+
+type RegisteredHandler = Required<OutboxHandler<OutboxTopic>>;
+
+/**
+ * The transactional outbox. A message is written in the caller's transaction (`enqueue`), or as a query of a
+ * pipelined transaction (`enqueueQuery`, then `dispatch` after its commit), so it exists if and only if the change
+ * that caused it committed. After the commit this process delivers it at once through its topic's handler; a failed
+ * attempt is retried with backoff by the `outbox` job (JobScheduler), which claims due messages with
+ * `FOR UPDATE SKIP LOCKED`. Every attempt first leases its row (a conditional update that moves `next_attempt_at`
+ * past the attempt's longest duration), so replicas and concurrent passes never run one message twice at once.
+ * Messages survive restarts; a process claims only the topics it has a handler for.
+ */
+@Injectable()
+export class Outbox implements OnModuleInit {
+  private readonly logger = new Logger('Outbox');
+  private readonly handlers = new Map<OutboxTopic, RegisteredHandler>();
+
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+    private readonly scheduler: JobScheduler,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'outboxRetryIntervalMs'>,
+  ) {}
+
+  onModuleInit(): void {
+    this.scheduler.register({
+      name: 'outbox',
+      intervalMs: this.config.outboxRetryIntervalMs,
+      run: () => this.runDue(),
+    });
+  }
+
+  /** Registers the handler of a topic in this process (one per topic). */
+  handle<T extends OutboxTopic>(topic: T, handler: OutboxHandler<T>): void {
+    if (this.handlers.has(topic)) throw new Error(`The outbox topic ${topic} already has a handler`);
+    this.handlers.set(topic, { ...DEFAULTS, ...handler } as unknown as RegisteredHandler);
+  }
+
+  /** Writes a message in the current transaction (or on its own); it is delivered after the commit. */
+  async enqueue<T extends OutboxTopic>(topic: T, message: NewOutboxMessage<T>): Promise<string> {
+    const row = this.rowOf(topic, message);
+    await this.tx.db.insert(outboxMessages).values(row);
+    if (row.status === 'pending') this.tx.afterCommit(() => this.dispatch([{ id: row.id, topic }]));
+    return row.id;
+  }
+
+  /**
+   * For a pipelined transaction: the insert of these messages, and their ids. Call `dispatch(ids)` once the
+   * transaction has committed.
+   */
+  enqueueQuery<T extends OutboxTopic>(
+    topic: T,
+    messages: readonly NewOutboxMessage<T>[],
+  ): { query: Query<void>; pending: OutboxRef[] } {
+    const rows = messages.map((message) => this.rowOf(topic, message));
+    return {
+      query: writeQuery(...(rows.length > 0 ? [bulkInsert(outboxMessages, rows)] : [])),
+      pending: rows.filter((row) => row.status === 'pending').map(({ id }) => ({ id, topic })),
+    };
+  }
+
+  /**
+   * Delivers committed messages now, one after another, if this process handles their topic; failures stay for
+   * the retry pass. Never rejects.
+   */
+  async dispatch(messages: readonly OutboxRef[]): Promise<void> {
+    for (const message of messages) {
+      await this.deliver(message).catch((err: unknown) => this.logFailure(message.id, err));
+    }
+  }
+
+  /** Claims due messages of the topics handled here and delivers them; returns how many were claimed. */
+  async runDue(topic?: OutboxTopic): Promise<number> {
+    const topics = topic ? (this.handlers.has(topic) ? [topic] : []) : [...this.handlers.keys()];
+    if (topics.length === 0) return 0;
+    const now = this.clock.now();
+    const due = await this.tx.run(() =>
+      this.tx.db
+        .select({ id: outboxMessages.id, topic: outboxMessages.topic })
+        .from(outboxMessages)
+        .where(
+          and(
+            eq(outboxMessages.status, 'pending'),
+            lte(outboxMessages.nextAttemptAt, now),
+            inArray(outboxMessages.topic, topics),
+          ),
+        )
+        .orderBy(outboxMessages.nextAttemptAt)
+        .limit(OUTBOX_CLAIM_BATCH)
+        .for('update', { skipLocked: true }),
+    );
+    await this.dispatch(due as OutboxRef[]);
+    return due.length;
+  }
+
+  /** One attempt: lease the row (if it is still due), run the handler, record the outcome. */
+  private async deliver({ id, topic }: OutboxRef): Promise<void> {
+    const handler = this.handlers.get(topic);
+    if (!handler) return;
+    const now = this.clock.now();
+    const [row] = await this.tx.db
+      .update(outboxMessages)
+      // The lease: as long as the handler's longest attempt; the outcome below replaces it.
+      .set({ attempts: sql`${outboxMessages.attempts} + 1`, nextAttemptAt: new Date(now.getTime() + handler.leaseMs) })
+      .where(
+        and(
+          eq(outboxMessages.id, id),
+          eq(outboxMessages.status, 'pending'),
+          lte(outboxMessages.nextAttemptAt, now),
+        ),
+      )
+      .returning();
+    if (!row) return;
+    try {
+      await handler.deliver({
+        id: row.id,
+        topic: row.topic as OutboxTopic,
+        organizationId: row.organizationId,
+        payload: row.payload as never,
+        secret: row.sealed ? (JSON.parse(this.box.open(row.sealed)) as never) : undefined,
+        attempt: row.attempts,
+        createdAt: row.createdAt,
+      });
+      await this.tx.db
+        .update(outboxMessages)
+        .set({ status: 'sent', sentAt: this.clock.now(), sealed: null, lastError: null })
+        .where(eq(outboxMessages.id, id));
+    } catch (err) {
+      await this.recordFailure(row, handler, err);
+    }
+  }
+
+  /** Operator view (CLI): newest first; the secret part unsealed when `withSecret`. */
+  async list(
+    limit: number,
+    filter: { topic?: OutboxTopic; statuses?: OutboxStatus[]; withSecret?: boolean } = {},
+  ): Promise<OutboxListing[]> {
+    const conditions: SQL[] = [];
+    if (filter.topic) conditions.push(eq(outboxMessages.topic, filter.topic));
+    if (filter.statuses?.length) conditions.push(inArray(outboxMessages.status, filter.statuses));
+    const rows = await this.tx.db
+      .select()
+      .from(outboxMessages)
+      .where(and(...conditions))
+      .orderBy(desc(outboxMessages.createdAt), desc(outboxMessages.id))
+      .limit(Math.min(Math.max(limit, 1), 1000));
+    return rows.map(({ sealed, ...rest }) =>
+      filter.withSecret ? { ...rest, secret: sealed ? (JSON.parse(this.box.open(sealed)) as unknown) : null } : rest,
+    );
+  }
+
+  private rowOf<T extends OutboxTopic>(topic: T, message: NewOutboxMessage<T>): OutboxMessageRow {
+    const payload = message.payload as unknown as Record<string, unknown>;
+    const size = Buffer.byteLength(JSON.stringify(payload));
+    if (size > OUTBOX_MAX_PAYLOAD_BYTES) {
+      throw new Error(`An outbox message of ${topic} is ${size} bytes; at most ${OUTBOX_MAX_PAYLOAD_BYTES}`);
+    }
+    const now = this.clock.now();
+    return {
+      id: newId(now.getTime()),
+      topic,
+      organizationId: message.organizationId ?? null,
+      payload,
+      sealed: message.secret === undefined ? null : this.box.seal(JSON.stringify(message.secret)),
+      status: message.hold ? 'stored' : 'pending',
+      attempts: 0,
+      lastError: null,
+      nextAttemptAt: now,
+      createdAt: now,
+      sentAt: null,
+    };
+  }
+
+  private async recordFailure(row: OutboxMessageRow, handler: RegisteredHandler, err: unknown): Promise<void> {
+    const failed = row.attempts >= handler.maxAttempts;
+    const backoff = handler.backoffMs;
+    const delay = backoff[Math.min(row.attempts - 1, backoff.length - 1)]!;
+    const message = err instanceof Error ? err.message : String(err);
+    this.logger.warn(
+      { outboxId: row.id, topic: row.topic, attempts: row.attempts, error: message.slice(0, 200) },
+      failed ? 'Outbox message failed for good' : 'Outbox delivery failed; retrying after the backoff',
+    );
+    await this.tx.db
+      .update(outboxMessages)
+      .set({
+        status: failed ? 'failed' : 'pending',
+        lastError: message.slice(0, 500),
+        nextAttemptAt: new Date(this.clock.nowMs() + delay),
+      })
+      .where(eq(outboxMessages.id, row.id));
+  }
+
+  private logFailure(id: string, err: unknown): void {
+    this.logger.warn({ outboxId: id, err }, 'Outbox dispatch failed; the retry pass will pick the message up');
+  }
+}

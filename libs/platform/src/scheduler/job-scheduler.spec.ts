@@ -1,0 +1,122 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { JobScheduler } from './job-scheduler.js';
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('JobScheduler', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('runs each registered job every interval once the application has booted', async () => {
+    const scheduler = new JobScheduler({ workers: true });
+    const a = vi.fn(async () => undefined);
+    const b = vi.fn(async () => undefined);
+    scheduler.register({ name: 'a', intervalMs: 1000, run: a });
+    scheduler.register({ name: 'b', intervalMs: 3000, run: b });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(a).not.toHaveBeenCalled(); // not before bootstrap
+    scheduler.onApplicationBootstrap();
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(a).toHaveBeenCalledTimes(3);
+    expect(b).toHaveBeenCalledTimes(1);
+    await scheduler.beforeApplicationShutdown();
+  });
+
+  it('runs nothing with WORKERS=off, though runNow still works for operators and tests', async () => {
+    const scheduler = new JobScheduler({ workers: false });
+    const run = vi.fn(async () => undefined);
+    scheduler.register({ name: 'a', intervalMs: 1000, run });
+    scheduler.onApplicationBootstrap();
+    expect(scheduler.running).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(run).not.toHaveBeenCalled();
+    await scheduler.runNow('a');
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('never overlaps a job with itself: the next run is timed from the end of the last, runNow joins it', async () => {
+    const scheduler = new JobScheduler({ workers: true });
+    const gate = deferred();
+    let active = 0;
+    let maxActive = 0;
+    const run = vi.fn(async () => {
+      active += 1;
+      maxActive = Math.max(maxActive, active);
+      await gate.promise;
+      active -= 1;
+    });
+    scheduler.register({ name: 'slow', intervalMs: 1000, run });
+    scheduler.onApplicationBootstrap();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(run).toHaveBeenCalledTimes(1);
+    const joined = scheduler.runNow('slow');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(run).toHaveBeenCalledTimes(1);
+    gate.resolve();
+    await joined;
+    expect(maxActive).toBe(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(run).toHaveBeenCalledTimes(2);
+    await scheduler.beforeApplicationShutdown();
+  });
+
+  it('keeps the schedule after a failing run', async () => {
+    const scheduler = new JobScheduler({ workers: true });
+    const run = vi.fn(async () => undefined).mockRejectedValueOnce(new Error('database unavailable'));
+    scheduler.register({ name: 'flaky', intervalMs: 1000, run });
+    scheduler.onApplicationBootstrap();
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(run).toHaveBeenCalledTimes(2);
+    await scheduler.beforeApplicationShutdown();
+  });
+
+  it('at shutdown starts no run any more and awaits the one in progress', async () => {
+    const scheduler = new JobScheduler({ workers: true });
+    const gate = deferred();
+    let finished = false;
+    const run = vi.fn(async () => {
+      await gate.promise;
+      finished = true;
+    });
+    scheduler.register({ name: 'a', intervalMs: 1000, run });
+    scheduler.onApplicationBootstrap();
+    await vi.advanceTimersByTimeAsync(1000);
+    let stopped = false;
+    const stopping = scheduler.beforeApplicationShutdown().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(stopped).toBe(false);
+    gate.resolve();
+    await stopping;
+    expect(finished).toBe(true);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('does not keep the process alive for its timers', async () => {
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    const scheduler = new JobScheduler({ workers: true });
+    scheduler.register({ name: 'a', intervalMs: 1000, run: async () => undefined });
+    scheduler.onApplicationBootstrap();
+    const timer = setTimeoutSpy.mock.results.at(-1)!.value as NodeJS.Timeout;
+    expect(timer.hasRef()).toBe(false);
+    await scheduler.beforeApplicationShutdown();
+  });
+
+  it('refuses two jobs of one name', () => {
+    const scheduler = new JobScheduler({ workers: true });
+    scheduler.register({ name: 'a', intervalMs: 1000, run: async () => undefined });
+    expect(() => scheduler.register({ name: 'a', intervalMs: 1000, run: async () => undefined })).toThrow(
+      /already registered/,
+    );
+  });
+});
