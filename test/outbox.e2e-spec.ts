@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  AuditLog,
   Clock,
   JobScheduler,
   Outbox,
@@ -82,7 +83,10 @@ describe('outbox', () => {
   it('writes nothing when the transaction rolls back, and delivers after the commit when it commits', async () => {
     await tx
       .run(async () => {
-        await outbox.enqueue('test.echo', { payload: { n: 1, note: 'rolled back' }, secret: { token: 't1' } });
+        await outbox.enqueue('test.echo', {
+          payload: { n: 1, note: 'rolled back' },
+          secret: { token: 't1' },
+        });
         throw new Error('roll back');
       })
       .catch(() => undefined);
@@ -148,7 +152,8 @@ describe('outbox', () => {
     failures = Array.from({ length: 10 }, (_, i) => `fail ${i}`);
     const ids = await tx.run(async () => {
       const out: string[] = [];
-      for (let n = 0; n < 10; n++) out.push(await outbox.enqueue('test.echo', { payload: { n, note: 'race' } }));
+      for (let n = 0; n < 10; n++)
+        out.push(await outbox.enqueue('test.echo', { payload: { n, note: 'race' } }));
       return out;
     });
     for (const id of ids) await settled(id);
@@ -167,7 +172,11 @@ describe('outbox', () => {
         { outboxRetryIntervalMs: 30_000 },
       );
       replica.handle('test.echo', { deliver: async (m) => void delivered.push(m) });
-      await Promise.all([outbox.runDue('test.echo'), replica.runDue('test.echo'), outbox.runDue('test.echo')]);
+      await Promise.all([
+        outbox.runDue('test.echo'),
+        replica.runDue('test.echo'),
+        outbox.runDue('test.echo'),
+      ]);
     } finally {
       await close();
     }
@@ -219,7 +228,9 @@ describe('outbox', () => {
   });
 
   it('registers its retry pass with the job scheduler', () => {
-    expect(ctx.app.get(JobScheduler).names).toEqual(expect.arrayContaining(['outbox', 'revoked-tokens-purge']));
+    expect(ctx.app.get(JobScheduler).names).toEqual(
+      expect.arrayContaining(['outbox', 'revoked-tokens-purge']),
+    );
   });
 
   it('types messages by topic: a misspelt topic or another topic’s payload does not compile', () => {
@@ -232,5 +243,53 @@ describe('outbox', () => {
       void outbox.enqueue('test.plain', { payload: { n: 1 }, secret: { token: 'x' } });
     };
     expect(typeof typeOnly).toBe('function');
+  });
+
+  describe('AuditLog.record with the event map', () => {
+    it('writes the audit entry and the event the map declares in one transaction, and neither on rollback', async () => {
+      const audit = ctx.app.get(AuditLog);
+      audit.publishes('test.happened', 'test.plain', (entry) => ({
+        organizationId: entry.organizationId,
+        payload: { n: entry.sequence },
+      }));
+      audit.publishes('test.quiet', 'test.plain', () => null);
+      const owner = await ctx.register();
+      const orgId = owner.organization.id;
+      const who = { organizationId: orgId, actor: { type: 'system' as const, id: null, email: null } };
+
+      await tx
+        .run(async () => {
+          await audit.record(who, 'test.happened', { type: 'thing', id: 'x1' }, { attempt: 'rolled back' });
+          throw new Error('roll back');
+        })
+        .catch(() => undefined);
+      const entry = await audit.record(
+        who,
+        'test.happened',
+        { type: 'thing', id: 'x2' },
+        { attempt: 'kept' },
+      );
+      await audit.record(who, 'test.quiet', null);
+
+      const entries = (await ctx.db.db.execute(
+        sql`select event_type, target_type, target_id, metadata, sequence from audit_entries
+            where organization_id = ${orgId} and event_type like 'test.%' order by sequence`,
+      )) as unknown as { rows: Record<string, unknown>[] };
+      expect(entries.rows).toEqual([
+        expect.objectContaining({
+          event_type: 'test.happened',
+          target_type: 'thing',
+          target_id: 'x2',
+          metadata: { attempt: 'kept' },
+        }),
+        expect.objectContaining({ event_type: 'test.quiet', target_type: null, target_id: null }),
+      ]);
+      const events = (await ctx.db.db.execute(
+        sql`select topic, organization_id, payload from outbox_messages where organization_id = ${orgId}`,
+      )) as unknown as { rows: Record<string, unknown>[] };
+      expect(events.rows).toEqual([
+        { topic: 'test.plain', organization_id: orgId, payload: { n: Number(entry.sequence) } },
+      ]);
+    });
   });
 });

@@ -4,7 +4,6 @@ import {
   AgentDirectory,
   agentScopeOf,
   AppError,
-  auditActorOf,
   AuditLog,
   canAccessAgent,
   canEditOwnedResource,
@@ -122,10 +121,10 @@ export class AgentsService implements AgentDirectory {
         createdBy: actor.userId,
         createdAt: now,
       });
-      await this.appendAudit(
+      await this.audit.record(
         actor,
         'agent.created',
-        agent,
+        { type: 'agent', id: agent.id },
         { name: agent.name, keyPrefix: minted.prefix },
         meta,
       );
@@ -153,7 +152,7 @@ export class AgentsService implements AgentDirectory {
         await this.repo.update(actor.organizationId, id, { ...patch, updatedAt: this.clock.now() });
         if (patch.name !== undefined)
           await this.agentKeys.renameForAgent(actor.organizationId, id, keyNameFor(patch.name));
-        await this.appendAudit(actor, 'agent.updated', before, { changes }, meta);
+        await this.audit.record(actor, 'agent.updated', { type: 'agent', id: before.id }, { changes }, meta);
       }
       const row = await this.findView(actor.organizationId, id);
       return toAgentResponse(row!);
@@ -168,10 +167,10 @@ export class AgentsService implements AgentDirectory {
       await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
       await this.repo.delete(actor.organizationId, id);
       await this.lockAgainstIngestion(actor.organizationId);
-      await this.appendAudit(
+      await this.audit.record(
         actor,
         'agent.deleted',
-        agent,
+        { type: 'agent', id: agent.id },
         { name: agent.name, revokedKeyPrefixes: revoked.map((key) => key.prefix) },
         meta,
       );
@@ -197,10 +196,10 @@ export class AgentsService implements AgentDirectory {
         createdAt: now,
       });
       await this.lockAgainstIngestion(actor.organizationId);
-      await this.appendAudit(
+      await this.audit.record(
         actor,
         'agent.key_regenerated',
-        agent,
+        { type: 'agent', id: agent.id },
         { keyPrefix: minted.prefix, revokedKeyPrefixes: revoked.map((key) => key.prefix) },
         meta,
       );
@@ -236,23 +235,5 @@ export class AgentsService implements AgentDirectory {
    */
   private lockAgainstIngestion(organizationId: string): Promise<void> {
     return this.audit.lockOrganization(organizationId);
-  }
-
-  private async appendAudit(
-    actor: Actor,
-    eventType: string,
-    agent: AgentRow,
-    metadata: Record<string, unknown>,
-    meta: RequestMeta,
-  ): Promise<void> {
-    await this.audit.append({
-      organizationId: actor.organizationId,
-      eventType,
-      actor: auditActorOf(actor),
-      targetType: 'agent',
-      targetId: agent.id,
-      metadata,
-      meta,
-    });
   }
 }

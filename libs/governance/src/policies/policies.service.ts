@@ -4,7 +4,6 @@ import {
   AgentDirectory,
   AppError,
   assertAgentsOf,
-  auditActorOf,
   AuditLog,
   Clock,
   type DeletedDto,
@@ -113,20 +112,18 @@ export class PoliciesService {
         updatedAt: now,
       });
       await this.cache.announceChange(actor.organizationId);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'policy.created',
-        actor: auditActorOf(actor),
-        targetType: 'policy',
-        targetId: row.id,
-        metadata: {
+      await this.audit.record(
+        actor,
+        'policy.created',
+        { type: 'policy', id: row.id },
+        {
           name: row.name,
           outcome: row.outcome,
           templateId: row.templateId,
           isActive: row.isActive,
         },
         meta,
-      });
+      );
       return toPolicyResponse(row);
     });
   }
@@ -145,15 +142,13 @@ export class PoliciesService {
       assertCompiles({ ...before, ...patch });
       const row = (await this.repo.update(actor.organizationId, id, patch, this.clock.now()))!;
       await this.cache.announceChange(actor.organizationId);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'policy.updated',
-        actor: auditActorOf(actor),
-        targetType: 'policy',
-        targetId: row.id,
-        metadata: { name: row.name, changed },
+      await this.audit.record(
+        actor,
+        'policy.updated',
+        { type: 'policy', id: row.id },
+        { name: row.name, changed },
         meta,
-      });
+      );
       return toPolicyResponse(row);
     });
   }
@@ -164,15 +159,13 @@ export class PoliciesService {
       const row = await this.repo.delete(actor.organizationId, id);
       if (!row) throw AppError.notFound('Policy');
       await this.cache.announceChange(actor.organizationId);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'policy.deleted',
-        actor: auditActorOf(actor),
-        targetType: 'policy',
-        targetId: row.id,
-        metadata: { name: row.name, outcome: row.outcome, templateId: row.templateId },
+      await this.audit.record(
+        actor,
+        'policy.deleted',
+        { type: 'policy', id: row.id },
+        { name: row.name, outcome: row.outcome, templateId: row.templateId },
         meta,
-      });
+      );
       return { id: row.id, deleted: true };
     });
   }

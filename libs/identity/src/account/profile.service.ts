@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import {
   type Actor,
   AppError,
-  auditActorOf,
   AuditLog,
   Clock,
   type Page,
@@ -74,15 +73,7 @@ export class ProfileService {
       }
       if (Object.keys(changes).length === 0) return toUserResponse(before);
       const after = (await this.users.updateSelf(userId, patch, this.clock.now()))!;
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'user.profile_updated',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: userId,
-        metadata: { changes },
-        meta,
-      });
+      await this.audit.record(actor, 'user.profile_updated', { type: 'user', id: userId }, { changes }, meta);
       return toUserResponse(after);
     });
   }
@@ -104,15 +95,13 @@ export class ProfileService {
       const keys = Object.keys(patch as Preferences);
       if (keys.length === 0) return user.preferences;
       await this.users.updateSelf(userId, { preferences: merged }, this.clock.now());
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'user.preferences_updated',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: userId,
-        metadata: { keys: keys.slice(0, 50) },
+      await this.audit.record(
+        actor,
+        'user.preferences_updated',
+        { type: 'user', id: userId },
+        { keys: keys.slice(0, 50) },
         meta,
-      });
+      );
       return merged;
     });
   }

@@ -63,15 +63,13 @@ export class SessionsManagementService {
       if (!spent) throw AppError.unauthorized('This session has been revoked', ErrorCode.SESSION_REVOKED);
       const user = await this.requireUser(current.userId);
       const previous = await this.sessionsRepo.findByJti(current.jti);
-      const entry = await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.token_refreshed',
-        actor: auditActorOf(actor),
-        targetType: 'session',
-        targetId: previous?.id ?? null,
-        metadata: { previousSessionId: previous?.id ?? null },
+      const entry = await this.audit.record(
+        actor,
+        'auth.token_refreshed',
+        { type: 'session', id: previous?.id ?? null },
+        { previousSessionId: previous?.id ?? null },
         meta,
-      });
+      );
       const session = await this.sessions.open({
         sessionId: entry.id,
         userId: user.id,
@@ -89,15 +87,13 @@ export class SessionsManagementService {
     const current = sessionOf(actor);
     return this.tx.run(async () => {
       const revoked = await this.sessions.revokeAllForUser(current.userId);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.session_revoked',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: current.userId,
-        metadata: { all: true, count: revoked },
+      await this.audit.record(
+        actor,
+        'auth.session_revoked',
+        { type: 'user', id: current.userId },
+        { all: true, count: revoked },
         meta,
-      });
+      );
       return { revoked };
     });
   }
@@ -116,15 +112,13 @@ export class SessionsManagementService {
       if (session.revokedAt || session.expiresAt <= now) return { revoked: 0 };
       const done = await this.sessionsRepo.revokeOnce(session.jti, session.userId, session.expiresAt, now);
       if (!done) return { revoked: 0 };
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.session_revoked',
-        actor: auditActorOf(actor),
-        targetType: 'session',
-        targetId: session.id,
-        metadata: { all: false, count: 1, current: session.jti === current.jti },
+      await this.audit.record(
+        actor,
+        'auth.session_revoked',
+        { type: 'session', id: session.id },
+        { all: false, count: 1, current: session.jti === current.jti },
         meta,
-      });
+      );
       return { revoked: 1 };
     });
   }
@@ -142,15 +136,13 @@ export class SessionsManagementService {
       const user = await this.requireUser(current.userId, true);
       if (user.sessionTimeout === dto.sessionTimeout) return { sessionTimeout: user.sessionTimeout };
       await this.users.updateSelf(user.id, { sessionTimeout: dto.sessionTimeout }, this.clock.now());
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.session_timeout_changed',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { from: user.sessionTimeout, to: dto.sessionTimeout },
+      await this.audit.record(
+        actor,
+        'auth.session_timeout_changed',
+        { type: 'user', id: user.id },
+        { from: user.sessionTimeout, to: dto.sessionTimeout },
         meta,
-      });
+      );
       return { sessionTimeout: dto.sessionTimeout };
     });
   }
@@ -169,15 +161,13 @@ export class SessionsManagementService {
         : undefined;
       if (!membership || !organization) throw AppError.notFound('Organization');
       const user = await this.requireUser(current.userId);
-      const entry = await this.audit.append({
-        organizationId,
-        eventType: 'auth.org_switched',
-        actor: auditActorOf(actor),
-        targetType: 'organization',
-        targetId: organizationId,
-        metadata: { role: membership.role },
+      const entry = await this.audit.record(
+        { organizationId, actor: auditActorOf(actor) },
+        'auth.org_switched',
+        { type: 'organization', id: organizationId },
+        { role: membership.role },
         meta,
-      });
+      );
       const session = await this.sessions.open({
         sessionId: entry.id,
         userId: user.id,

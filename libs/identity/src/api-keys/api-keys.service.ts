@@ -4,7 +4,6 @@ import {
   AgentDirectory,
   AppError,
   assertAgentsOf,
-  auditActorOf,
   AuditLog,
   Clock,
   type DeletedDto,
@@ -84,15 +83,13 @@ export class ApiKeysService {
         createdBy: actor.userId,
         createdAt: now,
       });
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.key_created',
-        actor: auditActorOf(actor),
-        targetType: 'api_key',
-        targetId: row.id,
-        metadata: auditMetadata(row),
+      await this.audit.record(
+        actor,
+        'auth.key_created',
+        { type: 'api_key', id: row.id },
+        auditMetadata(row),
         meta,
-      });
+      );
       return toCreatedApiKeyResponse(row, minted.key);
     });
   }
@@ -126,15 +123,13 @@ export class ApiKeysService {
       }
       if (Object.keys(changes).length === 0) return toApiKeyResponse(before);
       const row = (await this.repo.update(actor.organizationId, id, patch))!;
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.key_updated',
-        actor: auditActorOf(actor),
-        targetType: 'api_key',
-        targetId: row.id,
-        metadata: { ...auditMetadata(row), changes },
+      await this.audit.record(
+        actor,
+        'auth.key_updated',
+        { type: 'api_key', id: row.id },
+        { ...auditMetadata(row), changes },
         meta,
-      });
+      );
       return toApiKeyResponse(row);
     });
   }
@@ -149,15 +144,13 @@ export class ApiKeysService {
       // sees the key revoked. (The audit append takes the same lock; it is named here so that the guarantee does not
       // hang on the entry.) Taken after the key's row lock, in the order every audited change takes them.
       await this.audit.lockOrganization(actor.organizationId);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.key_revoked',
-        actor: auditActorOf(actor),
-        targetType: 'api_key',
-        targetId: row.id,
-        metadata: auditMetadata(row),
+      await this.audit.record(
+        actor,
+        'auth.key_revoked',
+        { type: 'api_key', id: row.id },
+        auditMetadata(row),
         meta,
-      });
+      );
       return { id: row.id, deleted: true };
     });
   }

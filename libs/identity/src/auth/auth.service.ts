@@ -96,15 +96,13 @@ export class AuthService {
         createdAt: now,
         updatedAt: now,
       });
-      const entry = await this.audit.append({
-        organizationId: organization.id,
-        eventType: 'auth.register',
-        actor: { type: 'user', id: user.id, email: user.email },
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { method, organizationName: organization.name },
+      const entry = await this.audit.record(
+        { organizationId: organization.id, actor: { type: 'user', id: user.id, email: user.email } },
+        'auth.register',
+        { type: 'user', id: user.id },
+        { method, organizationName: organization.name },
         meta,
-      });
+      );
       const session = await this.sessions.open({
         sessionId: entry.id,
         userId: user.id,
@@ -178,15 +176,16 @@ export class AuthService {
       // The user row first, then the audit chain: every path that writes both takes them in this order, so
       // a login and a concurrent profile change cannot deadlock.
       await this.users.recordLogin(user.id, meta.ip, this.clock.now());
-      const entry = await this.audit.append({
-        organizationId: membership.organizationId,
-        eventType: 'auth.login',
-        actor: { type: 'user', id: user.id, email: user.email },
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { ...metadata, method },
+      const entry = await this.audit.record(
+        {
+          organizationId: membership.organizationId,
+          actor: { type: 'user', id: user.id, email: user.email },
+        },
+        'auth.login',
+        { type: 'user', id: user.id },
+        { ...metadata, method },
         meta,
-      });
+      );
       const session = await this.sessions.open({
         sessionId: entry.id,
         userId: user.id,
@@ -223,15 +222,13 @@ export class AuthService {
         meta,
       });
       if (first) {
-        await this.audit.append({
-          organizationId: first.organizationId,
-          eventType: 'auth.login_failed',
-          actor: { type: 'user', id: user.id, email: user.email },
-          targetType: 'user',
-          targetId: user.id,
-          metadata: { method, reason },
+        await this.audit.record(
+          { organizationId: first.organizationId, actor: { type: 'user', id: user.id, email: user.email } },
+          'auth.login_failed',
+          { type: 'user', id: user.id },
+          { method, reason },
           meta,
-        });
+        );
       }
     });
   }
@@ -239,14 +236,16 @@ export class AuthService {
   async logout(actor: Actor, meta: RequestMeta): Promise<MessageDto> {
     await this.tx.run(async () => {
       await this.sessions.revokeCurrent(actor);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.logout',
-        actor: { type: 'user', id: actor.userId, email: actor.email },
-        targetType: 'user',
-        targetId: actor.userId,
+      await this.audit.record(
+        {
+          organizationId: actor.organizationId,
+          actor: { type: 'user', id: actor.userId, email: actor.email },
+        },
+        'auth.logout',
+        { type: 'user', id: actor.userId },
+        undefined,
         meta,
-      });
+      );
     });
     return { message: 'Logged out' };
   }

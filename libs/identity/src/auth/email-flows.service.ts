@@ -4,7 +4,6 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
-  auditActorOf,
   AuditLog,
   Clock,
   MailService,
@@ -155,15 +154,13 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     await this.tx.run(async () => {
       await this.users.updatePassword(user.id, passwordHash, this.clock.now());
       const revoked = await this.sessions.revokeAllForUser(user.id, actor.jti);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.password_changed',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { sessionsRevoked: revoked },
+      await this.audit.record(
+        actor,
+        'auth.password_changed',
+        { type: 'user', id: user.id },
+        { sessionsRevoked: revoked },
         meta,
-      });
+      );
     });
     return { message: 'Your password has been changed. Other sessions were signed out.' };
   }
@@ -212,15 +209,13 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
   ): Promise<void> {
     const [membership] = await this.auth.membershipsOf(userId);
     if (!membership) return;
-    await this.audit.append({
-      organizationId: membership.organizationId,
+    await this.audit.record(
+      { organizationId: membership.organizationId, actor: { type: 'user', id: userId, email } },
       eventType,
-      actor: { type: 'user', id: userId, email },
-      targetType: 'user',
-      targetId: userId,
+      { type: 'user', id: userId },
       metadata,
       meta,
-    });
+    );
   }
 
   /** Work that must not shape the response (its timing or outcome would reveal whether an account exists). */

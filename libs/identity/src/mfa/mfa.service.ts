@@ -3,7 +3,6 @@ import QRCode from 'qrcode';
 import {
   type Actor,
   AppError,
-  auditActorOf,
   AuditLog,
   Clock,
   ErrorCode,
@@ -97,15 +96,13 @@ export class MfaService {
         throw (await this.users.findById(user.id))?.mfaEnabled ? mfaAlreadyEnabled() : invalidMfaCode();
       }
       await this.backupCodes.replaceAll(user.id, codes.map(hashOf), now);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.mfa_enabled',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { backupCodes: codes.length },
+      await this.audit.record(
+        actor,
+        'auth.mfa_enabled',
+        { type: 'user', id: user.id },
+        { backupCodes: codes.length },
         meta,
-      });
+      );
       return { backupCodes: codes };
     });
   }
@@ -121,15 +118,7 @@ export class MfaService {
       const now = this.clock.now();
       await this.users.disableMfa(user.id, now);
       await this.backupCodes.deleteAll(user.id);
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.mfa_disabled',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { factor },
-        meta,
-      });
+      await this.audit.record(actor, 'auth.mfa_disabled', { type: 'user', id: user.id }, { factor }, meta);
       return true;
     });
     if (!disabled) await this.rejectCode(user.id, actor.organizationId, 'mfa_disable', meta);
@@ -145,15 +134,13 @@ export class MfaService {
     const generated = await this.tx.run(async () => {
       if (!(await this.consumeFactor(user, dto.code, { allowBackupCode: false }))) return undefined;
       await this.backupCodes.replaceAll(user.id, codes.map(hashOf), this.clock.now());
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'auth.backup_codes_generated',
-        actor: auditActorOf(actor),
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { count: codes.length },
+      await this.audit.record(
+        actor,
+        'auth.backup_codes_generated',
+        { type: 'user', id: user.id },
+        { count: codes.length },
         meta,
-      });
+      );
       return { backupCodes: codes };
     });
     if (!generated) return this.rejectCode(user.id, actor.organizationId, 'backup_codes', meta);

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import {
   type Actor,
   AppError,
-  auditActorOf,
   AuditLog,
   Clock,
   type Plan,
@@ -36,15 +35,13 @@ export class OrganizationsService {
       const before = await this.repo.findById(actor.organizationId);
       if (!before) throw AppError.notFound('Organization');
       const row = (await this.repo.update(actor.organizationId, { name: dto.name }, this.clock.now()))!;
-      await this.audit.append({
-        organizationId: actor.organizationId,
-        eventType: 'organization.updated',
-        actor: auditActorOf(actor),
-        targetType: 'organization',
-        targetId: row.id,
-        metadata: { changes: { name: { from: before.name, to: row.name } } },
+      await this.audit.record(
+        actor,
+        'organization.updated',
+        { type: 'organization', id: row.id },
+        { changes: { name: { from: before.name, to: row.name } } },
         meta,
-      });
+      );
       return toOrganizationResponse(row);
     });
   }
@@ -55,14 +52,12 @@ export class OrganizationsService {
       const before = await this.repo.findById(organizationId);
       if (!before) throw AppError.notFound('Organization');
       const row = (await this.repo.update(organizationId, { plan }, this.clock.now()))!;
-      await this.audit.append({
-        organizationId,
-        eventType: 'organization.plan_changed',
-        actor: { type: 'system', id: 'cli', email: null },
-        targetType: 'organization',
-        targetId: organizationId,
-        metadata: { from: before.plan, to: plan },
-      });
+      await this.audit.record(
+        { organizationId, actor: { type: 'system', id: 'cli', email: null } },
+        'organization.plan_changed',
+        { type: 'organization', id: organizationId },
+        { from: before.plan, to: plan },
+      );
       return toOrganizationResponse(row);
     });
   }

@@ -5,7 +5,6 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
-  auditActorOf,
   AuditLog,
   Clock,
   type DeletedDto,
@@ -131,7 +130,13 @@ export class InvitationsService {
         updatedAt: now,
       });
       await this.sendInvitation(organization, actor.email, dto.email, role, token);
-      await this.record(actor, 'team.invite.created', id, { email: dto.email, role, expiresAt }, meta);
+      await this.audit.record(
+        actor,
+        'team.invite.created',
+        { type: 'invitation', id: id },
+        { email: dto.email, role, expiresAt },
+        meta,
+      );
       return toInvitationResponse({
         id,
         email: dto.email,
@@ -156,7 +161,13 @@ export class InvitationsService {
       const row = await this.invitations.findPendingForUpdate(actor.organizationId, id);
       if (!row) throw AppError.notFound('Invitation');
       await this.invitations.revoke(actor.organizationId, id, this.clock.now());
-      await this.record(actor, 'team.invite.revoked', id, { email: row.email, role: row.role }, meta);
+      await this.audit.record(
+        actor,
+        'team.invite.revoked',
+        { type: 'invitation', id: id },
+        { email: row.email, role: row.role },
+        meta,
+      );
       return { id, deleted: true };
     });
   }
@@ -184,10 +195,10 @@ export class InvitationsService {
         row.role,
         this.box.open(row.tokenEncrypted),
       );
-      await this.record(
+      await this.audit.record(
         actor,
         'team.invite.resent',
-        id,
+        { type: 'invitation', id: id },
         { email: row.email, role: row.role, expiresAt },
         meta,
       );
@@ -245,15 +256,13 @@ export class InvitationsService {
         updatedAt: now,
       });
       if (!membership) throw alreadyMember('This account is already a member of the organization');
-      await this.audit.append({
-        organizationId: organization.id,
-        eventType: 'team.invite.accepted',
-        actor: { type: 'user', id: user.id, email: user.email },
-        targetType: 'invitation',
-        targetId: invite.id,
-        metadata: { email: invite.email, role: invite.role, newUser: !existing },
+      await this.audit.record(
+        { organizationId: organization.id, actor: { type: 'user', id: user.id, email: user.email } },
+        'team.invite.accepted',
+        { type: 'invitation', id: invite.id },
+        { email: invite.email, role: invite.role, newUser: !existing },
         meta,
-      });
+      );
       if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, organization.id, 'invite');
       const session = await this.auth.completeLogin(user, membership, 'invite', meta);
       return { ...session, organization: toOrganizationResponse(organization), role: membership.role };
@@ -338,24 +347,6 @@ export class InvitationsService {
         role,
         token,
       }),
-    });
-  }
-
-  private async record(
-    actor: Actor,
-    eventType: string,
-    invitationId: string,
-    metadata: { email: string; role: Role; expiresAt?: Date },
-    meta: RequestMeta,
-  ): Promise<void> {
-    await this.audit.append({
-      organizationId: actor.organizationId,
-      eventType,
-      actor: auditActorOf(actor),
-      targetType: 'invitation',
-      targetId: invitationId,
-      metadata,
-      meta,
     });
   }
 }

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import {
   type Actor,
   AppError,
-  auditActorOf,
   AuditLog,
   Clock,
   type DeletedDto,
@@ -68,7 +67,13 @@ export class TeamService {
     return this.mutate(actor, userId, { kind: 'role', role: dto.role }, async (target, now) => {
       if (target.role === dto.role) return toTeamMemberResponse(target);
       await this.team.updateRole(actor.organizationId, userId, dto.role, now);
-      await this.record(actor, 'team.member.role_changed', target, { from: target.role, to: dto.role }, meta);
+      await this.audit.record(
+        actor,
+        'team.member.role_changed',
+        { type: 'user', id: target.userId },
+        { ...{ from: target.role, to: dto.role }, email: target.email },
+        meta,
+      );
       return toTeamMemberResponse({ ...target, role: dto.role });
     });
   }
@@ -78,7 +83,13 @@ export class TeamService {
     return this.mutate(actor, userId, { kind: 'suspend' }, async (target, now) => {
       if (!target.isActive) return toTeamMemberResponse(target);
       await this.team.setActive(actor.organizationId, userId, false, now);
-      await this.record(actor, 'team.member.suspended', target, { role: target.role }, meta);
+      await this.audit.record(
+        actor,
+        'team.member.suspended',
+        { type: 'user', id: target.userId },
+        { ...{ role: target.role }, email: target.email },
+        meta,
+      );
       return toTeamMemberResponse({ ...target, isActive: false });
     });
   }
@@ -87,7 +98,13 @@ export class TeamService {
     return this.mutate(actor, userId, { kind: 'reactivate' }, async (target, now) => {
       if (target.isActive) return toTeamMemberResponse(target);
       await this.team.setActive(actor.organizationId, userId, true, now);
-      await this.record(actor, 'team.member.reactivated', target, { role: target.role }, meta);
+      await this.audit.record(
+        actor,
+        'team.member.reactivated',
+        { type: 'user', id: target.userId },
+        { ...{ role: target.role }, email: target.email },
+        meta,
+      );
       return toTeamMemberResponse({ ...target, isActive: true });
     });
   }
@@ -96,11 +113,11 @@ export class TeamService {
   remove(actor: Actor, userId: string, meta: RequestMeta): Promise<DeletedDto> {
     return this.mutate(actor, userId, { kind: 'remove' }, async (target) => {
       await this.team.remove(actor.organizationId, userId);
-      await this.record(
+      await this.audit.record(
         actor,
         'team.member.removed',
-        target,
-        { role: target.role, wasActive: target.isActive },
+        { type: 'user', id: target.userId },
+        { ...{ role: target.role, wasActive: target.isActive }, email: target.email },
         meta,
       );
       return { id: userId, deleted: true };
@@ -139,24 +156,6 @@ export class TeamService {
         throw ownerOnly ? onlyOwnerTouchesOwners() : AppError.forbidden();
       }
       return apply(target, this.clock.now());
-    });
-  }
-
-  private async record(
-    actor: Actor,
-    eventType: string,
-    target: MemberView,
-    metadata: Record<string, unknown>,
-    meta: RequestMeta,
-  ): Promise<void> {
-    await this.audit.append({
-      organizationId: actor.organizationId,
-      eventType,
-      actor: auditActorOf(actor),
-      targetType: 'user',
-      targetId: target.userId,
-      metadata: { ...metadata, email: target.email },
-      meta,
     });
   }
 }

@@ -5,6 +5,8 @@ import { bulkInsert } from '../db/bulk-insert.js';
 import { type Query, writeQuery } from '../db/query.js';
 import { lockStatement, TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
+import { type NewOutboxMessage, Outbox } from '../outbox/outbox.js';
+import type { OutboxTopic } from '../outbox/outbox-topics.js';
 import type { Actor, RequestMeta } from '../security/actor.js';
 import { chainHash, cleanText, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
 import { type AuditActor, auditEntries, type AuditEntryRow } from './audit.schema.js';
@@ -21,6 +23,24 @@ export interface AuditInput {
 }
 
 export type ChainHead = Pick<AuditEntryRow, 'sequence' | 'hash'>;
+
+/**
+ * Who did what is recorded: the caller as the access guard resolved it (its organization is the entry's), or, where
+ * there is no such caller yet (registration, login, invitations accepted, the system), an audit actor in a named
+ * organization.
+ */
+export type AuditSubject = Actor | { organizationId: string; actor: AuditActor; userId?: string | null };
+
+/** What the event is about. */
+export interface AuditTarget {
+  type: string;
+  id: string | null;
+}
+
+/** Turns an audit entry into the outbox message that announces it (a domain event for webhooks and streams). */
+export type AuditPublisher<T extends OutboxTopic> = (entry: AuditEntryRow) => NewOutboxMessage<T> | null;
+
+const isGuardActor = (subject: AuditSubject): subject is Actor => 'credential' in subject;
 
 /** The key of an organization's write lock: the lock of its audit chain. */
 const organizationLockKey = (organizationId: string) => `audit:${organizationId}`;
@@ -108,10 +128,59 @@ export function auditActorOf(actor: Actor): AuditActor {
  */
 @Injectable()
 export class AuditLog {
+  /** The event map: which audit events are also published, to which outbox topic, as what. */
+  private readonly publishers = new Map<
+    string,
+    { topic: OutboxTopic; publish: AuditPublisher<OutboxTopic> }[]
+  >();
+
   constructor(
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly outbox: Outbox,
   ) {}
+
+  /**
+   * Declares that an audit event is also a domain event: each entry of `eventType` written through `record` is
+   * followed, in the same transaction, by the outbox message `publish` makes of it (none when it returns null).
+   * Modules declare their events while they initialise (webhooks and the event stream subscribe to the topic).
+   */
+  publishes<T extends OutboxTopic>(eventType: string, topic: T, publish: AuditPublisher<T>): void {
+    const list = this.publishers.get(eventType) ?? [];
+    list.push({ topic, publish: publish as unknown as AuditPublisher<OutboxTopic> });
+    this.publishers.set(eventType, list);
+  }
+
+  /**
+   * Records an event: its audit entry, appended to the organization's chain, and the outbox messages the event map
+   * declares for it, in the caller's transaction (or one of its own), so that both commit or neither does.
+   */
+  record(
+    subject: AuditSubject,
+    eventType: string,
+    target: AuditTarget | null,
+    metadata?: Record<string, unknown>,
+    meta?: RequestMeta,
+  ): Promise<AuditEntryRow> {
+    const who = isGuardActor(subject)
+      ? { organizationId: subject.organizationId, actor: auditActorOf(subject) }
+      : subject;
+    return this.tx.run(async () => {
+      const entry = await this.append({
+        ...who,
+        eventType,
+        targetType: target?.type ?? null,
+        targetId: target?.id ?? null,
+        metadata,
+        meta,
+      });
+      for (const { topic, publish } of this.publishers.get(eventType) ?? []) {
+        const message = publish(entry);
+        if (message) await this.outbox.enqueue(topic, message);
+      }
+      return entry;
+    });
+  }
 
   /**
    * Takes the organization's write lock until the current transaction ends (a no-op if it already holds it). It
