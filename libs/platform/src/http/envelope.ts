@@ -28,6 +28,14 @@ export class RawBody {
   constructor(readonly body: unknown) {}
 }
 
+/**
+ * The success envelope, `{success: true, data}`, with the `code` of a status-specific success (202 with
+ * SVC_FLAGGED_FOR_REVIEW). Error envelopes come from `renderError`; together they are every JSON body of the API.
+ */
+export function successBody(data: unknown, code?: string): Record<string, unknown> {
+  return code === undefined ? { success: true, data: data ?? null } : { success: true, code, data: data ?? null };
+}
+
 const RAW_RESPONSE = 'svc:raw-response';
 /** The handler writes its own body (streams, HTML, SCIM, OTLP): the envelope is not applied. */
 export const RawResponse = () => SetMetadata(RAW_RESPONSE, true);
@@ -46,7 +54,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
       map((value: unknown) => {
         if (value instanceof RawBody) return value.body;
         if (value instanceof Page) return { success: true, data: value.items, pagination: value.pagination };
-        return { success: true, data: value ?? null };
+        return successBody(value);
       }),
     );
   }

@@ -1,3 +1,4 @@
+import { AppError, renderError, successBody } from '#platform';
 import type { IngestOutcome } from '../ingest-outcome.js';
 
 export const TraceCode = {
@@ -12,43 +13,42 @@ export interface IngestResponse {
   body: Record<string, unknown>;
 }
 
+/** An outcome answered with an error envelope that still carries data (the stored or earlier trace). */
+function errorWithData(status: 403 | 409, code: string, message: string, data: unknown): IngestResponse {
+  return { status, body: renderError(new AppError(status, code, message, { extra: { data } })).body };
+}
+
+/** The reply to each outcome, its envelope built by the platform's renderers like every other body. */
 export function toIngestResponse(outcome: IngestOutcome): IngestResponse {
   if (outcome.kind === 'duplicate') {
-    return {
-      status: 409,
-      body: {
-        success: false,
-        code: TraceCode.DUPLICATE_REQUEST,
-        error: 'A trace was already ingested with this Idempotency-Key within the last 24 hours',
-        data: { id: outcome.id },
-      },
-    };
+    return errorWithData(
+      409,
+      TraceCode.DUPLICATE_REQUEST,
+      'A trace was already ingested with this Idempotency-Key within the last 24 hours',
+      { id: outcome.id },
+    );
   }
   const { id, status, confidence, policyResults, reviewItemId } = outcome.trace;
   if (status === 'blocked') {
     const names = policyResults.map((p) => p.name).join(', ');
-    return {
-      status: 403,
-      body: {
-        success: false,
-        code: TraceCode.BLOCKED_BY_POLICY,
-        error: `Trace blocked by policy: ${names}`,
-        data: { id, status, confidence, policies: policyResults },
-      },
-    };
+    return errorWithData(403, TraceCode.BLOCKED_BY_POLICY, `Trace blocked by policy: ${names}`, {
+      id,
+      status,
+      confidence,
+      policies: policyResults,
+    });
   }
   if (status === 'flagged') {
     return {
       status: 202,
-      body: {
-        success: true,
-        code: TraceCode.FLAGGED_FOR_REVIEW,
-        data: { id, status, confidence, message: 'Trace flagged for human review', reviewItemId },
-      },
+      body: successBody(
+        { id, status, confidence, message: 'Trace flagged for human review', reviewItemId },
+        TraceCode.FLAGGED_FOR_REVIEW,
+      ),
     };
   }
   return {
     status: 201,
-    body: { success: true, data: { id, status, confidence, message: 'Trace recorded and approved' } },
+    body: successBody({ id, status, confidence, message: 'Trace recorded and approved' }),
   };
 }
