@@ -19,6 +19,7 @@ import type { ReviewItemRow } from '../review/review-item.schema.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import type { TraceRow } from './trace.schema.js';
 import type { IngestOutcome } from './ingest-outcome.js';
+import { TraceErrorCode } from './traces.errors.js';
 import { TracesRepository } from './traces.repository.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -310,7 +311,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
         ? { kind: 'duplicate', id: holder }
         : AppError.conflict(
             'The idempotency key is being reused concurrently; retry',
-            'SVC_DUPLICATE_REQUEST',
+            TraceErrorCode.DUPLICATE_REQUEST,
           );
     }
   }

@@ -23,6 +23,7 @@ import type {
   RegisterResultDto,
 } from './dto/auth.dto.js';
 import type { ChangePasswordDto, ResetPasswordDto } from './dto/email-flows.dto.js';
+import { invalidToken } from './auth.errors.js';
 import { hashPassword, verifyPassword } from './password.js';
 
 const HOUR = 3600 * 1000;
@@ -30,11 +31,6 @@ export const SIGNUP_TOKEN_TTL_MS = 24 * HOUR;
 export const RESET_TOKEN_TTL_MS = HOUR;
 export const MAGIC_LINK_TTL_MS = 15 * 60 * 1000;
 
-const INVALID_TOKEN = 'INVALID_TOKEN';
-
-function invalidToken(): AppError {
-  return new AppError(400, INVALID_TOKEN, 'This link is invalid, expired or already used');
-}
 
 /**
  * Sign-up by e-mail, password reset and change, and magic links. Every token is random, single use, stored

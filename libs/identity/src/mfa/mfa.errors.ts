@@ -5,6 +5,10 @@ export const MfaErrorCode = {
   INVALID_MFA_CODE: 'INVALID_MFA_CODE',
 } as const;
 
+declare module '#platform' {
+  interface ModuleErrorCodes extends Record<(typeof MfaErrorCode)[keyof typeof MfaErrorCode], true> {}
+}
+
 /** A wrong, malformed or already used TOTP code, or a backup code that is unknown or used. */
 export function invalidMfaCode(): AppError {
   return AppError.unauthorized('Invalid or already used MFA code', MfaErrorCode.INVALID_MFA_CODE);

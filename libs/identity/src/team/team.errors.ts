@@ -6,6 +6,10 @@ export const TeamErrorCode = {
   INVITE_EXPIRED: 'INVITE_EXPIRED',
 } as const;
 
+declare module '#platform' {
+  interface ModuleErrorCodes extends Record<(typeof TeamErrorCode)[keyof typeof TeamErrorCode], true> {}
+}
+
 /** Reported as VALIDATION_ERROR with `reason: "ALREADY_MEMBER"` (contract-decisions §4). */
 export const ALREADY_MEMBER = 'ALREADY_MEMBER';
 

@@ -24,7 +24,22 @@ export const ErrorCode = {
   INTERNAL_ERROR: 'INTERNAL_ERROR',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 } as const;
-export type ErrorCodeName = (typeof ErrorCode)[keyof typeof ErrorCode] | (string & {});
+
+/**
+ * The codes of the modules above the platform. Each module that has codes of its own declares them in its
+ * `<module>.errors.ts` as a const object and adds them here by augmentation (the platform imports nothing from
+ * above):
+ *
+ *   export const TeamErrorCode = { LAST_OWNER: 'LAST_OWNER' } as const;
+ *   declare module '#platform' {
+ *     interface ModuleErrorCodes extends Record<(typeof TeamErrorCode)[keyof typeof TeamErrorCode], true> {}
+ *   }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface ModuleErrorCodes {}
+
+/** Every code an AppError may carry: a closed union, so a misspelt code does not compile. */
+export type ErrorCodeName = (typeof ErrorCode)[keyof typeof ErrorCode] | keyof ModuleErrorCodes;
 
 export interface ErrorDetail {
   field: string;

@@ -1,10 +1,11 @@
-import { AppError, renderError, successBody } from '#platform';
+import { AppError, type ErrorCodeName, renderError, successBody } from '#platform';
 import type { IngestOutcome } from '../ingest-outcome.js';
+import { TraceErrorCode } from '../traces.errors.js';
 
+/** The codes of POST /traces replies: the success code of a flagged trace, and the error codes. */
 export const TraceCode = {
   FLAGGED_FOR_REVIEW: 'SVC_FLAGGED_FOR_REVIEW',
-  BLOCKED_BY_POLICY: 'SVC_BLOCKED_BY_POLICY',
-  DUPLICATE_REQUEST: 'SVC_DUPLICATE_REQUEST',
+  ...TraceErrorCode,
 } as const;
 
 /** Status and full body of a POST /traces reply (each outcome has its own envelope, contract §5). */
@@ -14,7 +15,12 @@ export interface IngestResponse {
 }
 
 /** An outcome answered with an error envelope that still carries data (the stored or earlier trace). */
-function errorWithData(status: 403 | 409, code: string, message: string, data: unknown): IngestResponse {
+function errorWithData(
+  status: 403 | 409,
+  code: ErrorCodeName,
+  message: string,
+  data: unknown,
+): IngestResponse {
   return { status, body: renderError(new AppError(status, code, message, { extra: { data } })).body };
 }
 
