@@ -14,7 +14,6 @@ import {
 } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent } from './support/governance.js';
 
 const KEYS = '/api/v1/auth/keys';
 const PROBE_READ = '/api/v1/test-workspace-keys/read';
@@ -75,7 +74,7 @@ describe('workspace API keys', () => {
     owner = await ctx.register({ organizationName: 'Key Owners' });
     other = await ctx.register({ organizationName: 'Other Org' });
     for (let n = 0; n < AGENT_COUNT; n += 1) {
-      ownerAgents.push((await insertAgent(ctx, owner.organization.id, `Agent ${n}`)).id);
+      ownerAgents.push((await ctx.newAgent(owner.organization.id, `Agent ${n}`)).id);
     }
   });
   afterAll(async () => ctx?.close());

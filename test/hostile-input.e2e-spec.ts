@@ -4,7 +4,6 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent } from './support/governance.js';
 import { type RawResponse, rawExchange, rawRequest } from './support/raw-http.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -100,7 +99,7 @@ describe('hostile input', () => {
 
     it('refuses a number that overflows to Infinity in a free-form object, naming it, and stores nothing', async () => {
       const reg = await ctx.register();
-      const agent = await insertAgent(ctx, reg.organization.id);
+      const agent = await ctx.newAgent(reg.organization.id);
       const res = await ctx.post('/api/v1/traces', {
         apiKey: agent.key,
         headers: JSON_HEADERS,
@@ -278,7 +277,7 @@ describe('hostile input', () => {
 
     it('applies every check to a percent-encoded path as to the path it names', async () => {
       const reg = await ctx.register();
-      const agent = await insertAgent(ctx, reg.organization.id);
+      const agent = await ctx.newAgent(reg.organization.id);
       const twice = await rawRequest(port, {
         method: 'GET',
         path: '/%61pi/v1/auth/me',

@@ -23,7 +23,7 @@ import {
 import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent, insertPolicy, type TestAgent } from './support/governance.js';
+import { type TestAgent } from './support/builders.js';
 
 const OTLP = '/api/v1/otel/v1/traces';
 
@@ -64,8 +64,8 @@ describe('OTLP trace ingestion', () => {
   beforeAll(async () => {
     ctx = await TestContext.create();
     owner = await ctx.register({ organizationName: 'OTLP Org' });
-    agent = await insertAgent(ctx, owner.organization.id, 'Instrumented bot');
-    await insertPolicy(ctx, owner.organization.id, {
+    agent = await ctx.newAgent(owner.organization.id, 'Instrumented bot');
+    await ctx.newPolicy(owner.organization.id, {
       name: 'No secrets',
       outcome: 'block',
       conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'root password' }],

@@ -3,7 +3,6 @@ import { POLICY_TEMPLATES } from '../libs/governance/src/policies/engine/index.j
 
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent } from './support/governance.js';
 
 const POLICIES = '/api/v1/policies';
 const AUDIT = '/api/v1/audit';
@@ -51,8 +50,8 @@ describe('policies', () => {
     member = await ctx.addMember(owner.organization.id, 'member');
     viewer = await ctx.addMember(owner.organization.id, 'viewer');
     agents = [
-      (await insertAgent(ctx, owner.organization.id, 'First')).id,
-      (await insertAgent(ctx, owner.organization.id, 'Second')).id,
+      (await ctx.newAgent(owner.organization.id, 'First')).id,
+      (await ctx.newAgent(owner.organization.id, 'Second')).id,
     ];
   });
   afterAll(async () => ctx?.close());

@@ -6,7 +6,6 @@ import { PolicySet } from '../libs/governance/src/policies/policy-set.js';
 import { TransactionHost } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent } from './support/governance.js';
 import { replicaHandle } from './support/database.js';
 
 const POLICIES = '/api/v1/policies';
@@ -51,8 +50,8 @@ describe('policies', () => {
     admin = await ctx.addMember(owner.organization.id, 'admin');
     member = await ctx.addMember(owner.organization.id, 'member');
     viewer = await ctx.addMember(owner.organization.id, 'viewer');
-    await insertAgent(ctx, owner.organization.id, 'First');
-    await insertAgent(ctx, owner.organization.id, 'Second');
+    await ctx.newAgent(owner.organization.id, 'First');
+    await ctx.newAgent(owner.organization.id, 'Second');
   });
   afterAll(async () => ctx?.close());
 

@@ -9,7 +9,7 @@ import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
 import { type AppConfig, sqlLiteral, TransactionHost } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent, type TestAgent } from './support/governance.js';
+import { type TestAgent } from './support/builders.js';
 
 const TRACES = '/api/v1/traces';
 
@@ -123,8 +123,8 @@ describe('trace writer (group commit)', () => {
     for (let i = 0; i < 3; i++) {
       const owner = await ctx.register({ organizationName: `Writer Org ${i}` });
       const orgAgents = [
-        await insertAgent(ctx, owner.organization.id, `Agent ${i}a`),
-        await insertAgent(ctx, owner.organization.id, `Agent ${i}b`),
+        await ctx.newAgent(owner.organization.id, `Agent ${i}a`),
+        await ctx.newAgent(owner.organization.id, `Agent ${i}b`),
       ];
       orgs.push({ owner, agents: orgAgents });
     }
@@ -252,8 +252,8 @@ describe('trace writer (group commit)', () => {
   it('refuses with 401 a trace whose key was revoked behind the key cache, and with 400 one whose agent is gone', async () => {
     const org = orgs[1]!;
     const organizationId = org.owner.organization.id;
-    const revoked = await insertAgent(ctx, organizationId, 'Soon revoked');
-    const deleted = await insertAgent(ctx, organizationId, 'Soon deleted');
+    const revoked = await ctx.newAgent(organizationId, 'Soon revoked');
+    const deleted = await ctx.newAgent(organizationId, 'Soon deleted');
     // First use caches both keys in the resolver.
     expect((await ctx.post(TRACES, { apiKey: revoked.key, body: body('warm') })).statusCode).toBe(201);
     expect((await ctx.post(TRACES, { apiKey: deleted.key, body: body('warm') })).statusCode).toBe(201);
@@ -309,7 +309,7 @@ async function ingestionContext(ingest: Partial<AppConfig['ingest']>, organizati
     config: { ingest: { maxBatch: 100, maxPending: 10_000, lockTimeoutMs: 5000, ...ingest } },
   });
   const owner = await ctx.register({ organizationName });
-  const agent = await insertAgent(ctx, owner.organization.id, `${organizationName} agent`);
+  const agent = await ctx.newAgent(owner.organization.id, `${organizationName} agent`);
   return { ctx, owner, agent };
 }
 

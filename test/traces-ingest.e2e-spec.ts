@@ -5,7 +5,7 @@ import { reviewItems } from '../libs/governance/src/review/review-item.schema.js
 import { traceIdempotencyKeys, traces } from '../libs/governance/src/traces/trace.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent, insertPolicy, type TestAgent } from './support/governance.js';
+import { type TestAgent } from './support/builders.js';
 
 const TRACES = '/api/v1/traces';
 const ID = /^[0-9a-f]{24}$/;
@@ -34,23 +34,23 @@ describe('traces', () => {
     ctx = await TestContext.create();
     owner = await ctx.register({ organizationName: 'Trace Owners' });
     other = await ctx.register({ organizationName: 'Other Org' });
-    plain = await insertAgent(ctx, owner.organization.id, 'Plain agent');
-    guarded = await insertAgent(ctx, owner.organization.id, 'Guarded agent');
-    otherAgent = await insertAgent(ctx, other.organization.id, 'Other agent');
+    plain = await ctx.newAgent(owner.organization.id, 'Plain agent');
+    guarded = await ctx.newAgent(owner.organization.id, 'Guarded agent');
+    otherAgent = await ctx.newAgent(other.organization.id, 'Other agent');
     // Policies apply to the guarded agent only, so every other test ingests without matching any.
-    blockPolicyId = await insertPolicy(ctx, owner.organization.id, {
+    blockPolicyId = await ctx.newPolicy(owner.organization.id, {
       name: 'No card numbers',
       outcome: 'block',
       agentIds: [guarded.id],
       conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'card number' }],
     });
-    flagPolicyId = await insertPolicy(ctx, owner.organization.id, {
+    flagPolicyId = await ctx.newPolicy(owner.organization.id, {
       name: 'Low confidence',
       outcome: 'flag',
       agentIds: [guarded.id],
       conditions: [{ field: 'confidence', operator: 'lt', value: 0.7 }],
     });
-    await insertPolicy(ctx, owner.organization.id, {
+    await ctx.newPolicy(owner.organization.id, {
       name: 'Nested quantifier',
       outcome: 'flag',
       agentIds: [guarded.id],

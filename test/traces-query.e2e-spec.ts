@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent, insertPolicy, type TestAgent } from './support/governance.js';
+import { type TestAgent } from './support/builders.js';
 
 const TRACES = '/api/v1/traces';
 const ID = /^[0-9a-f]{24}$/;
@@ -27,23 +27,23 @@ describe('traces', () => {
     ctx = await TestContext.create();
     owner = await ctx.register({ organizationName: 'Trace Owners' });
     other = await ctx.register({ organizationName: 'Other Org' });
-    await insertAgent(ctx, owner.organization.id, 'Plain agent');
-    guarded = await insertAgent(ctx, owner.organization.id, 'Guarded agent');
-    otherAgent = await insertAgent(ctx, other.organization.id, 'Other agent');
+    await ctx.newAgent(owner.organization.id, 'Plain agent');
+    guarded = await ctx.newAgent(owner.organization.id, 'Guarded agent');
+    otherAgent = await ctx.newAgent(other.organization.id, 'Other agent');
     // Policies apply to the guarded agent only, so every other test ingests without matching any.
-    await insertPolicy(ctx, owner.organization.id, {
+    await ctx.newPolicy(owner.organization.id, {
       name: 'No card numbers',
       outcome: 'block',
       agentIds: [guarded.id],
       conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'card number' }],
     });
-    await insertPolicy(ctx, owner.organization.id, {
+    await ctx.newPolicy(owner.organization.id, {
       name: 'Low confidence',
       outcome: 'flag',
       agentIds: [guarded.id],
       conditions: [{ field: 'confidence', operator: 'lt', value: 0.7 }],
     });
-    await insertPolicy(ctx, owner.organization.id, {
+    await ctx.newPolicy(owner.organization.id, {
       name: 'Nested quantifier',
       outcome: 'flag',
       agentIds: [guarded.id],
@@ -65,13 +65,13 @@ describe('traces', () => {
     beforeAll(async () => {
       listOwner = await ctx.register({ organizationName: 'Listing Org' });
       const org = listOwner.organization.id;
-      a1 = await insertAgent(ctx, org, 'L1');
-      a2 = await insertAgent(ctx, org, 'L2');
-      await insertPolicy(ctx, org, {
+      a1 = await ctx.newAgent(org, 'L1');
+      a2 = await ctx.newAgent(org, 'L2');
+      await ctx.newPolicy(org, {
         outcome: 'flag',
         conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'flagme' }],
       });
-      await insertPolicy(ctx, org, {
+      await ctx.newPolicy(org, {
         outcome: 'block',
         conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'blockme' }],
       });
@@ -230,7 +230,7 @@ describe('traces', () => {
 
     beforeAll(async () => {
       simOwner = await ctx.register({ organizationName: 'Similarity Org' });
-      agent = await insertAgent(ctx, simOwner.organization.id, 'Support');
+      agent = await ctx.newAgent(simOwner.organization.id, 'Support');
     });
 
     it('returns related traces of the organization, most similar first, excluding the trace itself', async () => {

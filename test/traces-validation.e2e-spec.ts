@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { insertAgent, insertPolicy, type TestAgent } from './support/governance.js';
+import { type TestAgent } from './support/builders.js';
 
 const TRACES = '/api/v1/traces';
 
@@ -28,23 +28,23 @@ describe('traces', () => {
     ctx = await TestContext.create();
     owner = await ctx.register({ organizationName: 'Trace Owners' });
     other = await ctx.register({ organizationName: 'Other Org' });
-    plain = await insertAgent(ctx, owner.organization.id, 'Plain agent');
-    guarded = await insertAgent(ctx, owner.organization.id, 'Guarded agent');
-    await insertAgent(ctx, other.organization.id, 'Other agent');
+    plain = await ctx.newAgent(owner.organization.id, 'Plain agent');
+    guarded = await ctx.newAgent(owner.organization.id, 'Guarded agent');
+    await ctx.newAgent(other.organization.id, 'Other agent');
     // Policies apply to the guarded agent only, so every other test ingests without matching any.
-    await insertPolicy(ctx, owner.organization.id, {
+    await ctx.newPolicy(owner.organization.id, {
       name: 'No card numbers',
       outcome: 'block',
       agentIds: [guarded.id],
       conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'card number' }],
     });
-    await insertPolicy(ctx, owner.organization.id, {
+    await ctx.newPolicy(owner.organization.id, {
       name: 'Low confidence',
       outcome: 'flag',
       agentIds: [guarded.id],
       conditions: [{ field: 'confidence', operator: 'lt', value: 0.7 }],
     });
-    await insertPolicy(ctx, owner.organization.id, {
+    await ctx.newPolicy(owner.organization.id, {
       name: 'Nested quantifier',
       outcome: 'flag',
       agentIds: [guarded.id],

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModuleMetadata } from '@nestjs/common';
+import type { ModuleMetadata, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { eq } from 'drizzle-orm';
@@ -30,6 +30,15 @@ import { OrganizationsService } from '#identity';
 import { memberships } from '../../libs/identity/src/organizations/organization.schema.js';
 import { users } from '../../libs/identity/src/users/user.schema.js';
 import { hashPassword } from '../../libs/identity/src/auth/password.js';
+import {
+  buildAgent,
+  buildOrganization,
+  buildPolicy,
+  type BuilderHost,
+  type TestAgent,
+  type TestOrganization,
+  type TestPolicy,
+} from './builders.js';
 import { freshDatabase } from './database.js';
 
 export interface TestAppOptions {
@@ -67,7 +76,7 @@ export function uniqueEmail(prefix = 'user'): string {
 }
 
 /** A booted application on a fresh database, with the fixed clock and helpers to call it over HTTP. */
-export class TestContext {
+export class TestContext implements BuilderHost {
   constructor(
     readonly app: NestFastifyApplication,
     readonly db: DatabaseHandle,
@@ -114,6 +123,26 @@ export class TestContext {
 
   async close(): Promise<void> {
     await this.app.close();
+  }
+
+  /** A provider of the application (services, repositories), for builders and white-box checks. */
+  service<T>(type: Type<T>): T {
+    return this.app.get(type, { strict: false });
+  }
+
+  /** A new organization and its owner, through the auth service (no session: see register() for one). */
+  newOrganization(overrides?: Parameters<typeof buildOrganization>[1]): Promise<TestOrganization> {
+    return buildOrganization(this, overrides);
+  }
+
+  /** An agent of the organization and its key, created by its owner through the agents service. */
+  newAgent(organizationId: string, name?: string): Promise<TestAgent> {
+    return buildAgent(this, organizationId, name);
+  }
+
+  /** An active policy of the organization, created by its owner through the policies service. */
+  newPolicy(organizationId: string, policy: TestPolicy): Promise<string> {
+    return buildPolicy(this, organizationId, policy);
   }
 
   async request(method: string, url: string, options: RequestOptions = {}): Promise<LightMyRequestResponse> {
