@@ -44,6 +44,19 @@ export default defineConfig({
         plugins,
         resolve,
         test: {
+          // Services with their real repositories on a real database, without HTTP (test/support/medium.ts).
+          name: 'medium',
+          include: ['test/medium/**/*.medium-spec.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        plugins,
+        resolve,
+        test: {
           name: 'e2e',
           include: ['test/**/*.e2e-spec.ts'],
           environment: 'node',

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModuleMetadata, Type } from '@nestjs/common';
+import type { Abstract, ModuleMetadata, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { eq } from 'drizzle-orm';
@@ -75,6 +75,23 @@ export function uniqueEmail(prefix = 'user'): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${emailCounter}@example.com`;
 }
 
+/** The configuration of a test application: silent logs, a fixed secret, a scratch data directory, no auth limit. */
+export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
+  return {
+    ...loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      JWT_SECRET: 'test-secret-'.padEnd(48, 'x'),
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'gov-data-')),
+      PUBLIC_URL: 'http://gov.test',
+      APP_URL: 'http://app.gov.test',
+      // Suites register and log in far more than 100 times; the limiter suite sets the real limit.
+      AUTH_RATE_LIMIT_MAX: '1000000',
+    }),
+    ...overrides,
+  };
+}
+
 /** A booted application on a fresh database, with the fixed clock and helpers to call it over HTTP. */
 export class TestContext implements BuilderHost {
   constructor(
@@ -87,19 +104,7 @@ export class TestContext implements BuilderHost {
   static async create(options: TestAppOptions = {}): Promise<TestContext> {
     const db = await freshDatabase();
     const clock = new FixedClock(options.now ? new Date(options.now) : new Date());
-    const config: AppConfig = {
-      ...loadConfig({
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        JWT_SECRET: 'test-secret-'.padEnd(48, 'x'),
-        DATA_DIR: mkdtempSync(join(tmpdir(), 'gov-data-')),
-        PUBLIC_URL: 'http://gov.test',
-        APP_URL: 'http://app.gov.test',
-        // Suites register and log in far more than 100 times; the limiter suite sets the real limit.
-        AUTH_RATE_LIMIT_MAX: '1000000',
-      }),
-      ...options.config,
-    };
+    const config = testConfig(options.config);
     const moduleRef = await Test.createTestingModule({ imports: [AppModule, ...(options.imports ?? [])] })
       .overrideProvider(APP_CONFIG)
       .useValue(config)
@@ -126,7 +131,7 @@ export class TestContext implements BuilderHost {
   }
 
   /** A provider of the application (services, repositories), for builders and white-box checks. */
-  service<T>(type: Type<T>): T {
+  service<T>(type: Type<T> | Abstract<T>): T {
     return this.app.get(type, { strict: false });
   }
 

@@ -1,4 +1,4 @@
-import type { Type } from '@nestjs/common';
+import type { Abstract, Type } from '@nestjs/common';
 import { and, eq } from 'drizzle-orm';
 import type { Actor, DatabaseHandle, FixedClock, Plan, RequestMeta } from '#platform';
 import { AgentsService } from '../../libs/governance/src/agents/agents.service.js';
@@ -13,7 +13,7 @@ import { users } from '../../libs/identity/src/users/user.schema.js';
 export interface BuilderHost {
   readonly db: DatabaseHandle;
   readonly clock: FixedClock;
-  service<T>(type: Type<T>): T;
+  service<T>(type: Type<T> | Abstract<T>): T;
 }
 
 export interface TestAgent {
