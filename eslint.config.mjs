@@ -3,27 +3,58 @@ import tseslint from 'typescript-eslint';
 
 // Libraries are imported through their public entries only: #platform, #identity, #governance (package.json
 // `imports`). Refused in libs/ and apps/ (tests may reach inside): a relative path into another library, a path
-// inside an entry (#platform/...), and another library's tables (*.schema files), which only its own services read.
-// The first two exclude *.schema so that a table import gets the one message that says what to do instead.
+// inside an entry (#platform/...), another library's tables (*.schema files), which only its own services read, and
+// an import against the direction platform <- identity <- governance <- compliance. The first two exclude *.schema
+// so that a table import gets the one message that says what to do instead.
+// Inside a library, a module's tables are private to it too: a relative path into a sibling module's *.schema is
+// refused, unless it imports only types (a row's shape is not access to the table). The identity core is one module
+// in several folders (identity-core.module.ts provides users, organizations, sessions, tokens and the login path).
 const NOT_A_SCHEMA = '(?!.*\\.schema(\\.js)?$)';
-const libraryBoundaries = (climbIntoLibrary) => [
+const LIBRARIES = ['platform', 'identity', 'governance', 'compliance'];
+const IDENTITY_CORE = ['users', 'organizations', 'sessions', 'tokens', 'auth'];
+
+const boundaryPatterns = (climbIntoLibrary) => [
+  {
+    regex: `^${NOT_A_SCHEMA}${climbIntoLibrary}`,
+    message:
+      'Import another library through its public entry (#platform, #identity, #governance), not a relative path.',
+  },
+  {
+    regex: `^${NOT_A_SCHEMA}#[^/]+/`,
+    message:
+      "Import a library's public entry (#platform), not a path inside it; export what is needed from its index.",
+  },
+  {
+    regex: `^(#|${climbIntoLibrary}).*\\.schema(\\.js)?$`,
+    message: "Another library's tables are private to it: go through a service of its public entry.",
+  },
+];
+
+/** A sibling module's tables, by a path that climbs out of this module (not out of the library). */
+const moduleSchemaPattern = (sameModule = []) => ({
+  regex: `^(?!.*/src/)(\\.\\./)+${sameModule.length ? `(?!(${sameModule.join('|')})/)` : ''}[^./][^/]*/(.*/)?[^/]*\\.schema(\\.js)?$`,
+  allowTypeImports: true,
+  message:
+    "Another module's tables are private to it: use its repository, service or exported query (its row types may be imported with `import type`).",
+});
+
+/** The libraries above `library`, which it must not import. */
+const directionPattern = (library) => {
+  const above = LIBRARIES.slice(LIBRARIES.indexOf(library) + 1);
+  return {
+    regex: `^#(${above.join('|')})$`,
+    message: `Libraries depend one way, platform <- identity <- governance <- compliance: ${library} must not import ${above.map((l) => `#${l}`).join(', ')}. Declare a port in ${library} and let the library above provide it.`,
+  };
+};
+
+const LIBRARY_CLIMB = '(\\.\\./)+((libs|apps)/)?[^./][^/]*/src(/|$)';
+const libraryRule = (library, sameModule) => [
   'error',
   {
     patterns: [
-      {
-        regex: `^${NOT_A_SCHEMA}${climbIntoLibrary}`,
-        message:
-          'Import another library through its public entry (#platform, #identity, #governance), not a relative path.',
-      },
-      {
-        regex: `^${NOT_A_SCHEMA}#[^/]+/`,
-        message:
-          "Import a library's public entry (#platform), not a path inside it; export what is needed from its index.",
-      },
-      {
-        regex: `^(#|${climbIntoLibrary}).*\\.schema(\\.js)?$`,
-        message: "Another library's tables are private to it: go through a service of its public entry.",
-      },
+      ...boundaryPatterns(LIBRARY_CLIMB),
+      moduleSchemaPattern(sameModule),
+      ...(library === 'compliance' ? [] : [directionPattern(library)]),
     ],
   },
 ];
@@ -35,7 +66,13 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: { projectService: false },
-      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+      },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -47,17 +84,27 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
-  {
-    // From libs/<name>/src/...: up and into a sibling's src/ (or an app's).
-    files: ['libs/**/*.ts'],
+  // From libs/<name>/src/...: up and into a sibling's src/ (or an app's); and the rules above, library by library.
+  ...LIBRARIES.map((library) => ({
+    files: [`libs/${library}/**/*.ts`],
     ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-imports': libraryBoundaries('(\\.\\./)+((libs|apps)/)?[^./][^/]*/src(/|$)') },
+    rules: { '@typescript-eslint/no-restricted-imports': libraryRule(library) },
+  })),
+  {
+    files: IDENTITY_CORE.map((folder) => `libs/identity/src/${folder}/**/*.ts`),
+    ignores: ['**/*.spec.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': libraryRule('identity', IDENTITY_CORE) },
   },
   {
     // From apps/<name>/src/...: up to the repository root and into libs/.
     files: ['apps/**/*.ts'],
     ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-imports': libraryBoundaries('(\\.\\./)+libs/') },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: boundaryPatterns('(\\.\\./)+libs/') },
+      ],
+    },
   },
   {
     files: ['test/**/*.ts', '**/*.spec.ts', 'bench/**/*.ts'],

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-// The library boundaries of eslint.config.mjs (no-restricted-imports), run through ESLint's Node API on code that
+// The library and module boundaries of eslint.config.mjs (@typescript-eslint/no-restricted-imports), run through ESLint's Node API on code that
 // is not on disk: each case names the file it pretends to be.
 const root = fileURLToPath(new URL('.', import.meta.url));
 
@@ -14,15 +14,19 @@ beforeAll(() => {
   });
 });
 
-/** The messages of no-restricted-imports for `code` linted as `filePath`. */
+/** The messages of the boundary rule for `code` linted as `filePath`. */
 async function boundaryErrors(code: string, filePath: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
-  return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return result!.messages
+    .filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports')
+    .map((m) => m.message);
 }
 
 const RELATIVE = /through its public entry .*not a relative path/;
 const DEEP_ALIAS = /not a path inside it/;
-const TABLES = /tables are private/;
+const TABLES = /Another library's tables are private/;
+const MODULE_TABLES = /Another module's tables are private/;
+const DIRECTION = /Libraries depend one way/;
 
 describe('library boundaries', () => {
   it('refuses a relative import that climbs into another library', async () => {
@@ -60,18 +64,56 @@ describe('library boundaries', () => {
     expect(errors).toEqual([expect.stringMatching(TABLES), expect.stringMatching(TABLES)]);
   });
 
-  it('accepts the public entries, relative imports inside a library (tables included) and app composition', async () => {
+  it('accepts the public entries below, relative imports inside a module, and app composition', async () => {
     expect(
       await boundaryErrors(
-        "export { AuditService } from '#governance';\n" +
+        "export { SessionService } from '#identity';\n" +
           "export { AppError } from '#platform';\n" +
-          "export { users } from '../users/user.schema.js';\n" +
-          "export { SessionService } from '../sessions/session.service.js';\n",
-        'libs/identity/src/auth/x.ts',
+          "export { agents } from './agent.schema.js';\n" +
+          "export { traces } from '../trace.schema.js';\n" +
+          "export { AgentsRepository } from '../agents/agents.repository.js';\n",
+        'libs/governance/src/traces/dto/x.ts',
       ),
     ).toEqual([]);
     expect(
       await boundaryErrors("export { AppModule } from '../../api/src/app.module.js';\n", 'apps/cli/src/x.ts'),
+    ).toEqual([]);
+  });
+
+  it("refuses another module's tables inside a library, but not their row types", async () => {
+    const errors = await boundaryErrors(
+      "export { traces } from '../traces/trace.schema.js';\n" +
+        "export { reviewItems } from '../../review/review-item.schema.js';\n" +
+        "export type { TraceRow } from '../traces/trace.schema.js';\n" +
+        "import type { PolicyRow } from '../policies/policy.schema.js';\n" +
+        'export type P = PolicyRow;\n',
+      'libs/governance/src/agents/x.ts',
+    );
+    expect(errors).toEqual([expect.stringMatching(MODULE_TABLES), expect.stringMatching(MODULE_TABLES)]);
+  });
+
+  it('treats the identity core (users, organizations, sessions, tokens, auth) as one module', async () => {
+    const core =
+      "export { users } from '../users/user.schema.js';\nexport { revokedTokens } from '../sessions/session.schema.js';\n";
+    expect(await boundaryErrors(core, 'libs/identity/src/organizations/x.ts')).toEqual([]);
+    expect(await boundaryErrors(core, 'libs/identity/src/team/x.ts')).toEqual([
+      expect.stringMatching(MODULE_TABLES),
+      expect.stringMatching(MODULE_TABLES),
+    ]);
+  });
+
+  it('refuses an import against the direction platform <- identity <- governance <- compliance', async () => {
+    expect(
+      await boundaryErrors(
+        "export { SessionService } from '#identity';\nexport { AuditService } from '#governance';\n",
+        'libs/platform/src/x.ts',
+      ),
+    ).toEqual([expect.stringMatching(DIRECTION), expect.stringMatching(DIRECTION)]);
+    expect(
+      await boundaryErrors("export { AuditService } from '#governance';\n", 'libs/identity/src/x.ts'),
+    ).toEqual([expect.stringMatching(DIRECTION)]);
+    expect(
+      await boundaryErrors("export { SessionService } from '#identity';\n", 'libs/governance/src/x.ts'),
     ).toEqual([]);
   });
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BEARER_RESOLVER } from '#platform';
 import { AuthService } from './auth/auth.service.js';
+import { MembersRepository } from './organizations/members.repository.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
 import { OrganizationsService } from './organizations/organizations.service.js';
 import { LoginEventsRepository } from './sessions/login-events.repository.js';
@@ -13,6 +14,7 @@ import { UsersRepository } from './users/users.repository.js';
 const shared = [
   UsersRepository,
   OrganizationsRepository,
+  MembersRepository,
   OrganizationsService,
   SessionsRepository,
   LoginEventsRepository,

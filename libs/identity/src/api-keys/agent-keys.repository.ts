@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { type Plan, type Query, TransactionHost } from '#platform';
-import { organizations } from '../organizations/organization.schema.js';
+import { organizationPlanOf } from '../organizations/organization.queries.js';
 import { apiKeys, type ApiKeyScope } from './api-key.schema.js';
 
 export interface NewAgentKey {
@@ -80,13 +80,13 @@ export class AgentKeysRepository {
         organizationId: apiKeys.organizationId,
         agentId: apiKeys.agentId,
         keyHash: apiKeys.keyHash,
-        plan: organizations.plan,
+        plan: organizationPlanOf(apiKeys.organizationId),
       })
       .from(apiKeys)
-      .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
       .where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.kind, 'agent'), isNull(apiKeys.revokedAt)))
       .limit(1);
-    return row;
+    // A key whose organization is gone names no one.
+    return row?.plan ? { ...row, plan: row.plan } : undefined;
   }
 
   /**

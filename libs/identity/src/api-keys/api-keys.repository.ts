@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
 import { type PageRequest, type Plan, pageWithTotal, TransactionHost } from '#platform';
-import { organizations } from '../organizations/organization.schema.js';
+import { organizationPlanOf } from '../organizations/organization.queries.js';
 import { apiKeys, type ApiKeyRow, type ApiKeyScope } from './api-key.schema.js';
 import type { ApiKeyView } from './dto/api-key.dto.js';
 
@@ -101,13 +101,13 @@ export class ApiKeysRepository {
         createdBy: apiKeys.createdBy,
         lastUsedAt: apiKeys.lastUsedAt,
         revokedAt: apiKeys.revokedAt,
-        plan: organizations.plan,
+        plan: organizationPlanOf(apiKeys.organizationId),
       })
       .from(apiKeys)
-      .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
       .where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.kind, 'workspace')))
       .limit(1);
-    return row;
+    // A key whose organization is gone names no one.
+    return row?.plan ? { ...row, plan: row.plan } : undefined;
   }
 
   /**

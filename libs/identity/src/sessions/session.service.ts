@@ -9,7 +9,7 @@ import {
   type Role,
 } from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
-import type { SessionTimeout } from '../users/user.schema.js';
+import type { SessionTimeout } from '../users/session-timeout.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { TokenService } from './token.service.js';
 

@@ -2,7 +2,7 @@ import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import jwt from 'jsonwebtoken';
 import { APP_CONFIG, type AppConfig, Clock, type Role } from '#platform';
-import type { SessionTimeout } from '../users/user.schema.js';
+import type { SessionTimeout } from '../users/session-timeout.js';
 
 export const SESSION_TTL_SECONDS: Record<SessionTimeout, number> = {
   '1h': 3600,

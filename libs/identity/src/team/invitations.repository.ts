@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { and, desc, eq, gt } from 'drizzle-orm';
 import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
-import { organizations } from '../organizations/organization.schema.js';
-import { users } from '../users/user.schema.js';
+import { organizationNameOf } from '../organizations/organization.queries.js';
+import { userEmailOf } from '../users/user.queries.js';
 import { invitations, type InvitationRow } from './invitation.schema.js';
 
 /** The columns an invitation response is built from, with its inviter: neither the token hash nor the sealed token. */
@@ -34,7 +34,7 @@ const VIEW = {
   expiresAt: invitations.expiresAt,
   createdAt: invitations.createdAt,
   invitedById: invitations.invitedBy,
-  inviterEmail: users.email,
+  inviterEmail: userEmailOf(invitations.invitedBy),
 };
 
 interface ViewRow extends Omit<InvitationView, 'invitedBy'> {
@@ -75,7 +75,6 @@ export class InvitationsRepository {
       this.tx.db
         .select(VIEW)
         .from(invitations)
-        .leftJoin(users, eq(users.id, invitations.invitedBy))
         .where(where)
         .orderBy(desc(invitations.createdAt), desc(invitations.id))
         .limit(page.limit)
@@ -88,7 +87,6 @@ export class InvitationsRepository {
     const [row] = await this.tx.db
       .select(VIEW)
       .from(invitations)
-      .leftJoin(users, eq(users.id, invitations.invitedBy))
       .where(and(eq(invitations.organizationId, organizationId), eq(invitations.id, id)))
       .limit(1);
     return row && toView(row);
@@ -164,16 +162,14 @@ export class InvitationsRepository {
       .select({
         id: invitations.id,
         organizationId: invitations.organizationId,
-        organizationName: organizations.name,
+        organizationName: organizationNameOf(invitations.organizationId),
         email: invitations.email,
         role: invitations.role,
         status: invitations.status,
         expiresAt: invitations.expiresAt,
-        inviterEmail: users.email,
+        inviterEmail: userEmailOf(invitations.invitedBy),
       })
       .from(invitations)
-      .leftJoin(organizations, eq(organizations.id, invitations.organizationId))
-      .leftJoin(users, eq(users.id, invitations.invitedBy))
       .where(eq(invitations.tokenHash, tokenHash))
       .limit(1);
     return row;

@@ -44,7 +44,7 @@ import {
 import { type InvitationByToken, InvitationsRepository } from './invitations.repository.js';
 import { alreadyMember, inviteAlreadyUsed, inviteExpired, onlyOwnerTouchesOwners } from './team.errors.js';
 import { TeamMail } from './team-mail.js';
-import { TeamRepository } from './team.repository.js';
+import { MembersRepository } from '../organizations/members.repository.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 /** The pending-invite list is bounded: default 50 per page, at most 100. */
@@ -94,7 +94,7 @@ export class InvitationsService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly invitations: InvitationsRepository,
-    private readonly team: TeamRepository,
+    private readonly team: MembersRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly users: UsersRepository,
     private readonly auth: AuthService,

@@ -4,13 +4,12 @@ import { InvitationsController } from './invitations.controller.js';
 import { InvitationsRepository } from './invitations.repository.js';
 import { InvitationsService } from './invitations.service.js';
 import { TeamController } from './team.controller.js';
-import { TeamRepository } from './team.repository.js';
 import { TeamService } from './team.service.js';
 
 /** Team members (roles, suspension, removal) and invitations. */
 @Module({
   imports: [IdentityCoreModule],
   controllers: [TeamController, InvitationsController],
-  providers: [TeamRepository, TeamService, InvitationsRepository, InvitationsService],
+  providers: [TeamService, InvitationsRepository, InvitationsService],
 })
 export class TeamModule {}

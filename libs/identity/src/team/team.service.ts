@@ -18,7 +18,7 @@ import {
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { type ChangeRoleDto, type TeamMemberDto, toTeamMemberResponse } from './dto/team-member.dto.js';
 import { lastActiveOwner, onlyOwnerTouchesOwners } from './team.errors.js';
-import { type MemberView, TeamRepository } from './team.repository.js';
+import { type MemberView, MembersRepository } from '../organizations/members.repository.js';
 
 /** The member list is bounded: default 100 per page, at most 200. */
 export const MEMBER_LIST_PAGE = { limit: 100, max: 200 };
@@ -50,7 +50,7 @@ export function removesActiveOwner(
 @Injectable()
 export class TeamService {
   constructor(
-    private readonly team: TeamRepository,
+    private readonly team: MembersRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,

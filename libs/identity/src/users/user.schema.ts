@@ -1,8 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, jsonb, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
-
-export const SESSION_TIMEOUTS = ['1h', '8h', '24h', '7d'] as const;
-export type SessionTimeout = (typeof SESSION_TIMEOUTS)[number];
+import type { SessionTimeout } from './session-timeout.js';
 
 export const users = pgTable(
   'users',

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsString, Matches } from 'class-validator';
 import { OBJECT_ID_PATTERN } from '#platform';
 import type { SessionRow } from '../../sessions/session.schema.js';
-import { SESSION_TIMEOUTS, type SessionTimeout } from '../../users/user.schema.js';
+import { SESSION_TIMEOUTS, type SessionTimeout } from '../../users/session-timeout.js';
 
 export class SessionTokenDto {
   @ApiProperty({ description: 'JWT (HS256) for the new session.' }) token: string;

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { type Role, ROLES } from '#platform';
-import type { MemberView } from '../team.repository.js';
+import type { MemberView } from '../../organizations/members.repository.js';
 
 export class TeamMemberDto {
   @ApiProperty() userId: string;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, eq } from 'drizzle-orm';
 import { type PageRequest, type Role, pageWithTotal, TransactionHost } from '#platform';
-import { memberships, type MembershipRow } from '../organizations/organization.schema.js';
+import { memberships, type MembershipRow } from './organization.schema.js';
 import { users } from '../users/user.schema.js';
 
 /** A membership with the user columns the member list shows: never a hash or secret. */
@@ -29,9 +29,12 @@ const MEMBER = {
   createdAt: users.createdAt,
 };
 
-/** Memberships as team management sees them; every method takes the organization id. */
+/**
+ * Memberships with the user columns the member list shows, for the team module: the organizations module owns
+ * memberships (and the identity core the users table). Every method takes the organization id.
+ */
 @Injectable()
-export class TeamRepository {
+export class MembersRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   /** Members of the organization, oldest membership first. */

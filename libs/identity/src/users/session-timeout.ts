@@ -1,0 +1,3 @@
+/** How long a user's sessions last without activity, as chosen in their settings (contract-decisions §2). */
+export const SESSION_TIMEOUTS = ['1h', '8h', '24h', '7d'] as const;
+export type SessionTimeout = (typeof SESSION_TIMEOUTS)[number];
