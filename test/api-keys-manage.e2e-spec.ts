@@ -1,66 +1,20 @@
-import { createHash } from 'node:crypto';
-import { Controller, Get, Module, Param, Post } from '@nestjs/common';
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
-import {
-  Access,
-  type Actor,
-  agentScopeOf,
-  AppError,
-  canAccessAgent,
-  CurrentActor,
-  Permission,
-} from '#platform';
 import { type Registered, TestContext } from './support/app.js';
+import {
+  AGENT_COUNT,
+  KEYS,
+  PROBE_READ,
+  PROBE_WRITE,
+  sha256,
+  WorkspaceKeyProbeModule,
+  apiKeyHelpers,
+  type CreatedKey,
+} from './support/api-keys-suite.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 
-const KEYS = '/api/v1/auth/keys';
-const PROBE_READ = '/api/v1/test-workspace-keys/read';
-const PROBE_WRITE = '/api/v1/test-workspace-keys/write';
 const KEY_FORMAT = /^svc_live_[A-Za-z0-9_-]{43}$/;
-
-/** Routes that accept workspace keys, so that a minted key can be exercised end to end. */
-@Controller('test-workspace-keys')
-class WorkspaceKeyProbeController {
-  @Get('read')
-  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.read })
-  read(@CurrentActor() actor: Actor) {
-    return actor;
-  }
-
-  @Post('write')
-  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.editAgents })
-  write(@CurrentActor() actor: Actor) {
-    return { credential: actor.credential, keyId: actor.keyId ?? null };
-  }
-
-  /** What agent-scoped routes (traces, agents) do with the caller's scope. */
-  @Get('agents/:agentId')
-  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.read })
-  agent(@CurrentActor() actor: Actor, @Param('agentId') agentId: string) {
-    if (!canAccessAgent(actor, agentId)) throw AppError.forbidden('This API key is not scoped to that agent');
-    return { agentId, scope: agentScopeOf(actor) };
-  }
-}
-
-@Module({ controllers: [WorkspaceKeyProbeController] })
-class WorkspaceKeyProbeModule {}
-
-interface CreatedKey {
-  id: string;
-  name: string;
-  key: string;
-  prefix: string;
-  scope: { agentIds: string[] | null; readOnly: boolean };
-  createdAt: string;
-}
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 /** A well-formed id that names nothing (the DTO refuses some lists before any agent is looked up). */
 const fakeId = (n: number) => n.toString(16).padStart(24, 'a');
-/** Agents of the owner's organization: a scope may name only those. */
-const AGENT_COUNT = 100;
 
 describe('workspace API keys', () => {
   let ctx: TestContext;
@@ -81,22 +35,10 @@ describe('workspace API keys', () => {
 
   const org = () => owner.organization.id;
 
-  async function createKey(body: unknown = { name: 'CI' }, token = owner.token): Promise<CreatedKey> {
-    const res = await ctx.post(KEYS, { token, body });
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json().data as CreatedKey;
-  }
-
-  async function storedRow(id: string) {
-    const [row] = await ctx.db.db.select().from(apiKeys).where(eq(apiKeys.id, id));
-    return row!;
-  }
-
-  async function listKeys(token = owner.token) {
-    const res = await ctx.get(KEYS, { token, query: { limit: '100' } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res;
-  }
+  const { createKey, storedRow, listKeys } = apiKeyHelpers(
+    () => ctx,
+    () => owner,
+  );
 
   describe('POST /auth/keys', () => {
     it('returns the key once with its prefix and scope, and stores only its SHA-256', async () => {

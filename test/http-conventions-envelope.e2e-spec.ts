@@ -1,65 +1,23 @@
-import { Body, Controller, Get, Module, Post } from '@nestjs/common';
-import { Type } from 'class-transformer';
-import { IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Public } from '#platform';
-import { type RequestOptions, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
+import { type RequestOptions, TestContext } from './support/app.js';
+import {
+  CONVENTIONS_SUITE_START,
+  ConventionsProbeModule,
+  JSON_HEADERS,
+  PROBE,
+  UUID,
+  validRegistration,
+} from './support/http-conventions-suite.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 
-// What the throwing route puts in its error: none of it may reach the client.
-const LEAKY_MESSAGE = 'boom with SELECT * FROM secret';
-const PROBE = '/api/v1/test-http-conventions';
 const ONE_MIB = 1024 * 1024;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const JSON_HEADERS = { 'content-type': 'application/json' };
-
-class ProbeInnerDto {
-  @IsString() label: string;
-}
-
-class ProbeBodyDto {
-  @IsString() name: string;
-
-  @IsInt() @Min(0) @Max(10) count: number;
-
-  @ValidateNested() @Type(() => ProbeInnerDto) inner: ProbeInnerDto;
-}
-
-/** Test-only routes: one that fails unexpectedly, one that validates a nested DTO. */
-@Controller('test-http-conventions')
-class ConventionsProbeController {
-  @Get('boom')
-  @Public()
-  boom(): never {
-    throw new Error(LEAKY_MESSAGE);
-  }
-
-  @Post('echo')
-  @Public()
-  echo(@Body() dto: ProbeBodyDto): ProbeBodyDto {
-    return dto;
-  }
-}
-
-@Module({ controllers: [ConventionsProbeController] })
-class ConventionsProbeModule {}
-
-function validRegistration(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name: 'Ada Lovelace',
-    email: uniqueEmail('conv'),
-    password: TEST_PASSWORD,
-    organizationName: 'Engines Ltd',
-    ...overrides,
-  };
-}
 
 describe('HTTP conventions', () => {
   let ctx: TestContext;
 
   beforeAll(async () => {
-    ctx = await TestContext.create({ now: '2026-11-21T12:00:00.000Z', imports: [ConventionsProbeModule] });
+    ctx = await TestContext.create({ now: CONVENTIONS_SUITE_START, imports: [ConventionsProbeModule] });
   });
   afterAll(async () => ctx?.close());
 

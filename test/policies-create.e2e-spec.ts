@@ -1,37 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POLICY_TEMPLATES } from '../libs/governance/src/policies/engine/index.js';
-
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { EMAIL_BLOCK, fakeId, POLICIES, policyHelpers, type PolicyBody } from './support/policies-suite.js';
 
-const POLICIES = '/api/v1/policies';
-const AUDIT = '/api/v1/audit';
 const OBJECT_ID = /^[0-9a-f]{24}$/;
-
-interface PolicyBody {
-  id: string;
-  name: string;
-  description: string | null;
-  outcome: 'block' | 'flag';
-  conditions: { field: string; operator: string; value?: unknown }[];
-  match: 'all' | 'any';
-  agentIds: string[];
-  priority: number;
-  isActive: boolean;
-  templateId: string | null;
-  createdBy: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-const EMAIL_BLOCK = {
-  name: 'No e-mail in answers',
-  description: 'Blocks answers with an address.',
-  outcome: 'block',
-  conditions: [{ field: 'outputDecision.text', operator: 'matches', value: '[a-z]+@[a-z]+\\.com' }],
-};
-/** A well-formed id that names nothing. */
-const fakeId = (n: number) => n.toString(16).padStart(24, 'a');
 
 describe('policies', () => {
   let ctx: TestContext;
@@ -56,38 +29,10 @@ describe('policies', () => {
   });
   afterAll(async () => ctx?.close());
 
-  async function create(body: unknown = EMAIL_BLOCK, token = owner.token): Promise<PolicyBody> {
-    const res = await ctx.post(POLICIES, { token, body });
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json().data as PolicyBody;
-  }
-
-  async function expectRefused(
-    body: unknown,
-    field: string,
-    message: RegExp,
-    method: 'post' | 'patch' = 'post',
-    id?: string,
-  ) {
-    const url = id ? `${POLICIES}/${id}` : POLICIES;
-    const res = await ctx[method](url, { token: owner.token, body });
-    const error = expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
-    const details = error.details as { field: string; message: string }[];
-    expect(details).toEqual(expect.arrayContaining([{ field, message: expect.stringMatching(message) }]));
-    return details;
-  }
-
-  async function auditEntries(eventType: string) {
-    const res = await ctx.get(AUDIT, { token: owner.token, query: { eventType } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as {
-      eventType: string;
-      targetType: string | null;
-      targetId: string | null;
-      actor: { type: string; id: string | null };
-      metadata: Record<string, unknown>;
-    }[];
-  }
+  const { create, expectRefused, auditEntries } = policyHelpers(
+    () => ctx,
+    () => owner,
+  );
 
   describe('create', () => {
     it('creates a policy with the contract defaults and returns 201 with every field', async () => {

@@ -1,31 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberships } from '../libs/identity/src/organizations/organization.schema.js';
-import { newId, type Role } from '#platform';
+import { newId } from '#platform';
 import { TEST_PASSWORD, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-
-const MEMBERS = '/api/v1/team/members';
-const member = (userId: string) => `${MEMBERS}/${userId}`;
-
-interface TeamMember {
-  userId: string;
-  name: string;
-  email: string;
-  role: Role;
-  joinedAt: string;
-  isActive: boolean;
-  mfaEnabled: boolean;
-  lastLoginIp: string | null;
-  createdAt: string;
-}
-
-interface AuditEntry {
-  eventType: string;
-  targetType: string | null;
-  targetId: string | null;
-  userId: string | null;
-  metadata: Record<string, unknown>;
-}
+import { member, MEMBERS, teamHelpers } from './support/team-suite.js';
 
 describe('team members', () => {
   let ctx: TestContext;
@@ -35,31 +13,7 @@ describe('team members', () => {
   });
   afterAll(async () => ctx?.close());
 
-  /** A fresh organization per test: its owner plus one member of each requested role. */
-  async function team(...roles: Role[]) {
-    const owner = await ctx.register({ organizationName: 'Team Org' });
-    const others = [];
-    for (const role of roles) others.push(await ctx.addMember(owner.organization.id, role));
-    return { owner, org: owner.organization.id, others };
-  }
-
-  async function members(token: string): Promise<TeamMember[]> {
-    const res = await ctx.get(MEMBERS, { token });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as TeamMember[];
-  }
-
-  async function auditEntries(token: string, eventType: string): Promise<AuditEntry[]> {
-    const res = await ctx.get('/api/v1/audit', { token, query: { eventType } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as AuditEntry[];
-  }
-
-  async function meStatus(token: string): Promise<{ status: number; code?: string; role?: string }> {
-    const res = await ctx.get('/api/v1/auth/me', { token });
-    const body = res.json();
-    return { status: res.statusCode, code: body.code, role: body.data?.role };
-  }
+  const { team, members, auditEntries, meStatus } = teamHelpers(() => ctx);
 
   describe('suspension and reactivation', () => {
     it('suspends a member: open JWTs get 401 ACCOUNT_DEACTIVATED, login fails; reactivation restores the same role', async () => {

@@ -1,29 +1,18 @@
-import { and, count, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { reviewItems } from '../libs/governance/src/review/review-item.schema.js';
-import { traceIdempotencyKeys, traces } from '../libs/governance/src/traces/trace.schema.js';
+import { traceIdempotencyKeys } from '../libs/governance/src/traces/trace.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { TRACES, traceBody, traceFixture, traceHelpers } from './support/traces-suite.js';
 import { type TestAgent } from './support/builders.js';
 
-const TRACES = '/api/v1/traces';
 const ID = /^[0-9a-f]{24}$/;
 const HOUR = 60 * 60 * 1000;
-
-function traceBody(over: Record<string, unknown> = {}, input = {}, output = {}): Record<string, unknown> {
-  return {
-    inputContext: { prompt: 'What is the refund window for order 1234?', ...input },
-    outputDecision: { action: 'llm_response', text: 'Refunds are accepted within 30 days.', ...output },
-    confidence: 0.9,
-    ...over,
-  };
-}
 
 describe('traces', () => {
   let ctx: TestContext;
   let owner: Registered;
-  let other: Registered;
   let plain: TestAgent;
   let guarded: TestAgent;
   let otherAgent: TestAgent;
@@ -32,52 +21,14 @@ describe('traces', () => {
 
   beforeAll(async () => {
     ctx = await TestContext.create();
-    owner = await ctx.register({ organizationName: 'Trace Owners' });
-    other = await ctx.register({ organizationName: 'Other Org' });
-    plain = await ctx.newAgent(owner.organization.id, 'Plain agent');
-    guarded = await ctx.newAgent(owner.organization.id, 'Guarded agent');
-    otherAgent = await ctx.newAgent(other.organization.id, 'Other agent');
-    // Policies apply to the guarded agent only, so every other test ingests without matching any.
-    blockPolicyId = await ctx.newPolicy(owner.organization.id, {
-      name: 'No card numbers',
-      outcome: 'block',
-      agentIds: [guarded.id],
-      conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'card number' }],
-    });
-    flagPolicyId = await ctx.newPolicy(owner.organization.id, {
-      name: 'Low confidence',
-      outcome: 'flag',
-      agentIds: [guarded.id],
-      conditions: [{ field: 'confidence', operator: 'lt', value: 0.7 }],
-    });
-    await ctx.newPolicy(owner.organization.id, {
-      name: 'Nested quantifier',
-      outcome: 'flag',
-      agentIds: [guarded.id],
-      conditions: [{ field: 'inputContext.prompt', operator: 'matches', value: '^(a+)+$' }],
-    });
+    ({ owner, plain, guarded, otherAgent, blockPolicyId, flagPolicyId } = await traceFixture(ctx));
   });
   afterAll(async () => ctx?.close());
 
-  const post = (key: string, body: unknown, headers: Record<string, string> = {}) =>
-    ctx.post(TRACES, { apiKey: key, body, headers });
-
-  async function traceRow(id: string) {
-    const [row] = await ctx.db.db.select().from(traces).where(eq(traces.id, id));
-    return row;
-  }
-
-  async function auditFor(traceId: string) {
-    return ctx.db.db.select().from(auditEntries).where(eq(auditEntries.targetId, traceId));
-  }
-
-  async function traceCount(organizationId = owner.organization.id): Promise<number> {
-    const [row] = await ctx.db.db
-      .select({ n: count() })
-      .from(traces)
-      .where(eq(traces.organizationId, organizationId));
-    return row!.n;
-  }
+  const { post, traceRow, auditFor, traceCount } = traceHelpers(
+    () => ctx,
+    () => owner,
+  );
 
   describe('POST /traces outcomes', () => {
     it('returns 201 with the approved trace, stores it under the schema version and audits trace.approved', async () => {

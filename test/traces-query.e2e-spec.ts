@@ -1,59 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { TRACES, traceBody, traceFixture, traceHelpers } from './support/traces-suite.js';
 import { type TestAgent } from './support/builders.js';
 
-const TRACES = '/api/v1/traces';
 const ID = /^[0-9a-f]{24}$/;
-
-function traceBody(over: Record<string, unknown> = {}, input = {}, output = {}): Record<string, unknown> {
-  return {
-    inputContext: { prompt: 'What is the refund window for order 1234?', ...input },
-    outputDecision: { action: 'llm_response', text: 'Refunds are accepted within 30 days.', ...output },
-    confidence: 0.9,
-    ...over,
-  };
-}
 
 describe('traces', () => {
   let ctx: TestContext;
   let owner: Registered;
-  let other: Registered;
-  let guarded: TestAgent;
   let otherAgent: TestAgent;
 
   beforeAll(async () => {
     ctx = await TestContext.create();
-    owner = await ctx.register({ organizationName: 'Trace Owners' });
-    other = await ctx.register({ organizationName: 'Other Org' });
-    await ctx.newAgent(owner.organization.id, 'Plain agent');
-    guarded = await ctx.newAgent(owner.organization.id, 'Guarded agent');
-    otherAgent = await ctx.newAgent(other.organization.id, 'Other agent');
-    // Policies apply to the guarded agent only, so every other test ingests without matching any.
-    await ctx.newPolicy(owner.organization.id, {
-      name: 'No card numbers',
-      outcome: 'block',
-      agentIds: [guarded.id],
-      conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'card number' }],
-    });
-    await ctx.newPolicy(owner.organization.id, {
-      name: 'Low confidence',
-      outcome: 'flag',
-      agentIds: [guarded.id],
-      conditions: [{ field: 'confidence', operator: 'lt', value: 0.7 }],
-    });
-    await ctx.newPolicy(owner.organization.id, {
-      name: 'Nested quantifier',
-      outcome: 'flag',
-      agentIds: [guarded.id],
-      conditions: [{ field: 'inputContext.prompt', operator: 'matches', value: '^(a+)+$' }],
-    });
+    ({ owner, otherAgent } = await traceFixture(ctx));
   });
   afterAll(async () => ctx?.close());
 
-  const post = (key: string, body: unknown, headers: Record<string, string> = {}) =>
-    ctx.post(TRACES, { apiKey: key, body, headers });
+  const { post } = traceHelpers(
+    () => ctx,
+    () => owner,
+  );
 
   describe('GET /traces', () => {
     let listOwner: Registered;
