@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import {
   AGENT_COUNT,
+  apiKeyFixture,
   KEYS,
   PROBE_READ,
   PROBE_WRITE,
   sha256,
-  WorkspaceKeyProbeModule,
   apiKeyHelpers,
   type CreatedKey,
 } from './support/api-keys-suite.js';
@@ -20,16 +20,11 @@ describe('workspace API keys', () => {
   let ctx: TestContext;
   let owner: Registered;
   let other: Registered;
-  const ownerAgents: string[] = [];
+  let ownerAgents: string[] = [];
   const agentId = (n: number) => ownerAgents[n]!;
 
   beforeAll(async () => {
-    ctx = await TestContext.create({ imports: [WorkspaceKeyProbeModule] });
-    owner = await ctx.register({ organizationName: 'Key Owners' });
-    other = await ctx.register({ organizationName: 'Other Org' });
-    for (let n = 0; n < AGENT_COUNT; n += 1) {
-      ownerAgents.push((await ctx.newAgent(owner.organization.id, `Agent ${n}`)).id);
-    }
+    ({ ctx, owner, other, ownerAgents } = await apiKeyFixture());
   });
   afterAll(async () => ctx?.close());
 

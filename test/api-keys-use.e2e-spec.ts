@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import {
-  AGENT_COUNT,
+  apiKeyFixture,
   KEYS,
   PROBE_READ,
   PROBE_WRITE,
   sha256,
-  WorkspaceKeyProbeModule,
   apiKeyHelpers,
 } from './support/api-keys-suite.js';
 import { expectErrorEnvelope } from './support/assertions.js';
@@ -15,16 +14,11 @@ describe('workspace API keys', () => {
   let ctx: TestContext;
   let owner: Registered;
   let other: Registered;
-  const ownerAgents: string[] = [];
+  let ownerAgents: string[] = [];
   const agentId = (n: number) => ownerAgents[n]!;
 
   beforeAll(async () => {
-    ctx = await TestContext.create({ imports: [WorkspaceKeyProbeModule] });
-    owner = await ctx.register({ organizationName: 'Key Owners' });
-    other = await ctx.register({ organizationName: 'Other Org' });
-    for (let n = 0; n < AGENT_COUNT; n += 1) {
-      ownerAgents.push((await ctx.newAgent(owner.organization.id, `Agent ${n}`)).id);
-    }
+    ({ ctx, owner, other, ownerAgents } = await apiKeyFixture());
   });
   afterAll(async () => ctx?.close());
 

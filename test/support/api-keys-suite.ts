@@ -12,7 +12,7 @@ import {
   CurrentActor,
   Permission,
 } from '#platform';
-import type { Registered, TestContext } from './app.js';
+import { type Registered, TestContext } from './app.js';
 
 export const KEYS = '/api/v1/auth/keys';
 export const PROBE_READ = '/api/v1/test-workspace-keys/read';
@@ -57,6 +57,26 @@ export interface CreatedKey {
 }
 
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+export interface ApiKeyFixture {
+  ctx: TestContext;
+  owner: Registered;
+  other: Registered;
+  /** AGENT_COUNT agents of the owner's organization, in creation order. */
+  ownerAgents: string[];
+}
+
+/** The workspace-key suites' application (with the probe routes), two organizations and the owner's agents. */
+export async function apiKeyFixture(): Promise<ApiKeyFixture> {
+  const ctx = await TestContext.create({ imports: [WorkspaceKeyProbeModule] });
+  const owner = await ctx.register({ organizationName: 'Key Owners' });
+  const other = await ctx.register({ organizationName: 'Other Org' });
+  const ownerAgents: string[] = [];
+  for (let n = 0; n < AGENT_COUNT; n += 1) {
+    ownerAgents.push((await ctx.newAgent(owner.organization.id, `Agent ${n}`)).id);
+  }
+  return { ctx, owner, other, ownerAgents };
+}
 
 /** The helpers of the workspace-key suites, on the suite's context and owner (both made in beforeAll). */
 export function apiKeyHelpers(context: () => TestContext, owner: () => Registered) {

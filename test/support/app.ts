@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Abstract, ModuleMetadata, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { AppModule } from '../../apps/api/src/app.module.js';
@@ -30,15 +30,7 @@ import { OrganizationsService } from '#identity';
 import { memberships } from '../../libs/identity/src/organizations/organization.schema.js';
 import { users } from '../../libs/identity/src/users/user.schema.js';
 import { hashPassword } from '../../libs/identity/src/auth/password.js';
-import {
-  buildAgent,
-  buildOrganization,
-  buildPolicy,
-  type BuilderHost,
-  type TestAgent,
-  type TestOrganization,
-  type TestPolicy,
-} from './builders.js';
+import { BuilderContext } from './builders.js';
 import { freshDatabase } from './database.js';
 
 export interface TestAppOptions {
@@ -92,29 +84,45 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
   };
 }
 
+/**
+ * The application's modules (and `imports`), compiled with the test's configuration, database and fixed clock in
+ * place of the real ones: the HTTP tier listens on it, the medium tier uses it as it is.
+ */
+export function compileTestModule(options: {
+  config: AppConfig;
+  db: DatabaseHandle;
+  clock: FixedClock;
+  versions?: readonly SchemaVersion[];
+  imports?: NonNullable<ModuleMetadata['imports']>;
+}): Promise<TestingModule> {
+  return Test.createTestingModule({ imports: [AppModule, ...(options.imports ?? [])] })
+    .overrideProvider(APP_CONFIG)
+    .useValue(options.config)
+    .overrideProvider(DATABASE)
+    .useValue(options.db)
+    .overrideProvider(Clock)
+    .useValue(options.clock)
+    .overrideProvider(VERSION_REGISTRY)
+    .useValue(options.versions ?? SCHEMA_VERSIONS)
+    .compile();
+}
+
 /** A booted application on a fresh database, with the fixed clock and helpers to call it over HTTP. */
-export class TestContext implements BuilderHost {
+export class TestContext extends BuilderContext {
   constructor(
     readonly app: NestFastifyApplication,
     readonly db: DatabaseHandle,
     readonly clock: FixedClock,
     readonly config: AppConfig,
-  ) {}
+  ) {
+    super();
+  }
 
   static async create(options: TestAppOptions = {}): Promise<TestContext> {
     const db = await freshDatabase();
     const clock = new FixedClock(options.now ? new Date(options.now) : new Date());
     const config = testConfig(options.config);
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule, ...(options.imports ?? [])] })
-      .overrideProvider(APP_CONFIG)
-      .useValue(config)
-      .overrideProvider(DATABASE)
-      .useValue(db)
-      .overrideProvider(Clock)
-      .useValue(clock)
-      .overrideProvider(VERSION_REGISTRY)
-      .useValue(options.versions ?? SCHEMA_VERSIONS)
-      .compile();
+    const moduleRef = await compileTestModule({ ...options, config, db, clock });
     const app = moduleRef.createNestApplication<NestFastifyApplication>(createFastifyAdapter(config), {
       ...HTTP_APP_OPTIONS,
       logger: false,
@@ -133,21 +141,6 @@ export class TestContext implements BuilderHost {
   /** A provider of the application (services, repositories), for builders and white-box checks. */
   service<T>(type: Type<T> | Abstract<T>): T {
     return this.app.get(type, { strict: false });
-  }
-
-  /** A new organization and its owner, through the auth service (no session: see register() for one). */
-  newOrganization(overrides?: Parameters<typeof buildOrganization>[1]): Promise<TestOrganization> {
-    return buildOrganization(this, overrides);
-  }
-
-  /** An agent of the organization and its key, created by its owner through the agents service. */
-  newAgent(organizationId: string, name?: string): Promise<TestAgent> {
-    return buildAgent(this, organizationId, name);
-  }
-
-  /** An active policy of the organization, created by its owner through the policies service. */
-  newPolicy(organizationId: string, policy: TestPolicy): Promise<string> {
-    return buildPolicy(this, organizationId, policy);
   }
 
   async request(method: string, url: string, options: RequestOptions = {}): Promise<LightMyRequestResponse> {

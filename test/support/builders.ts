@@ -123,3 +123,25 @@ export async function buildPolicy(
     .create(await ownerOf(host, organizationId), dto, TEST_META);
   return created.id;
 }
+
+/** The builders of a test context (TestContext over HTTP, MediumContext without): data made through the services. */
+export abstract class BuilderContext implements BuilderHost {
+  abstract readonly db: DatabaseHandle;
+  abstract readonly clock: FixedClock;
+  abstract service<T>(type: Type<T> | Abstract<T>): T;
+
+  /** A new organization and its owner, through the auth service. */
+  newOrganization(overrides?: Parameters<typeof buildOrganization>[1]): Promise<TestOrganization> {
+    return buildOrganization(this, overrides);
+  }
+
+  /** An agent of the organization and its key, created by its owner through the agents service. */
+  newAgent(organizationId: string, name?: string): Promise<TestAgent> {
+    return buildAgent(this, organizationId, name);
+  }
+
+  /** An active policy of the organization, created by its owner through the policies service. */
+  newPolicy(organizationId: string, policy: TestPolicy): Promise<string> {
+    return buildPolicy(this, organizationId, policy);
+  }
+}
