@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { and, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { SecretBox } from '../crypto/secret-box.js';
@@ -61,6 +61,10 @@ const DEFAULTS = {
 export const OUTBOX_CLAIM_BATCH = 20;
 /** A message's JSON payload is bounded: an outbox row is not a blob store. */
 export const OUTBOX_MAX_PAYLOAD_BYTES = 64 * 1024;
+/** Sent messages are kept this long (for operators), then purged; pending, stored and failed ones stay. */
+export const OUTBOX_SENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const PURGE_INTERVAL_MS = 3600 * 1000;
+const PURGE_BATCH = 1000;
 
 type RegisteredHandler = Required<OutboxHandler<OutboxTopic>>;
 
@@ -92,6 +96,34 @@ export class Outbox implements OnModuleInit {
       intervalMs: this.config.outboxRetryIntervalMs,
       run: () => this.runDue(),
     });
+    this.scheduler.register({
+      name: 'outbox-purge',
+      intervalMs: PURGE_INTERVAL_MS,
+      run: () => this.purgeSent(),
+    });
+  }
+
+  /**
+   * Deletes messages sent more than OUTBOX_SENT_RETENTION_MS ago, in batches, so the table stays bounded by a week
+   * of traffic. A sent message's `next_attempt_at` is its last lease, just after it was sent: the due index serves
+   * the scan. Returns how many were deleted.
+   */
+  async purgeSent(): Promise<number> {
+    const cutoff = new Date(this.clock.nowMs() - OUTBOX_SENT_RETENTION_MS);
+    let total = 0;
+    for (;;) {
+      const batch = this.tx.db
+        .select({ id: outboxMessages.id })
+        .from(outboxMessages)
+        .where(and(eq(outboxMessages.status, 'sent'), lt(outboxMessages.nextAttemptAt, cutoff)))
+        .limit(PURGE_BATCH);
+      const deleted = await this.tx.db
+        .delete(outboxMessages)
+        .where(inArray(outboxMessages.id, batch))
+        .returning({ id: outboxMessages.id });
+      total += deleted.length;
+      if (deleted.length < PURGE_BATCH) return total;
+    }
   }
 
   /** Registers the handler of a topic in this process (one per topic). */
@@ -109,8 +141,8 @@ export class Outbox implements OnModuleInit {
   }
 
   /**
-   * For a pipelined transaction: the insert of these messages, and their ids. Call `dispatch(ids)` once the
-   * transaction has committed.
+   * For a pipelined transaction: the insert of these messages, and those to deliver. Call `dispatch(pending)` once
+   * the transaction has committed.
    */
   enqueueQuery<T extends OutboxTopic>(
     topic: T,
@@ -165,7 +197,10 @@ export class Outbox implements OnModuleInit {
     const [row] = await this.tx.db
       .update(outboxMessages)
       // The lease: as long as the handler's longest attempt; the outcome below replaces it.
-      .set({ attempts: sql`${outboxMessages.attempts} + 1`, nextAttemptAt: new Date(now.getTime() + handler.leaseMs) })
+      .set({
+        attempts: sql`${outboxMessages.attempts} + 1`,
+        nextAttemptAt: new Date(now.getTime() + handler.leaseMs),
+      })
       .where(
         and(
           eq(outboxMessages.id, id),
@@ -209,7 +244,9 @@ export class Outbox implements OnModuleInit {
       .orderBy(desc(outboxMessages.createdAt), desc(outboxMessages.id))
       .limit(Math.min(Math.max(limit, 1), 1000));
     return rows.map(({ sealed, ...rest }) =>
-      filter.withSecret ? { ...rest, secret: sealed ? (JSON.parse(this.box.open(sealed)) as unknown) : null } : rest,
+      filter.withSecret
+        ? { ...rest, secret: sealed ? (JSON.parse(this.box.open(sealed)) as unknown) : null }
+        : rest,
     );
   }
 
@@ -235,7 +272,11 @@ export class Outbox implements OnModuleInit {
     };
   }
 
-  private async recordFailure(row: OutboxMessageRow, handler: RegisteredHandler, err: unknown): Promise<void> {
+  private async recordFailure(
+    row: OutboxMessageRow,
+    handler: RegisteredHandler,
+    err: unknown,
+  ): Promise<void> {
     const failed = row.attempts >= handler.maxAttempts;
     const backoff = handler.backoffMs;
     const delay = backoff[Math.min(row.attempts - 1, backoff.length - 1)]!;
@@ -255,6 +296,9 @@ export class Outbox implements OnModuleInit {
   }
 
   private logFailure(id: string, err: unknown): void {
-    this.logger.warn({ outboxId: id, err }, 'Outbox dispatch failed; the retry pass will pick the message up');
+    this.logger.warn(
+      { outboxId: id, err },
+      'Outbox dispatch failed; the retry pass will pick the message up',
+    );
   }
 }
