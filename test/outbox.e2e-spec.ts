@@ -227,10 +227,32 @@ describe('outbox', () => {
     expect(held.rows).toEqual([{ status: 'stored' }]);
   });
 
-  it('registers its retry pass with the job scheduler', () => {
+  it('registers its retry pass and its purge with the job scheduler', () => {
     expect(ctx.app.get(JobScheduler).names).toEqual(
-      expect.arrayContaining(['outbox', 'revoked-tokens-purge']),
+      expect.arrayContaining(['outbox', 'outbox-purge', 'revoked-tokens-purge']),
     );
+  });
+
+  it('purges sent messages after a week, and keeps pending, held and failed ones', async () => {
+    const sentId = await tx.run(() => outbox.enqueue('test.echo', { payload: { n: 9, note: 'old, sent' } }));
+    expect(await settled(sentId)).toMatchObject({ status: 'sent' });
+    const heldId = await tx.run(() =>
+      outbox.enqueue('test.echo', { payload: { n: 10, note: 'old, held' }, hold: true }),
+    );
+    const waitingId = await tx.run(() => outbox.enqueue('test.plain', { payload: { n: 11 } }));
+    const failed = (await ctx.db.db.execute(
+      sql`select id from outbox_messages where status = 'failed' limit 1`,
+    )) as unknown as { rows: { id: string }[] };
+    expect(failed.rows).toHaveLength(1); // the message of the maxAttempts test
+    ctx.clock.advance(6 * 24 * 3600 * 1000);
+    await ctx.app.get(JobScheduler).runNow('outbox-purge');
+    expect(await row(sentId)).toBeDefined();
+    ctx.clock.advance(2 * 24 * 3600 * 1000);
+    await ctx.app.get(JobScheduler).runNow('outbox-purge');
+    expect(await row(sentId)).toBeUndefined();
+    expect(await row(heldId)).toMatchObject({ status: 'stored' });
+    expect(await row(waitingId)).toMatchObject({ status: 'pending' });
+    expect(await row(failed.rows[0]!.id)).toMatchObject({ status: 'failed' });
   });
 
   it('types messages by topic: a misspelt topic or another topic’s payload does not compile', () => {
