@@ -7,6 +7,20 @@ import { ConfigError, loadConfig } from './app-config.js';
 const dataDir = () => mkdtempSync(join(tmpdir(), 'cfg-'));
 
 describe('loadConfig', () => {
+  it('reads the outbox retry interval, with MAIL_RETRY_INTERVAL_MS as its older name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).outboxRetryIntervalMs).toBe(30_000);
+    expect(loadConfig({ DATA_DIR: dataDir(), MAIL_RETRY_INTERVAL_MS: '45000' }).outboxRetryIntervalMs).toBe(
+      45_000,
+    );
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), MAIL_RETRY_INTERVAL_MS: '45000', OUTBOX_RETRY_INTERVAL_MS: '60000' })
+        .outboxRetryIntervalMs,
+    ).toBe(60_000);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), OUTBOX_RETRY_INTERVAL_MS: '10' })).toThrow(
+      /OUTBOX_RETRY_INTERVAL_MS/,
+    );
+  });
+
   it('applies the documented defaults', () => {
     const config = loadConfig({ DATA_DIR: dataDir() });
     expect(config).toMatchObject({
