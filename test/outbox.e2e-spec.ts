@@ -18,6 +18,7 @@ declare module '#platform' {
   interface OutboxTopics {
     'test.echo': { payload: { n: number; note: string }; secret: { token: string } };
     'test.plain': { payload: { n: number } };
+    'test.slow': { payload: { n: number } };
   }
 }
 
@@ -183,6 +184,36 @@ describe('outbox', () => {
     const received = delivered.map((m) => m.id).sort();
     expect(received).toEqual([...ids].sort());
     for (const id of ids) expect((await row(id))!.status).toBe('sent');
+  });
+
+  it('leases a message while an attempt runs: no second attempt before the lease ends, one after it', async () => {
+    const attempts: number[] = [];
+    let release!: () => void;
+    const firstAttemptHangs = new Promise<void>((resolve) => (release = resolve));
+    outbox.handle('test.slow', {
+      maxAttempts: 5,
+      backoffMs: [1000],
+      leaseMs: 10_000,
+      deliver: async (message) => {
+        attempts.push(message.attempt);
+        if (message.attempt === 1) await firstAttemptHangs;
+      },
+    });
+    const id = await tx.run(() => outbox.enqueue('test.slow', { payload: { n: 11 } }));
+    for (let i = 0; i < 300 && attempts.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(attempts).toEqual([1]);
+
+    expect(await outbox.runDue('test.slow')).toBe(0);
+    ctx.clock.advance(9_999);
+    expect(await outbox.runDue('test.slow')).toBe(0);
+    expect(attempts).toEqual([1]);
+
+    // The first attempt outlived its lease (a crashed or stuck replica): the message is due again.
+    ctx.clock.advance(1);
+    expect(await outbox.runDue('test.slow')).toBe(1);
+    expect(attempts).toEqual([1, 2]);
+    expect(await row(id)).toMatchObject({ status: 'sent', attempts: 2 });
+    release();
   });
 
   it('survives its process: a message left by one process is delivered by the next one to start', async () => {
