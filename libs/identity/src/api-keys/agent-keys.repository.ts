@@ -59,7 +59,10 @@ export class AgentKeysRepository {
 
   /** Keeps the key's display name in step with the agent's (api_keys.name holds at most 120 characters). */
   async renameForAgent(organizationId: string, agentId: string, name: string): Promise<void> {
-    await this.tx.db.update(apiKeys).set({ name }).where(this.liveOf(organizationId, [agentId]));
+    await this.tx.db
+      .update(apiKeys)
+      .set({ name })
+      .where(this.liveOf(organizationId, [agentId]));
   }
 
   /** The prefix of each agent's live key (one per agent), for listings. */

@@ -16,7 +16,13 @@ import { WorkspaceKeyResolver } from './workspace-key.resolver.js';
 @Module({
   imports: [IdentityCoreModule],
   controllers: [ApiKeysController, StreamTokenController],
-  providers: [ApiKeysRepository, AgentKeysRepository, ApiKeysService, WorkspaceKeyResolver, StreamTokenService],
+  providers: [
+    ApiKeysRepository,
+    AgentKeysRepository,
+    ApiKeysService,
+    WorkspaceKeyResolver,
+    StreamTokenService,
+  ],
   exports: [StreamTokenService, AgentKeysRepository],
 })
 export class ApiKeysModule implements OnModuleInit {

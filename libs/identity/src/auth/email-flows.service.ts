@@ -31,7 +31,6 @@ export const SIGNUP_TOKEN_TTL_MS = 24 * HOUR;
 export const RESET_TOKEN_TTL_MS = HOUR;
 export const MAGIC_LINK_TTL_MS = 15 * 60 * 1000;
 
-
 /**
  * Sign-up by e-mail, password reset and change, and magic links. Every token is random, single use, stored
  * hashed and sent only by e-mail. Requests that name an e-mail answer the same whether or not an account

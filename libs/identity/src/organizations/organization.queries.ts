@@ -8,7 +8,9 @@ import { organizations } from './organization.schema.js';
  * organizations module owns. Null when the organization does not exist.
  */
 export function organizationNameOf(organizationId: AnyColumn | SQL): SQL<string | null> {
-  return sql<string | null>`(select ${organizations.name} from ${organizations} where ${organizations.id} = ${organizationId})`;
+  return sql<
+    string | null
+  >`(select ${organizations.name} from ${organizations} where ${organizations.id} = ${organizationId})`;
 }
 
 export function organizationPlanOf(organizationId: AnyColumn | SQL): SQL<Plan | null> {

@@ -33,7 +33,9 @@ export class RawBody {
  * SVC_FLAGGED_FOR_REVIEW). Error envelopes come from `renderError`; together they are every JSON body of the API.
  */
 export function successBody(data: unknown, code?: string): Record<string, unknown> {
-  return code === undefined ? { success: true, data: data ?? null } : { success: true, code, data: data ?? null };
+  return code === undefined
+    ? { success: true, data: data ?? null }
+    : { success: true, code, data: data ?? null };
 }
 
 const RAW_RESPONSE = 'svc:raw-response';

@@ -43,7 +43,11 @@ function fakeTx() {
   const committed: (() => unknown)[] = [];
   const execute = vi.fn(async () => undefined);
   const tx = { db: { execute }, afterCommit: (cb: () => unknown) => committed.push(cb) };
-  return { tx: tx as unknown as TransactionHost, execute, commit: () => committed.splice(0).forEach((cb) => cb()) };
+  return {
+    tx: tx as unknown as TransactionHost,
+    execute,
+    commit: () => committed.splice(0).forEach((cb) => cb()),
+  };
 }
 
 const until = async (check: () => boolean) => {
@@ -76,7 +80,10 @@ describe('NotificationBus', () => {
     const { handle, clients } = postgresHandle();
     const bus = NotificationBus.of(handle, { reconnectMinMs: 1, reconnectMaxMs: 1 });
     const states: boolean[] = [];
-    const off = await bus.subscribe('chan_a', { onMessage: () => undefined, onListening: (l) => states.push(l) });
+    const off = await bus.subscribe('chan_a', {
+      onMessage: () => undefined,
+      onListening: (l) => states.push(l),
+    });
     expect(states).toEqual([true]);
     clients[0]!.drop();
     expect(states).toEqual([true, false]);
@@ -92,7 +99,10 @@ describe('NotificationBus', () => {
     const { handle, clients } = postgresHandle(1);
     const bus = NotificationBus.of(handle, { reconnectMinMs: 1, reconnectMaxMs: 1 });
     const states: boolean[] = [];
-    const off = await bus.subscribe('chan_a', { onMessage: () => undefined, onListening: (l) => states.push(l) });
+    const off = await bus.subscribe('chan_a', {
+      onMessage: () => undefined,
+      onListening: (l) => states.push(l),
+    });
     expect(states).toEqual([]);
     await until(() => states.length === 1);
     expect(states).toEqual([true]);

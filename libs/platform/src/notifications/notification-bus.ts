@@ -9,7 +9,10 @@ export interface NotificationBusOptions {
   reconnectMaxMs: number;
 }
 
-export const NOTIFICATION_BUS_DEFAULTS: NotificationBusOptions = { reconnectMinMs: 500, reconnectMaxMs: 30_000 };
+export const NOTIFICATION_BUS_DEFAULTS: NotificationBusOptions = {
+  reconnectMinMs: 500,
+  reconnectMaxMs: 30_000,
+};
 
 /** Someone interested in one channel. */
 export interface NotificationSubscriber {
@@ -61,7 +64,8 @@ export class NotificationBus {
   /** The bus of this database handle (options apply when it is first asked for). */
   static of(handle: DatabaseHandle, options?: Partial<NotificationBusOptions>): NotificationBus {
     let bus = buses.get(handle);
-    if (!bus) buses.set(handle, (bus = new NotificationBus(handle, { ...NOTIFICATION_BUS_DEFAULTS, ...options })));
+    if (!bus)
+      buses.set(handle, (bus = new NotificationBus(handle, { ...NOTIFICATION_BUS_DEFAULTS, ...options })));
     return bus;
   }
 
@@ -177,7 +181,8 @@ export class NotificationBus {
     const wasListening = this.listening;
     this.listening = false;
     void client.end().catch(() => undefined);
-    if (wasListening) for (const set of this.subscribers.values()) for (const s of set) s.onListening?.(false);
+    if (wasListening)
+      for (const set of this.subscribers.values()) for (const s of set) s.onListening?.(false);
     if (this.subscribers.size === 0) return;
     const delay = Math.min(this.options.reconnectMaxMs, this.options.reconnectMinMs * 2 ** this.attempt);
     this.attempt += 1;

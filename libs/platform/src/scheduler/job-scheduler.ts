@@ -38,7 +38,8 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
   constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'workers'>) {}
 
   register(definition: JobDefinition): void {
-    if (this.jobs.has(definition.name)) throw new Error(`A job named ${definition.name} is already registered`);
+    if (this.jobs.has(definition.name))
+      throw new Error(`A job named ${definition.name} is already registered`);
     if (!(definition.intervalMs > 0)) throw new Error(`Job ${definition.name} needs a positive interval`);
     const job: Job = { ...definition, timer: null, running: null };
     this.jobs.set(definition.name, job);
