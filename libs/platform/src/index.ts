@@ -8,6 +8,7 @@ export * from './crypto/secret-box.js';
 export * from './mail/mail.service.js';
 export * from './outbox/outbox.js';
 export * from './outbox/outbox-topics.js';
+export * from './events/domain-events.js';
 export type { OutboxStatus } from './outbox/outbox.schema.js';
 export * from './scheduler/job-scheduler.js';
 export * from './mail/mail-templates.js';

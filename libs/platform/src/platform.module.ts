@@ -8,6 +8,7 @@ import { Clock } from './clock/clock.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { MailService } from './mail/mail.service.js';
 import { Outbox } from './outbox/outbox.js';
+import { DomainEvents } from './events/domain-events.js';
 import { JobScheduler } from './scheduler/job-scheduler.js';
 import { RateLimitService } from './security/rate-limit.js';
 import { DatabaseModule } from './db/database.module.js';
@@ -41,6 +42,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     SecretBox,
     JobScheduler,
     Outbox,
+    DomainEvents,
     MailService,
     RateLimitService,
     EventLoopMonitor,
@@ -59,6 +61,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     SecretBox,
     JobScheduler,
     Outbox,
+    DomainEvents,
     MailService,
     RateLimitService,
     VersioningService,

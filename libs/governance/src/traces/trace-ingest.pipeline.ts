@@ -142,6 +142,12 @@ export class TraceIngestPipeline {
         },
         meta: ctx.meta,
       },
+      event: {
+        organizationId,
+        type: `trace.${evaluation.status}`,
+        agentId,
+        data: traceEventData(trace),
+      },
       idempotencyKey: ctx.idempotencyKey,
       keyId: actor.credential === 'jwt' ? null : (actor.keyId ?? null),
     };
@@ -151,4 +157,20 @@ export class TraceIngestPipeline {
 /** Prompt and output text, bounded: what GET /traces/:id/similar compares. */
 export function searchTextOf(input: TraceIngestInput): string {
   return `${input.inputContext.prompt}\n${input.outputDecision.text}`.slice(0, SEARCH_TEXT_MAX);
+}
+
+/** The `data` of a trace event (webhooks and the event stream): the outcome, not the trace's contents. */
+export function traceEventData(trace: TraceRow): Record<string, unknown> {
+  return {
+    traceId: trace.id,
+    agentId: trace.agentId,
+    status: trace.status,
+    confidence: trace.confidence,
+    policyResults: trace.policyResults,
+    reviewItemId: trace.reviewItemId,
+    ...(typeof trace.metadata.autoApprovedBy === 'string'
+      ? { autoApprovedBy: trace.metadata.autoApprovedBy }
+      : {}),
+    createdAt: trace.createdAt.toISOString(),
+  };
 }

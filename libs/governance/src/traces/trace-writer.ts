@@ -6,7 +6,11 @@ import {
   type AuditInput,
   AuditLog,
   Clock,
+  DomainEvents,
   ErrorCode,
+  type NewDomainEvent,
+  Outbox,
+  type OutboxRef,
   type SendStatements,
   sendQueries,
   TransactionHost,
@@ -30,6 +34,8 @@ export interface TraceWrite {
   /** The pending review item of a flagged trace. */
   reviewItem: ReviewItemRow | null;
   audit: Omit<AuditInput, 'organizationId'>;
+  /** The domain event (`trace.approved|flagged|blocked`), published with the trace. */
+  event: NewDomainEvent;
   idempotencyKey?: string;
   /** The API key that sent the trace: the write is refused if it was revoked before the write commits. */
   keyId?: string | null;
@@ -123,6 +129,8 @@ export class TraceWriter implements BeforeApplicationShutdown {
     private readonly keys: AgentKeysRepository,
     private readonly reviewItems: ReviewItemsRepository,
     private readonly audit: AuditLog,
+    private readonly events: DomainEvents,
+    private readonly outbox: Outbox,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -214,7 +222,10 @@ export class TraceWriter implements BeforeApplicationShutdown {
   private async commit(batch: Pending[]): Promise<void> {
     let outcomes: (IngestOutcome | Error)[];
     try {
-      outcomes = await this.tx.pipelined((send) => this.writeBatch(send, batch));
+      const written = await this.tx.pipelined((send) => this.writeBatch(send, batch));
+      outcomes = written.outcomes;
+      // The events' fan-out (webhooks, streams) runs after the answers, never delaying them.
+      if (written.pending.length > 0) setImmediate(() => void this.outbox.dispatch(written.pending));
     } catch (err) {
       if (batch.length > 1 && isRowError(err)) {
         // Isolate what the database refused: nothing of the batch committed, so each trace is tried on its own.
@@ -250,7 +261,10 @@ export class TraceWriter implements BeforeApplicationShutdown {
    * One transaction in two round trips (three with idempotency keys): lock the chains and read their heads with
    * the live agents and keys; claim idempotency keys; insert traces, review items and audit entries, with COMMIT.
    */
-  private async writeBatch(send: SendStatements, batch: Pending[]): Promise<(IngestOutcome | Error)[]> {
+  private async writeBatch(
+    send: SendStatements,
+    batch: Pending[],
+  ): Promise<{ outcomes: (IngestOutcome | Error)[]; pending: OutboxRef[] }> {
     const [, chains, liveAgents, liveKeys] = await sendQueries(send, [
       // A chain lock held elsewhere (a stuck transaction) fails the batch with 503 instead of stalling ingestion.
       writeQuery(sql.raw(`set local lock_timeout = ${Math.trunc(this.options.lockTimeoutMs)}`)),
@@ -275,16 +289,21 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
     const stored = batch.filter((_, i) => outcomes[i] === undefined);
     const entries = chains.next(stored.map((p) => ({ organizationId: p.organizationId, ...p.write.audit })));
+    const events = this.events.publishQuery(stored.map((p) => p.write.event));
     await sendQueries(
       send,
       [
         this.repo.insertTracesQuery(stored.map((p) => p.write.trace)),
         this.reviewItems.insertQuery(stored.flatMap((p) => (p.write.reviewItem ? [p.write.reviewItem] : []))),
         this.audit.insertQuery(entries),
+        events.query,
       ] as const,
       { commit: true },
     );
-    return outcomes.map((o, i) => o ?? { kind: 'stored', trace: batch[i]!.write.trace });
+    return {
+      outcomes: outcomes.map((o, i) => o ?? { kind: 'stored', trace: batch[i]!.write.trace }),
+      pending: events.pending,
+    };
   }
 
   /** Claims the idempotency keys of the traces still to store; a taken key makes its trace a duplicate. */

@@ -70,6 +70,7 @@ const envSchema = z.object({
   INGEST_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
   INGEST_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
   INGEST_LOCK_TIMEOUT_MS: z.coerce.number().int().min(10).default(5000),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
 });
 
 function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | number | string[] {
@@ -127,6 +128,8 @@ export interface AppConfig {
    * long a batch waits for an audit-chain lock held by another transaction (then 503).
    */
   ingest: { maxBatch: number; maxPending: number; lockTimeoutMs: number };
+  /** Domain events (webhook deliveries' source, the stream's replay) are kept this many days. */
+  eventRetentionDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -194,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxPending: e.INGEST_MAX_PENDING,
       lockTimeoutMs: e.INGEST_LOCK_TIMEOUT_MS,
     },
+    eventRetentionDays: e.EVENT_RETENTION_DAYS,
   };
 }
 

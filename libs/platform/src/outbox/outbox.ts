@@ -33,6 +33,32 @@ export interface OutboxHandler<T extends OutboxTopic> {
   backoffMs?: readonly number[];
   /** How long an attempt may take at most: the row is leased for that long (default 2 min). */
   leaseMs?: number;
+  /** Each backoff is spread by up to this fraction either way, so failures of one burst do not retry in step (0). */
+  jitter?: number;
+}
+
+/**
+ * Thrown by a handler to fail an attempt and set when the next one runs (a receiver's `Retry-After`), instead of
+ * the handler's backoff. The attempt counts as usual.
+ */
+export class OutboxRetry extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The pause after the `attempt`-th failed attempt: the backoff's value (the last repeats), spread by the jitter. */
+export function outboxBackoffMs(
+  backoffMs: readonly number[],
+  attempt: number,
+  jitter = 0,
+  random: () => number = Math.random,
+): number {
+  const base = backoffMs[Math.min(Math.max(attempt, 1) - 1, backoffMs.length - 1)]!;
+  return Math.round(base * (1 + jitter * (2 * random() - 1)));
 }
 
 export interface NewOutboxMessage<T extends OutboxTopic> {
@@ -56,6 +82,7 @@ const DEFAULTS = {
   maxAttempts: 8,
   backoffMs: [30_000, 120_000, 600_000, 1_800_000, 3_600_000] as readonly number[],
   leaseMs: 120_000,
+  jitter: 0,
 };
 /** Messages claimed per topic by one retry pass. */
 export const OUTBOX_CLAIM_BATCH = 20;
@@ -278,8 +305,10 @@ export class Outbox implements OnModuleInit {
     err: unknown,
   ): Promise<void> {
     const failed = row.attempts >= handler.maxAttempts;
-    const backoff = handler.backoffMs;
-    const delay = backoff[Math.min(row.attempts - 1, backoff.length - 1)]!;
+    const delay =
+      err instanceof OutboxRetry
+        ? Math.max(0, err.delayMs)
+        : outboxBackoffMs(handler.backoffMs, row.attempts, handler.jitter);
     const message = err instanceof Error ? err.message : String(err);
     this.logger.warn(
       { outboxId: row.id, topic: row.topic, attempts: row.attempts, error: message.slice(0, 200) },
