@@ -2,11 +2,27 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AccessGuard, PlatformModule } from '#platform';
 import { IdentityModule } from '#identity';
-import { AgentsModule, AuditModule, PoliciesModule, TracesModule } from '#governance';
+import {
+  AgentsModule,
+  ApprovalPatternsModule,
+  AuditModule,
+  PoliciesModule,
+  ReviewQueueModule,
+  TracesModule,
+} from '#governance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
 @Module({
-  imports: [PlatformModule, IdentityModule, AuditModule, AgentsModule, PoliciesModule, TracesModule],
+  imports: [
+    PlatformModule,
+    IdentityModule,
+    AuditModule,
+    AgentsModule,
+    PoliciesModule,
+    TracesModule,
+    ReviewQueueModule,
+    ApprovalPatternsModule,
+  ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })
 export class AppModule {}

@@ -6,3 +6,5 @@ export * from './api-keys/stream-token.service.js';
 export type { ApiKeyScope } from './api-keys/api-key.schema.js';
 export * from './api-keys/api-keys.module.js';
 export * from './api-keys/agent-keys.repository.js';
+export * from './identity-core.module.js';
+export { MembersRepository, type MemberView } from './organizations/members.repository.js';

@@ -1,7 +1,32 @@
 import { Injectable } from '@nestjs/common';
-import { bulkInsert, type Query, writeQuery } from '#platform';
+import { and, eq, inArray, isNull, type SQL } from 'drizzle-orm';
+import {
+  bulkInsert,
+  type PageRequest,
+  pageWithTotal,
+  type Query,
+  TransactionHost,
+  writeQuery,
+} from '#platform';
 import type { PolicyResult } from '../traces/trace.schema.js';
-import { reviewItems, type ReviewItemRow } from './review-item.schema.js';
+import { reviewItems, type ReviewItemRow, type ReviewStatus } from './review-item.schema.js';
+
+export interface ReviewItemFilter {
+  status: ReviewStatus;
+  agentId?: string;
+  /** A user id, or null for unassigned items. */
+  assignedTo?: string | null;
+  /** Agents the caller may see; null for all. */
+  agentScope: string[] | null;
+}
+
+export interface ReviewDecisionUpdate {
+  status: Exclude<ReviewStatus, 'pending'>;
+  decision: 'approve' | 'reject' | 'escalate';
+  notes: string | null;
+  decidedBy: string | null;
+  decidedAt: Date;
+}
 
 export interface PendingReviewItem {
   id: string;
@@ -29,6 +54,90 @@ export function newPendingReviewItem(item: PendingReviewItem): ReviewItemRow {
 /** The review queue's table. Trace ingestion inserts the pending items it creates through `insertQuery`. */
 @Injectable()
 export class ReviewItemsRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  /** The organization's items under the filter, oldest first (a queue is worked from its head). */
+  async list(
+    organizationId: string,
+    filter: ReviewItemFilter,
+    page: PageRequest,
+  ): Promise<{ rows: ReviewItemRow[]; total: number }> {
+    if (filter.agentScope !== null && filter.agentScope.length === 0) return { rows: [], total: 0 };
+    const conditions: SQL[] = [
+      eq(reviewItems.organizationId, organizationId),
+      eq(reviewItems.status, filter.status),
+    ];
+    if (filter.agentId) conditions.push(eq(reviewItems.agentId, filter.agentId));
+    if (filter.agentScope) conditions.push(inArray(reviewItems.agentId, filter.agentScope));
+    if (filter.assignedTo !== undefined) {
+      conditions.push(
+        filter.assignedTo === null
+          ? isNull(reviewItems.assignedTo)
+          : eq(reviewItems.assignedTo, filter.assignedTo),
+      );
+    }
+    const where = and(...conditions);
+    return pageWithTotal(
+      this.tx.db,
+      reviewItems,
+      where,
+      this.tx.db
+        .select()
+        .from(reviewItems)
+        .where(where)
+        .orderBy(reviewItems.createdAt, reviewItems.id)
+        .limit(page.limit)
+        .offset(page.offset),
+    );
+  }
+
+  async find(organizationId: string, id: string): Promise<ReviewItemRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(reviewItems)
+      .where(and(eq(reviewItems.organizationId, organizationId), eq(reviewItems.id, id)))
+      .limit(1);
+    return row;
+  }
+
+  /**
+   * Records a decision on an item that is in one of `from`, as one conditional update: of concurrent decisions on
+   * one item, the first to commit wins and the others find it no longer in `from` (undefined).
+   */
+  async decide(
+    organizationId: string,
+    id: string,
+    from: ReviewStatus[],
+    update: ReviewDecisionUpdate,
+  ): Promise<ReviewItemRow | undefined> {
+    const [row] = await this.tx.db
+      .update(reviewItems)
+      .set({ ...update, updatedAt: update.decidedAt })
+      .where(
+        and(
+          eq(reviewItems.organizationId, organizationId),
+          eq(reviewItems.id, id),
+          inArray(reviewItems.status, from),
+        ),
+      )
+      .returning();
+    return row;
+  }
+
+  async assign(
+    organizationId: string,
+    id: string,
+    assignedTo: string | null,
+    at: Date,
+  ): Promise<ReviewItemRow | undefined> {
+    const [row] = await this.tx.db
+      .update(reviewItems)
+      .set({ assignedTo, updatedAt: at })
+      .where(and(eq(reviewItems.organizationId, organizationId), eq(reviewItems.id, id)))
+      .returning();
+    return row;
+  }
+
   /** A multi-row insert, for the pipelined transaction of trace ingestion (no statement when there are none). */
   insertQuery(rows: readonly ReviewItemRow[]): Query<void> {
     return writeQuery(...(rows.length > 0 ? [bulkInsert(reviewItems, rows)] : []));

@@ -10,6 +10,8 @@ import {
   type RequestMeta,
   type SchemaVersion,
 } from '#platform';
+import { ActivePatterns } from '../approval-patterns/active-patterns.js';
+import { signatureOf } from '../approval-patterns/approval-pattern.signature.js';
 import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
 import { PolicySet } from '../policies/policy-set.js';
 import { newPendingReviewItem } from '../review/review-items.repository.js';
@@ -40,6 +42,7 @@ const agentIdError = (message: string) => AppError.validation(message, [{ field:
 export class TraceIngestPipeline {
   constructor(
     private readonly policies: PolicySet,
+    private readonly patterns: ActivePatterns,
     private readonly writer: TraceWriter,
     private readonly clock: Clock,
   ) {}
@@ -95,18 +98,34 @@ export class TraceIngestPipeline {
       metadata: input.metadata ?? {},
     };
     const evaluation = evaluate(await this.policies.forOrganization(organizationId), facts);
+    // A flagged trace whose kind reviewers always approve, and an owner signed off, is approved at once.
+    const autoApprovedBy =
+      evaluation.status === 'flagged'
+        ? await this.patterns.match(
+            organizationId,
+            signatureOf(
+              agentId,
+              input.outputDecision.action,
+              evaluation.policyResults.map((p) => p.policyId),
+            ),
+          )
+        : null;
+    const status = autoApprovedBy ? 'approved' : evaluation.status;
+    // `metadata.autoApprovedBy` is the service's to set: a client's value is not kept.
+    const { autoApprovedBy: _claimed, ...given } = input.metadata ?? {};
+    const metadata = autoApprovedBy ? { ...given, autoApprovedBy } : given;
     const now = this.clock.now();
     const id = newId(now.getTime());
-    const reviewItemId = evaluation.status === 'flagged' ? newId(now.getTime()) : null;
+    const reviewItemId = status === 'flagged' ? newId(now.getTime()) : null;
     const trace: TraceRow = {
       id,
       organizationId,
       agentId,
-      status: evaluation.status,
+      status,
       confidence,
       inputContext: input.inputContext,
       outputDecision: input.outputDecision,
-      metadata: input.metadata ?? {},
+      metadata,
       rationale: input.rationale ?? null,
       schemaVersion: ctx.schemaVersion.version,
       humanOverride: false,
@@ -129,7 +148,7 @@ export class TraceIngestPipeline {
           })
         : null,
       audit: {
-        eventType: `trace.${evaluation.status}`,
+        eventType: autoApprovedBy ? 'trace.auto_approved' : `trace.${status}`,
         actor: auditActorOf(actor),
         targetType: 'trace',
         targetId: id,
@@ -139,14 +158,15 @@ export class TraceIngestPipeline {
           schemaVersion: ctx.schemaVersion.version,
           policyIds: evaluation.policyResults.map((p) => p.policyId),
           ...(reviewItemId ? { reviewItemId } : {}),
+          ...(autoApprovedBy ? { autoApprovedBy } : {}),
         },
         meta: ctx.meta,
       },
       event: {
         organizationId,
-        type: `trace.${evaluation.status}`,
+        type: `trace.${status}`,
         agentId,
-        data: traceEventData(trace),
+        data: traceEventData(trace, autoApprovedBy),
       },
       idempotencyKey: ctx.idempotencyKey,
       keyId: actor.credential === 'jwt' ? null : (actor.keyId ?? null),
@@ -160,7 +180,7 @@ export function searchTextOf(input: TraceIngestInput): string {
 }
 
 /** The `data` of a trace event (webhooks and the event stream): the outcome, not the trace's contents. */
-export function traceEventData(trace: TraceRow): Record<string, unknown> {
+export function traceEventData(trace: TraceRow, autoApprovedBy: string | null): Record<string, unknown> {
   return {
     traceId: trace.id,
     agentId: trace.agentId,
@@ -168,9 +188,7 @@ export function traceEventData(trace: TraceRow): Record<string, unknown> {
     confidence: trace.confidence,
     policyResults: trace.policyResults,
     reviewItemId: trace.reviewItemId,
-    ...(typeof trace.metadata.autoApprovedBy === 'string'
-      ? { autoApprovedBy: trace.metadata.autoApprovedBy }
-      : {}),
+    ...(autoApprovedBy ? { autoApprovedBy } : {}),
     createdAt: trace.createdAt.toISOString(),
   };
 }

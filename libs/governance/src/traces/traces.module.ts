@@ -2,6 +2,7 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { ApiKeysModule } from '#identity';
 import { AgentTraceStatsPort } from '../agents/agent-trace-stats.js';
 import { AgentsModule } from '../agents/agents.module.js';
+import { ApprovalPatternsModule } from '../approval-patterns/approval-patterns.module.js';
 import { PoliciesModule } from '../policies/policies.module.js';
 import { ReviewModule } from '../review/review.module.js';
 import { OtelController } from './otel.controller.js';
@@ -14,10 +15,10 @@ import { TraceWriter } from './trace-writer.js';
 
 /** Trace ingestion (POST /traces, OTLP), listing, similarity search. */
 @Module({
-  imports: [PoliciesModule, AgentsModule, ApiKeysModule, ReviewModule],
+  imports: [PoliciesModule, AgentsModule, ApiKeysModule, ReviewModule, ApprovalPatternsModule],
   controllers: [TracesController, OtelController],
   providers: [TracesRepository, TraceWriter, TraceIngestPipeline, TracesService, OtelIngestService],
-  exports: [TracesService],
+  exports: [TracesService, TracesRepository],
 })
 export class TracesModule implements OnModuleInit {
   constructor(

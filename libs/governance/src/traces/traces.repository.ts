@@ -25,6 +25,16 @@ export interface SimilarTraceRow {
 /** Least trigram similarity for GET /traces/:id/similar; `%` compares against it, so the GIN index is used. */
 export const SIMILARITY_THRESHOLD = 0.2;
 export const EXCERPT_LENGTH = 200;
+/** The review queue shows this much of a trace's prompt and of its output text. */
+export const REVIEW_EXCERPT_LENGTH = 500;
+
+export interface TraceExcerpt {
+  prompt: string;
+  text: string;
+  confidence: number;
+  /** `outputDecision.action` as stored (a string, else anything or null). */
+  action: unknown;
+}
 
 @Injectable()
 export class TracesRepository {
@@ -104,6 +114,43 @@ export class TracesRepository {
         .limit(page.limit)
         .offset(page.offset),
     );
+  }
+
+  /**
+   * What the review queue shows of its items' traces, and what an approval pattern's signature needs: the prompt and
+   * output text (cut to the excerpt length), the confidence and the output's action.
+   */
+  async reviewExcerpts(organizationId: string, ids: readonly string[]): Promise<Map<string, TraceExcerpt>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.tx.db
+      .select({
+        id: traces.id,
+        prompt: sql<string>`left(${traces.inputContext}->>'prompt', ${REVIEW_EXCERPT_LENGTH})`,
+        text: sql<string>`left(${traces.outputDecision}->>'text', ${REVIEW_EXCERPT_LENGTH})`,
+        action: sql<unknown>`${traces.outputDecision}->'action'`,
+        confidence: traces.confidence,
+      })
+      .from(traces)
+      .where(and(eq(traces.organizationId, organizationId), inArray(traces.id, [...ids])));
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        { prompt: row.prompt ?? '', text: row.text ?? '', confidence: row.confidence, action: row.action },
+      ]),
+    );
+  }
+
+  /** A review decision's effect on its trace: approved or blocked (escalation leaves it flagged). */
+  async setReviewedStatus(
+    organizationId: string,
+    id: string,
+    status: 'approved' | 'blocked',
+    at: Date,
+  ): Promise<void> {
+    await this.tx.db
+      .update(traces)
+      .set({ status, updatedAt: at })
+      .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)));
   }
 
   async findById(organizationId: string, id: string): Promise<TraceRow | undefined> {

@@ -125,7 +125,10 @@ export class DomainEvents implements OnModuleInit {
     );
     return {
       rows,
-      query: { statements: [bulkInsert(domainEvents, rows), ...fanout.query.statements], read: () => undefined },
+      query: {
+        statements: [bulkInsert(domainEvents, rows), ...fanout.query.statements],
+        read: () => undefined,
+      },
       pending: fanout.pending,
     };
   }
@@ -150,7 +153,12 @@ export class DomainEvents implements OnModuleInit {
    * The replay after a reconnect: the organization's events after `afterId` (by time, then id), no older than
    * `since`, oldest first, at most `limit`. An id the organization does not have replays nothing.
    */
-  async after(organizationId: string, afterId: string, since: Date, limit: number): Promise<DomainEventRow[]> {
+  async after(
+    organizationId: string,
+    afterId: string,
+    since: Date,
+    limit: number,
+  ): Promise<DomainEventRow[]> {
     const last = await this.get(organizationId, afterId);
     if (!last) return [];
     return this.tx.db
@@ -215,4 +223,3 @@ export class DomainEvents implements OnModuleInit {
     this.logger.debug({ events: rows.length }, 'Domain events fanned out');
   }
 }
-

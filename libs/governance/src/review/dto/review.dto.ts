@@ -1,0 +1,145 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
+import { OBJECT_ID_PATTERN, PaginationQueryDto } from '#platform';
+import type { ReviewItemRow, ReviewStatus } from '../review-item.schema.js';
+
+export const REVIEW_STATUSES: ReviewStatus[] = ['pending', 'approved', 'rejected', 'escalated'];
+export const REVIEW_DECISIONS = ['approve', 'reject', 'escalate'] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+export const NOTES_MAX_LENGTH = 4000;
+export const BULK_MAX_IDS = 100;
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+export class ListReviewQueueQueryDto extends PaginationQueryDto {
+  @ApiPropertyOptional({ description: 'Only this agent’s items.', pattern: OBJECT_ID_PATTERN.source })
+  @IsOptional()
+  @Matches(OBJECT_ID_PATTERN, { message: 'agentId must be an object id' })
+  agentId?: string;
+
+  @ApiPropertyOptional({ enum: REVIEW_STATUSES, default: 'pending' })
+  @IsOptional()
+  @IsIn(REVIEW_STATUSES, { message: `status must be one of ${REVIEW_STATUSES.join(', ')}` })
+  status?: ReviewStatus;
+
+  @ApiPropertyOptional({
+    description: 'A user id, `me` for the caller, or `none` for unassigned items.',
+    example: 'me',
+  })
+  @IsOptional()
+  @Matches(/^(me|none|[0-9a-f]{24})$/, { message: 'assignedTo must be a user id, me or none' })
+  assignedTo?: string;
+}
+
+export class ReviewDecisionDto {
+  @ApiProperty({ enum: REVIEW_DECISIONS })
+  @IsIn(REVIEW_DECISIONS, { message: `decision must be one of ${REVIEW_DECISIONS.join(', ')}` })
+  decision: ReviewDecision;
+
+  @ApiPropertyOptional({
+    maxLength: NOTES_MAX_LENGTH,
+    description: 'The reviewer’s reasons, kept on the item.',
+  })
+  @ValidateIf((o: ReviewDecisionDto) => o.notes !== undefined && o.notes !== null)
+  @Transform(trim)
+  @IsString()
+  @MaxLength(NOTES_MAX_LENGTH)
+  notes?: string | null;
+}
+
+export class BulkReviewDecisionDto extends ReviewDecisionDto {
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: BULK_MAX_IDS,
+    description: 'Review item ids, 1 to 100; repeated ids count once.',
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(BULK_MAX_IDS)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  ids: string[];
+}
+
+export class AssignReviewItemDto {
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The user id of a member of the organization, or null to unassign.',
+  })
+  @ValidateIf((o: AssignReviewItemDto) => o.assignedTo !== null)
+  @IsString()
+  @Matches(OBJECT_ID_PATTERN, { message: 'assignedTo must be a user id or null' })
+  assignedTo: string | null;
+}
+
+export class ReviewTraceExcerptDto {
+  @ApiProperty({ description: 'The prompt, first 500 characters.' }) prompt: string;
+  @ApiProperty({ description: 'The output text, first 500 characters.' }) text: string;
+  @ApiProperty() confidence: number;
+}
+
+export class MatchedPolicyDto {
+  @ApiProperty() policyId: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['block', 'flag'] }) outcome: 'block' | 'flag';
+}
+
+export class ReviewItemDto {
+  @ApiProperty() id: string;
+  @ApiProperty() traceId: string;
+  @ApiProperty() agentId: string;
+  @ApiProperty({ enum: REVIEW_STATUSES }) status: ReviewStatus;
+  @ApiProperty({ type: [MatchedPolicyDto] }) matchedPolicies: MatchedPolicyDto[];
+  @ApiProperty({ type: String, nullable: true }) assignedTo: string | null;
+  @ApiProperty({ type: String, nullable: true, enum: [...REVIEW_DECISIONS, null] })
+  decision: ReviewDecision | null;
+  @ApiProperty({ type: String, nullable: true }) notes: string | null;
+  @ApiProperty({ type: String, nullable: true }) decidedBy: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time' }) decidedAt: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ type: ReviewTraceExcerptDto, nullable: true }) trace: ReviewTraceExcerptDto | null;
+}
+
+export class BulkFailureDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ example: 'ALREADY_DECIDED' }) code: string;
+  @ApiProperty() error: string;
+}
+
+export class BulkDecisionResultDto {
+  @ApiProperty({ type: [String], description: 'Ids decided.' }) processed: string[];
+  @ApiProperty({ type: [BulkFailureDto] }) failed: BulkFailureDto[];
+}
+
+export function toReviewItemResponse(
+  row: ReviewItemRow,
+  trace: { prompt: string; text: string; confidence: number } | undefined,
+): ReviewItemDto {
+  return {
+    id: row.id,
+    traceId: row.traceId,
+    agentId: row.agentId,
+    status: row.status,
+    matchedPolicies: row.matchedPolicies,
+    assignedTo: row.assignedTo,
+    decision: row.decision as ReviewDecision | null,
+    notes: row.notes,
+    decidedBy: row.decidedBy,
+    decidedAt: row.decidedAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    trace: trace ? { prompt: trace.prompt, text: trace.text, confidence: trace.confidence } : null,
+  };
+}

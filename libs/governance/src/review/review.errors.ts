@@ -1,0 +1,11 @@
+/** Error codes of the review queue, beside the generic ones in the platform (contract §7). */
+export const ReviewErrorCode = {
+  /** The item was approved or rejected already (also the loser of concurrent decisions). */
+  ALREADY_DECIDED: 'ALREADY_DECIDED',
+  /** Escalating an item that is escalated already. */
+  ALREADY_ESCALATED: 'ALREADY_ESCALATED',
+} as const;
+
+declare module '#platform' {
+  interface ModuleErrorCodes extends Record<(typeof ReviewErrorCode)[keyof typeof ReviewErrorCode], true> {}
+}
