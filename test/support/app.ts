@@ -40,6 +40,8 @@ export interface TestAppOptions {
   versions?: readonly SchemaVersion[];
   /** Extra modules mounted beside the application (test-only controllers, for example one that throws). */
   imports?: NonNullable<ModuleMetadata['imports']>;
+  /** A database to use instead of a fresh one (a second instance of the application: see `replicaContext`). */
+  db?: DatabaseHandle;
 }
 
 export interface RequestOptions {
@@ -119,7 +121,7 @@ export class TestContext extends BuilderContext {
   }
 
   static async create(options: TestAppOptions = {}): Promise<TestContext> {
-    const db = await freshDatabase();
+    const db = options.db ?? (await freshDatabase());
     const clock = new FixedClock(options.now ? new Date(options.now) : new Date());
     const config = testConfig(options.config);
     const moduleRef = await compileTestModule({ ...options, config, db, clock });
@@ -224,4 +226,16 @@ export class TestContext extends BuilderContext {
   async setPlan(organizationId: string, plan: Plan): Promise<void> {
     await this.app.get(OrganizationsService).setPlan(organizationId, plan);
   }
+}
+
+/**
+ * A second instance of the application on the same database, as another replica would run: on PostgreSQL with its
+ * own pool (notifications reach it only through NOTIFY), on PGlite on the same handle. Its clock starts at the
+ * first one's time. Close it before the first.
+ */
+export async function replicaContext(ctx: TestContext, options: TestAppOptions = {}): Promise<TestContext> {
+  const { replicaHandle, shareHandle } = await import('./database.js');
+  const replica = await replicaHandle(ctx.db);
+  const db = replica.handle === ctx.db ? shareHandle(ctx.db) : replica.handle;
+  return TestContext.create({ now: ctx.clock.now(), config: ctx.config, ...options, db });
 }

@@ -55,3 +55,21 @@ export async function replicaHandle(
   const replica = createPostgresHandle(url.toString(), 2);
   return { handle: replica, close: () => replica.close() };
 }
+
+/**
+ * Lets several application instances close one handle: the real close runs with the last of them (PGlite, where a
+ * second instance shares the first one's handle).
+ */
+export function shareHandle(handle: DatabaseHandle): DatabaseHandle {
+  const state = handle as DatabaseHandle & { shares?: number; realClose?: () => Promise<void> };
+  if (state.shares === undefined) {
+    state.shares = 1;
+    state.realClose = handle.close.bind(handle);
+    state.close = async () => {
+      state.shares! -= 1;
+      if (state.shares === 0) await state.realClose!();
+    };
+  }
+  state.shares += 1;
+  return handle;
+}

@@ -9,6 +9,7 @@ import {
   PoliciesModule,
   ReviewQueueModule,
   TracesModule,
+  WebhooksModule,
 } from '#governance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
@@ -22,6 +23,7 @@ import {
     TracesModule,
     ReviewQueueModule,
     ApprovalPatternsModule,
+    WebhooksModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })

@@ -6,3 +6,4 @@ export * from './traces/traces.module.js';
 export * from './review/review.module.js';
 export * from './review/review-queue.module.js';
 export * from './approval-patterns/approval-patterns.module.js';
+export * from './webhooks/webhooks.module.js';

@@ -84,6 +84,8 @@ const DEFAULTS = {
   leaseMs: 120_000,
   jitter: 0,
 };
+/** Messages of one `enqueueMany` delivered at once after its commit. */
+export const OUTBOX_DISPATCH_CONCURRENCY = 8;
 /** Messages claimed per topic by one retry pass. */
 export const OUTBOX_CLAIM_BATCH = 20;
 /** A message's JSON payload is bounded: an outbox row is not a blob store. */
@@ -168,6 +170,33 @@ export class Outbox implements OnModuleInit {
   }
 
   /**
+   * Writes several messages in the current transaction with one insert; after the commit they are delivered a few
+   * at a time (at most OUTBOX_DISPATCH_CONCURRENCY at once), not one after another.
+   */
+  async enqueueMany<T extends OutboxTopic>(
+    topic: T,
+    messages: readonly NewOutboxMessage<T>[],
+  ): Promise<OutboxRef[]> {
+    if (messages.length === 0) return [];
+    const { query, pending } = this.enqueueQuery(topic, messages);
+    await this.tx.query(query);
+    this.tx.afterCommit(() => this.dispatchConcurrently(pending));
+    return pending;
+  }
+
+  /** Delivers committed messages, at most `concurrency` at once. Never rejects. */
+  async dispatchConcurrently(
+    messages: readonly OutboxRef[],
+    concurrency = OUTBOX_DISPATCH_CONCURRENCY,
+  ): Promise<void> {
+    let next = 0;
+    const lane = async () => {
+      while (next < messages.length) await this.dispatch([messages[next++]!]);
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, messages.length) }, lane));
+  }
+
+  /**
    * For a pipelined transaction: the insert of these messages, and those to deliver. Call `dispatch(pending)` once
    * the transaction has committed.
    */
@@ -212,7 +241,7 @@ export class Outbox implements OnModuleInit {
         .limit(OUTBOX_CLAIM_BATCH)
         .for('update', { skipLocked: true }),
     );
-    await this.dispatch(due as OutboxRef[]);
+    await this.dispatchConcurrently(due as OutboxRef[]);
     return due.length;
   }
 

@@ -1,0 +1,125 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { resolveTarget, SsrfRefusal } from './ssrf-guard.js';
+
+/** A receiver has this long to answer, connection included (contract §8). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** What is kept of a receiver's answer. */
+export const RESPONSE_BODY_MAX = 1024;
+/** A `Retry-After` is honoured up to this long. */
+export const RETRY_AFTER_MAX_MS = 6 * 3600 * 1000;
+
+export interface SendResult {
+  /** The receiver's HTTP status; absent when no answer came (refused, unreachable, timed out). */
+  status?: number;
+  /** The start of the answer's body. */
+  body?: string;
+  /** Why the attempt failed without an answer, or with a non-2xx one. */
+  error?: string;
+  /** From `Retry-After` on a 429 or 503. */
+  retryAfterMs?: number;
+  /** The target was refused by the SSRF guard. */
+  refused?: boolean;
+}
+
+/** `Retry-After` as seconds or an HTTP date, in milliseconds from `nowMs`; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d{1,10}$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return undefined;
+    ms = at - nowMs;
+  }
+  return Math.min(Math.max(ms, 1000), RETRY_AFTER_MAX_MS);
+}
+
+/**
+ * Sends one signed POST: the host is resolved and checked by the SSRF guard first, and the connection goes to the
+ * address checked; redirects are not followed (a 3xx is a failure); the whole exchange has 10 seconds; only the
+ * first 1 KiB of the answer is read. Never throws.
+ */
+export async function sendWebhook(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: { allowPrivate: boolean; nowMs: number; timeoutMs?: number },
+): Promise<SendResult> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { error: 'The URL is not valid' };
+  }
+  const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  let resolved;
+  try {
+    resolved = await resolveTarget(target, options.allowPrivate);
+  } catch (err) {
+    if (err instanceof SsrfRefusal) return { error: err.message, refused: true };
+    return { error: `DNS: ${(err as Error).message}`.slice(0, 500) };
+  }
+  const pinned: LookupFunction = (_host, opts, callback) => {
+    if ((opts as { all?: boolean }).all) {
+      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [resolved]);
+    } else callback(null, resolved.address, resolved.family);
+  };
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<SendResult>((resolve) => {
+    let settled = false;
+    const finish = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      resolve(result);
+    };
+    const req = send(target, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body).toString(),
+        'user-agent': 'governance-service-webhooks/1',
+      },
+      lookup: pinned,
+      signal: deadline,
+      agent: false,
+    });
+    req.on('response', (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const done = () => {
+        const status = res.statusCode ?? 0;
+        const text = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_MAX).toString('utf8');
+        const retryAfterMs =
+          status === 429 || status === 503
+            ? parseRetryAfter(res.headers['retry-after'], options.nowMs)
+            : undefined;
+        res.destroy();
+        finish({
+          status,
+          body: text,
+          ...(status >= 200 && status < 300 ? {} : { error: `The receiver answered ${status}` }),
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        });
+      };
+      res.on('data', (chunk: Buffer) => {
+        if (size < RESPONSE_BODY_MAX) chunks.push(chunk);
+        size += chunk.length;
+        if (size >= RESPONSE_BODY_MAX) done();
+      });
+      res.on('end', done);
+      res.on('error', done);
+    });
+    req.on('error', (err: Error) => {
+      const timedOut = deadline.aborted;
+      finish({
+        error: timedOut ? `No answer within ${timeoutMs} ms` : `Connection: ${err.message}`.slice(0, 500),
+      });
+    });
+    req.end(body);
+  });
+}

@@ -1,0 +1,172 @@
+import { Injectable } from '@nestjs/common';
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { bulkInsert, type PageRequest, pageWithTotal, TransactionHost } from '#platform';
+import {
+  type DeliveryStatus,
+  webhookDeliveries,
+  type WebhookDeliveryRow,
+  webhooks,
+  type WebhookRow,
+} from './webhook.schema.js';
+
+/** The webhooks and webhook_deliveries tables; every method takes the organization id. */
+@Injectable()
+export class WebhooksRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async insert(row: WebhookRow): Promise<WebhookRow> {
+    const [inserted] = await this.tx.db.insert(webhooks).values(row).returning();
+    return inserted!;
+  }
+
+  async count(organizationId: string): Promise<number> {
+    const [row] = await this.tx.db
+      .select({ n: count() })
+      .from(webhooks)
+      .where(eq(webhooks.organizationId, organizationId));
+    return row?.n ?? 0;
+  }
+
+  async list(
+    organizationId: string,
+    agentScope: string[] | null,
+    page: PageRequest,
+  ): Promise<{ rows: WebhookRow[]; total: number }> {
+    const conditions: SQL[] = [eq(webhooks.organizationId, organizationId)];
+    if (agentScope) {
+      conditions.push(sql`${webhooks.filterAgentId} = any(${sql.param(agentScope)}::text[])`);
+    }
+    const where = and(...conditions);
+    return pageWithTotal(
+      this.tx.db,
+      webhooks,
+      where,
+      this.tx.db
+        .select()
+        .from(webhooks)
+        .where(where)
+        .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
+        .limit(page.limit)
+        .offset(page.offset),
+    );
+  }
+
+  async find(organizationId: string, id: string): Promise<WebhookRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id)))
+      .limit(1);
+    return row;
+  }
+
+  /** The organization's active webhooks (the fan-out's cache load). */
+  active(organizationId: string): Promise<WebhookRow[]> {
+    return this.tx.db
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.isActive, true)));
+  }
+
+  async update(
+    organizationId: string,
+    id: string,
+    set: Partial<typeof webhooks.$inferInsert>,
+  ): Promise<WebhookRow | undefined> {
+    const [row] = await this.tx.db
+      .update(webhooks)
+      .set(set)
+      .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id)))
+      .returning();
+    return row;
+  }
+
+  /** Deletes the webhook with its deliveries. */
+  async delete(organizationId: string, id: string): Promise<boolean> {
+    await this.tx.db
+      .delete(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.organizationId, organizationId), eq(webhookDeliveries.webhookId, id)));
+    const deleted = await this.tx.db
+      .delete(webhooks)
+      .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id)))
+      .returning({ id: webhooks.id });
+    return deleted.length > 0;
+  }
+
+  /** Inserts deliveries; one that repeats a (webhook, event) pair already delivered is skipped. Returns those inserted. */
+  async insertDeliveries(rows: WebhookDeliveryRow[]): Promise<string[]> {
+    if (rows.length === 0) return [];
+    const inserted = await this.tx.db.execute(
+      sql`${bulkInsert(webhookDeliveries, rows)} on conflict do nothing returning ${sql.raw('"id"')}`,
+    );
+    return (inserted as unknown as { rows: { id: string }[] }).rows.map((row) => row.id);
+  }
+
+  async deliveries(
+    organizationId: string,
+    webhookId: string,
+    status: DeliveryStatus | undefined,
+    page: PageRequest,
+  ): Promise<{ rows: WebhookDeliveryRow[]; total: number }> {
+    const conditions: SQL[] = [
+      eq(webhookDeliveries.organizationId, organizationId),
+      eq(webhookDeliveries.webhookId, webhookId),
+    ];
+    if (status) conditions.push(eq(webhookDeliveries.status, status));
+    const where = and(...conditions);
+    return pageWithTotal(
+      this.tx.db,
+      webhookDeliveries,
+      where,
+      this.tx.db
+        .select()
+        .from(webhookDeliveries)
+        .where(where)
+        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .limit(page.limit)
+        .offset(page.offset),
+    );
+  }
+
+  async findDelivery(
+    organizationId: string,
+    webhookId: string,
+    id: string,
+  ): Promise<WebhookDeliveryRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.organizationId, organizationId),
+          eq(webhookDeliveries.webhookId, webhookId),
+          eq(webhookDeliveries.id, id),
+        ),
+      )
+      .limit(1);
+    return row;
+  }
+
+  /** A delivery with its webhook (the worker's read; the outbox message names the delivery only). */
+  async deliveryForSend(
+    id: string,
+  ): Promise<{ delivery: WebhookDeliveryRow; webhook: WebhookRow | null } | undefined> {
+    const [row] = await this.tx.db
+      .select({ delivery: webhookDeliveries, webhook: webhooks })
+      .from(webhookDeliveries)
+      .leftJoin(
+        webhooks,
+        and(
+          eq(webhooks.id, webhookDeliveries.webhookId),
+          eq(webhooks.organizationId, webhookDeliveries.organizationId),
+        ),
+      )
+      .where(eq(webhookDeliveries.id, id))
+      .limit(1);
+    return row;
+  }
+
+  async updateDelivery(id: string, set: Partial<typeof webhookDeliveries.$inferInsert>): Promise<void> {
+    await this.tx.db.update(webhookDeliveries).set(set).where(eq(webhookDeliveries.id, id));
+  }
+}
