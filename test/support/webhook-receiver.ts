@@ -26,8 +26,9 @@ export class WebhookReceiver {
   private constructor(private readonly server: Server) {}
 
   static async start(): Promise<WebhookReceiver> {
-    let receiver!: WebhookReceiver;
-    const server = createServer((req, res) => {
+    const server = createServer();
+    const receiver = new WebhookReceiver(server);
+    server.on('request', (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -48,7 +49,6 @@ export class WebhookReceiver {
         });
       });
     });
-    receiver = new WebhookReceiver(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return receiver;
   }
