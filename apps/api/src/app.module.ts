@@ -6,6 +6,7 @@ import {
   AgentsModule,
   ApprovalPatternsModule,
   AuditModule,
+  EventStreamModule,
   PoliciesModule,
   ReviewQueueModule,
   TracesModule,
@@ -24,6 +25,7 @@ import {
     ReviewQueueModule,
     ApprovalPatternsModule,
     WebhooksModule,
+    EventStreamModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+
 import { type AppConfig, MIGRATION_GUIDE_HTML, MIGRATION_GUIDE_PATH } from '#platform';
 
 const DESCRIPTION = `
@@ -47,6 +48,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     ['Traces', 'Decisions of agents: ingestion, listing, similarity'],
     ['OTLP', 'OpenTelemetry (OTLP/HTTP) ingestion of generative-AI spans'],
     ['Audit', 'The hash-chained audit log'],
+    ['Review queue', 'Flagged traces waiting for a human decision'],
+    ['Approval patterns', 'Recurring review decisions that may become automatic approvals'],
+    ['Webhooks', 'Signed event deliveries with retries'],
+    ['Events', 'The live event stream (SSE and WebSocket)'],
   ] as const) {
     builder.addTag(name, description);
   }
@@ -54,8 +59,38 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     operationIdFactory: (controllerKey, methodKey) =>
       `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
+  document.paths['/api/v1/events/ws'] = { get: EVENTS_WS_OPERATION };
   return withCommonResponses(document);
 }
+
+/**
+ * The WebSocket route is served by @fastify/websocket, not by a controller, so it is described here: the upgrade,
+ * its query, its messages and its close codes.
+ */
+const EVENTS_WS_OPERATION: OpenAPIObject['paths'][string]['get'] = {
+  operationId: 'EventStream_websocket',
+  tags: ['Events'],
+  summary: 'Stream events (WebSocket)',
+  description:
+    'Upgrade to a WebSocket. `token` is a stream token from `POST /auth/stream-token` (single use, 60 s). The ' +
+    'same events as `GET /events/stream`, as JSON text messages `{id, type, timestamp, data}`; `lastEventId` ' +
+    'replays the events after that id from the last 24 hours (at most 1,000) first. Ping frames every 15 s. Close ' +
+    'codes: 4401 a bad, used or expired token (sent after the upgrade, since browsers cannot read a refused ' +
+    'upgrade’s status), 1013 a client too slow to keep up (reconnect with `lastEventId`) or too many streams, 1001 ' +
+    'the server is shutting down. A GET without an upgrade answers 426 `UPGRADE_REQUIRED`.',
+  security: [],
+  parameters: [
+    { name: 'token', in: 'query', required: true, schema: { type: 'string', maxLength: 512 } },
+    { name: 'lastEventId', in: 'query', required: false, schema: { type: 'string', maxLength: 64 } },
+  ],
+  responses: {
+    '101': { description: 'Switching protocols: the WebSocket is open' },
+    '426': {
+      description: 'UPGRADE_REQUIRED (a plain GET)',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelopeDto' } } },
+    },
+  },
+};
 
 const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelopeDto' };
 

@@ -7,3 +7,5 @@ export * from './review/review.module.js';
 export * from './review/review-queue.module.js';
 export * from './approval-patterns/approval-patterns.module.js';
 export * from './webhooks/webhooks.module.js';
+export * from './events/event-stream.module.js';
+export * from './events/event-stream.hub.js';

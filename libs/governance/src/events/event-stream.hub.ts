@@ -1,0 +1,164 @@
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import {
+  AppError,
+  Clock,
+  DATABASE,
+  type DatabaseHandle,
+  DOMAIN_EVENTS_CHANNEL,
+  DomainEvents,
+  type DomainEventsNotice,
+  ErrorCode,
+  NotificationBus,
+} from '#platform';
+import { MembersRepository, StreamTokenService } from '#identity';
+import { type StreamSink, StreamSubscription } from './stream-subscription.js';
+
+/** Keep-alives every 15 s (contract §16). */
+export const STREAM_HEARTBEAT_MS = 15_000;
+/** The replay after a reconnect: events of the last 24 hours after the client's last id, at most 1,000. */
+export const REPLAY_WINDOW_MS = 24 * 3600 * 1000;
+export const REPLAY_MAX = 1000;
+/** Open streams per process at most (then 503). */
+export const MAX_STREAMS = 5000;
+
+export interface StreamPrincipal {
+  userId: string;
+  organizationId: string;
+}
+
+/**
+ * The live event stream's fan-out in this process: one subscription to the notification bus, on which every
+ * replica's event fan-out announces committed events; each announcement is read once (by id, scoped to its
+ * organization) and handed to the organization's open connections. SSE and WebSocket connections are its sinks.
+ */
+@Injectable()
+export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
+  private readonly logger = new Logger('EventStream');
+  private readonly byOrganization = new Map<string, Set<StreamSubscription>>();
+  private readonly bus: NotificationBus;
+  private unsubscribe: (() => Promise<void>) | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private open = 0;
+
+  constructor(
+    private readonly events: DomainEvents,
+    private readonly streamTokens: StreamTokenService,
+    private readonly members: MembersRepository,
+    private readonly clock: Clock,
+    @Inject(DATABASE) handle: DatabaseHandle,
+  ) {
+    this.bus = NotificationBus.of(handle);
+  }
+
+  async onModuleInit(): Promise<void> {
+    this.unsubscribe = await this.bus.subscribe(DOMAIN_EVENTS_CHANNEL, {
+      onMessage: (payload) => void this.onNotice(payload),
+    });
+    this.heartbeat = setInterval(() => {
+      for (const set of this.byOrganization.values()) for (const s of set) s.heartbeat();
+    }, STREAM_HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  /** Open connections are closed before the server stops, so that it can stop. */
+  beforeApplicationShutdown(): void {
+    for (const set of [...this.byOrganization.values()]) for (const s of [...set]) s.drop('shutdown');
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.unsubscribe?.();
+  }
+
+  /** Open connections (for tests and diagnostics). */
+  get connections(): number {
+    return this.open;
+  }
+
+  /**
+   * The user and organization of a stream token (single use, 60 s), if its membership is active; 401 otherwise
+   * (a JWT is not a stream token and fails the same way).
+   */
+  async authenticate(token: unknown): Promise<StreamPrincipal> {
+    if (typeof token !== 'string' || token.length === 0 || token.length > 512) {
+      throw AppError.unauthorized('A stream token is required: POST /auth/stream-token');
+    }
+    const principal = await this.streamTokens.consume(token);
+    if (!principal) throw AppError.unauthorized('The stream token is invalid, used or expired');
+    const member = await this.members.findMember(principal.organizationId, principal.userId);
+    if (!member?.isActive) throw AppError.unauthorized('The stream token is invalid, used or expired');
+    return principal;
+  }
+
+  /** Whether another stream may open here (503 otherwise, before the response starts). */
+  assertCapacity(): void {
+    if (this.open >= MAX_STREAMS) {
+      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, 'Too many open event streams; retry shortly', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
+  }
+
+  /**
+   * Opens a subscription for the organization: live events from now, after the replay of what followed
+   * `lastEventId` (if given). Returns it, to end it when the client goes.
+   */
+  async subscribe(
+    organizationId: string,
+    sink: StreamSink,
+    lastEventId: string | undefined,
+  ): Promise<StreamSubscription> {
+    const subscription = new StreamSubscription(organizationId, sink, (s) => this.remove(s));
+    let set = this.byOrganization.get(organizationId);
+    if (!set) this.byOrganization.set(organizationId, (set = new Set()));
+    set.add(subscription);
+    this.open += 1;
+    try {
+      const replay =
+        lastEventId && /^[0-9a-f]{24}$/.test(lastEventId)
+          ? await this.events.after(
+              organizationId,
+              lastEventId,
+              new Date(this.clock.nowMs() - REPLAY_WINDOW_MS),
+              REPLAY_MAX,
+            )
+          : [];
+      subscription.finishReplay(replay);
+    } catch (err) {
+      this.logger.warn({ err }, 'Event stream replay failed');
+      subscription.drop('shutdown');
+    }
+    return subscription;
+  }
+
+  private remove(subscription: StreamSubscription): void {
+    const set = this.byOrganization.get(subscription.organizationId);
+    if (!set?.delete(subscription)) return;
+    this.open -= 1;
+    if (set.size === 0) this.byOrganization.delete(subscription.organizationId);
+  }
+
+  private async onNotice(payload: string): Promise<void> {
+    let notice: DomainEventsNotice;
+    try {
+      notice = JSON.parse(payload) as DomainEventsNotice;
+    } catch {
+      return;
+    }
+    const set = this.byOrganization.get(notice.organizationId);
+    if (!set || set.size === 0 || !Array.isArray(notice.ids)) return;
+    try {
+      const events = await this.events.byIds(notice.organizationId, notice.ids.slice(0, 1000));
+      for (const subscription of [...set]) subscription.deliver(events);
+    } catch (err) {
+      this.logger.warn({ err }, 'Event stream could not read announced events');
+    }
+  }
+}

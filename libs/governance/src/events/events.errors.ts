@@ -1,0 +1,12 @@
+/** Error codes of the event stream, beside the generic ones in the platform. */
+export const EventStreamErrorCode = {
+  /** A plain GET of the WebSocket route. */
+  UPGRADE_REQUIRED: 'UPGRADE_REQUIRED',
+} as const;
+
+declare module '#platform' {
+  interface ModuleErrorCodes extends Record<
+    (typeof EventStreamErrorCode)[keyof typeof EventStreamErrorCode],
+    true
+  > {}
+}

@@ -1,0 +1,80 @@
+import type { DomainEventRow } from '#platform';
+
+/** Where a subscription's events go: an SSE response or a WebSocket. */
+export interface StreamSink {
+  /** Writes one event; false when the client is too slow (its buffer is over the limit): it is then dropped. */
+  write(event: DomainEventRow): boolean;
+  /** A keep-alive (an SSE comment, a WebSocket ping). */
+  heartbeat(): void;
+  /** Ends the connection (shutdown, a slow client). */
+  close(reason: 'shutdown' | 'slow'): void;
+}
+
+/** Events held while the replay runs, at most; a client that falls further behind is dropped. */
+export const REPLAY_HOLD_MAX = 1000;
+/** Ids remembered per connection to send no event twice (replay and live overlap). */
+const SENT_IDS_MAX = 2048;
+
+/**
+ * One client's view of its organization's events. Live events that arrive while the replay is read are held, then
+ * sent after it; an event is sent at most once per connection.
+ */
+export class StreamSubscription {
+  private replaying = true;
+  private held: DomainEventRow[] = [];
+  private readonly sent = new Set<string>();
+  closed = false;
+
+  constructor(
+    readonly organizationId: string,
+    private readonly sink: StreamSink,
+    private readonly onClose: (subscription: StreamSubscription) => void,
+  ) {}
+
+  /** Live events of the organization. */
+  deliver(events: readonly DomainEventRow[]): void {
+    if (this.closed) return;
+    if (this.replaying) {
+      this.held.push(...events);
+      if (this.held.length > REPLAY_HOLD_MAX) this.drop('slow');
+      return;
+    }
+    for (const event of events) if (!this.send(event)) return;
+  }
+
+  /** Sends the replay, then what arrived meanwhile, and goes live. */
+  finishReplay(replay: readonly DomainEventRow[]): void {
+    for (const event of [...replay, ...this.held]) if (!this.send(event)) return;
+    this.held = [];
+    this.replaying = false;
+  }
+
+  heartbeat(): void {
+    if (!this.closed) this.sink.heartbeat();
+  }
+
+  /** Ends the connection from the server's side. */
+  drop(reason: 'shutdown' | 'slow'): void {
+    if (this.closed) return;
+    this.sink.close(reason);
+    this.ended();
+  }
+
+  /** The connection ended (either side). */
+  ended(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.held = [];
+    this.onClose(this);
+  }
+
+  private send(event: DomainEventRow): boolean {
+    if (this.closed) return false;
+    if (this.sent.has(event.id)) return true;
+    this.sent.add(event.id);
+    if (this.sent.size > SENT_IDS_MAX) this.sent.delete(this.sent.values().next().value!);
+    if (this.sink.write(event)) return true;
+    this.drop('slow');
+    return false;
+  }
+}
