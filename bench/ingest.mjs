@@ -1,8 +1,14 @@
 // Ingestion benchmark: POST /api/v1/traces on PostgreSQL with five active policies, from three organizations,
 // 50 connections for 20 s (autocannon), against a floor measured in the same run: a bare Fastify route that
-// inserts the same row with node-postgres. Prints traces/s, p50, p99, the ratio to the floor, and verifies
-// every organization's audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server).
+// inserts the same row with node-postgres. The traffic is realistic: about 10 % of traces are flagged and 2 %
+// blocked. Three runs: no subscriber; a webhook per organization subscribed to trace.flagged, trace.blocked and
+// review.completed, delivering to a local receiver, with one event-stream (SSE) client connected; and the webhooks
+// subscribed to every trace event. Prints traces/s, p50, p99, the ratio to the floor, the delivery lag from
+// commit to receipt (p50, p99), checks that every event arrived exactly once, and verifies every organization's
+// audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server).
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { EventSource } from 'eventsource';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { autocannonRun as run, freePort, startService } from './support.mjs';
@@ -26,13 +32,53 @@ const POLICIES = [
   { name: 'Injection', outcome: 'flag', conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'ignore previous instructions' }] },
 ];
 
+/** Trace i: 2 % blocked (a secret in the output), 10 % flagged (low confidence), the rest approved. */
 function traceBody(i) {
+  const blocked = i % 50 === 0;
+  const flagged = !blocked && i % 10 === 5;
   return JSON.stringify({
     inputContext: { prompt: `Customer ${i} asks about the refund policy for order ${i * 7}.` },
-    outputDecision: { action: 'llm_response', text: `Refunds are possible within 30 days for order ${i * 7}.` },
+    outputDecision: {
+      action: 'llm_response',
+      text: blocked
+        ? `Use the key sk-${'a'.repeat(24)} for order ${i * 7}.`
+        : `Refunds are possible within 30 days for order ${i * 7}.`,
+    },
     metadata: { channel: 'chat', region: 'eu' },
-    confidence: 0.92,
+    confidence: flagged ? 0.1 : 0.92,
   });
+}
+
+const percentile = (sorted, p) =>
+  sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** A local webhook receiver: counts each event id it receives and the lag from the event's commit. */
+async function startReceiver() {
+  const seen = new Map();
+  const lags = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const id = req.headers['webhook-id'];
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+      lags.push(Date.now() - Date.parse(body.timestamp));
+      res.writeHead(204).end();
+    });
+  });
+  const port = await freePort();
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    seen,
+    lags,
+    reset() {
+      seen.clear();
+      lags.length = 0;
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the service for the run.
@@ -40,11 +86,17 @@ const profiling = Boolean(process.env.BENCH_CPU_PROF);
 process.env.DATABASE_URL = BASE_URL;
 const server = await startService({
   args: profiling ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
-  env: { DATABASE_POOL_MAX: '20', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' },
+  env: {
+    DATABASE_POOL_MAX: '20',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+  },
 });
 const base = server.base;
 let floorApp;
 const floorPool = new pg.Pool({ connectionString: server.databaseUrl, max: 20 });
+let receiver;
+let stream;
 try {
   const orgs = [];
   for (let o = 0; o < ORGS; o++) {
@@ -80,6 +132,80 @@ try {
   ];
   await run({ url: base, connections: 10, duration: 3, requests });
   const service = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
+
+  // With subscribers: a webhook per organization and one SSE client (organization 0).
+  receiver = await startReceiver();
+  const hooks = [];
+  for (const org of orgs) {
+    const hook = await json(
+      await fetch(`${base}/api/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${org.token}` },
+        body: JSON.stringify({ url: receiver.url, events: ['trace.flagged', 'trace.blocked', 'review.completed'] }),
+      }),
+    );
+    hooks.push({ org, id: hook.data.id });
+  }
+  const streamToken = await json(
+    await fetch(`${base}/api/v1/auth/stream-token`, { method: 'POST', headers: { authorization: `Bearer ${orgs[0].token}` } }),
+  );
+  stream = { ids: new Map(), source: new EventSource(`${base}/api/v1/events/stream?token=${streamToken.data.token}`) };
+  for (const type of ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed']) {
+    stream.source.addEventListener(type, (e) => stream.ids.set(e.lastEventId, (stream.ids.get(e.lastEventId) ?? 0) + 1));
+  }
+  await new Promise((resolve, reject) => {
+    stream.source.onopen = resolve;
+    setTimeout(() => reject(new Error('the event stream did not open')), 5000);
+  });
+
+  const eventCounts = async (since, types) => {
+    const { rows } = await floorPool.query(
+      `select organization_id, count(*)::int as n from domain_events
+        where created_at >= $1 and type = any($2::text[]) group by organization_id`,
+      [since, types],
+    );
+    return new Map(rows.map((r) => [r.organization_id, r.n]));
+  };
+  /** One run with the webhooks subscribed to `types`: its figures, the delivery lag and the exactly-once check. */
+  const subscribedRun = async (types) => {
+    receiver.reset();
+    stream.ids.clear();
+    const since = new Date();
+    const result = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
+    const expectedHooks = [...(await eventCounts(since, types)).values()].reduce((a, b) => a + b, 0);
+    const streamTypes = ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed'];
+    const expectedStream = (await eventCounts(since, streamTypes)).get(orgs[0].orgId) ?? 0;
+    const deadline = Date.now() + 120_000;
+    while ((receiver.seen.size < expectedHooks || stream.ids.size < expectedStream) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const lags = [...receiver.lags].sort((a, b) => a - b);
+    const duplicates = [...receiver.seen.values()].filter((n) => n > 1).length;
+    const streamDuplicates = [...stream.ids.values()].filter((n) => n > 1).length;
+    return {
+      result,
+      expectedHooks,
+      receivedHooks: receiver.seen.size,
+      duplicates,
+      expectedStream,
+      receivedStream: stream.ids.size,
+      streamDuplicates,
+      lagP50: percentile(lags, 50),
+      lagP99: percentile(lags, 99),
+    };
+  };
+  const subscribed = await subscribedRun(['trace.flagged', 'trace.blocked', 'review.completed']);
+  for (const hook of hooks) {
+    await json(
+      await fetch(`${base}/api/v1/webhooks/${hook.id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.org.token}` },
+        body: JSON.stringify({ events: ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed'] }),
+      }),
+    );
+  }
+  const everything = await subscribedRun(['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed']);
+  stream.source.close();
 
   // The floor: the same row, inserted by a bare Fastify route through node-postgres.
   floorApp = Fastify({ logger: false });
@@ -118,14 +244,37 @@ try {
     errors: r.errors,
   });
   console.log(`connections=${CONNECTIONS} duration=${DURATION}s organizations=${ORGS} policies/org=${POLICIES.length} node=${process.version}`);
-  console.table([row('POST /api/v1/traces', service), row('floor: bare Fastify + pg insert', floor)]);
-  const ratio = service.requests.average / floor.requests.average;
-  console.log(`ratio to floor: ${ratio.toFixed(2)} (target >= 0.5); p99 ${service.latency.p99} ms (target <= 50 ms)`);
+  console.table([
+    row('POST /api/v1/traces', service),
+    row('+ webhooks (flagged, blocked, review) + 1 SSE client', subscribed.result),
+    row('+ webhooks on every trace event + 1 SSE client', everything.result),
+    row('floor: bare Fastify + pg insert', floor),
+  ]);
+  const ratioOf = (r) => (r.requests.average / floor.requests.average).toFixed(2);
+  console.log(`traffic: about 10 % flagged, 2 % blocked`);
+  console.log(`ratio to floor: ${ratioOf(service)} (target >= 0.5); p99 ${service.latency.p99} ms (target <= 50 ms)`);
+  const report = (name, r, target) => {
+    console.log(
+      `${name}: ratio to floor ${ratioOf(r.result)}${target ? ' (target >= 0.5)' : ''}, p99 ${r.result.latency.p99} ms` +
+        `${target ? ' (target <= 50 ms)' : ''}; webhook events ${r.receivedHooks}/${r.expectedHooks} received, ` +
+        `${r.duplicates} duplicated; stream events ${r.receivedStream}/${r.expectedStream}, ${r.streamDuplicates} ` +
+        `duplicated; delivery lag from commit to receipt p50 ${r.lagP50} ms, p99 ${r.lagP99} ms`,
+    );
+    const exact = r.receivedHooks === r.expectedHooks && r.duplicates === 0 && r.receivedStream === r.expectedStream && r.streamDuplicates === 0;
+    if (!exact) {
+      console.log(`${name}: NOT exactly once`);
+      process.exitCode = 1;
+    }
+  };
+  report('with webhooks (flagged, blocked, review.completed) and one SSE client', subscribed, true);
+  report('with webhooks on every trace event and one SSE client (no target)', everything, false);
   console.log(
     `audit chains: ${chains.map((c) => `${c.valid ? 'valid' : 'INVALID'} (${c.totalEntries} entries)`).join(', ')}`,
   );
   if (chains.some((c) => !c.valid)) process.exitCode = 1;
 } finally {
+  stream?.source.close();
+  await receiver?.close();
   await floorApp?.close();
   await floorPool.end();
   await server.stop(profiling ? 'SIGINT' : 'SIGTERM');

@@ -106,6 +106,28 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/traces/:id/similar': ALL,
   'POST /api/v1/traces': NOBODY,
   'POST /api/v1/otel/v1/traces': NOBODY,
+  // Review queue: everyone reads; owners, admins and members decide and assign (escalated items: owner, admin,
+  // checked per item)
+  'GET /api/v1/review-queue': ALL,
+  'POST /api/v1/review-queue/:id/decision': EDIT_AGENTS,
+  'POST /api/v1/review-queue/bulk-decision': EDIT_AGENTS,
+  'PATCH /api/v1/review-queue/:id/assign': EDIT_AGENTS,
+  // Approval patterns: everyone reads; owners and admins sign off and revoke
+  'GET /api/v1/approval-patterns': ALL,
+  'POST /api/v1/approval-patterns/:id/signoff': OWNER_ADMIN,
+  'POST /api/v1/approval-patterns/:id/revoke': OWNER_ADMIN,
+  // Webhooks: members and viewers read; owners and admins (or a writable workspace key) write
+  'GET /api/v1/webhooks': ALL,
+  'GET /api/v1/webhooks/:id': ALL,
+  'POST /api/v1/webhooks': OWNER_ADMIN,
+  'PATCH /api/v1/webhooks/:id': OWNER_ADMIN,
+  'DELETE /api/v1/webhooks/:id': OWNER_ADMIN,
+  'POST /api/v1/webhooks/:id/rotate-secret': OWNER_ADMIN,
+  'POST /api/v1/webhooks/:id/test': OWNER_ADMIN,
+  'GET /api/v1/webhooks/:id/deliveries': ALL,
+  'POST /api/v1/webhooks/:id/deliveries/:deliveryId/redeliver': OWNER_ADMIN,
+  // The event stream authenticates with a stream token, not a session (the WebSocket is not a controller route)
+  'GET /api/v1/events/stream': 'public',
 };
 
 describe('role matrix', () => {

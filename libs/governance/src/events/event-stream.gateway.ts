@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { type OnApplicationBootstrap, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -24,18 +24,23 @@ const WS_CLOSE_TRY_AGAIN_LATER = 1013;
  * hooks as every other route; a plain GET (no upgrade) answers 426.
  */
 @Injectable()
-export class EventStreamGateway implements OnModuleInit {
+export class EventStreamGateway implements OnApplicationBootstrap {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly hub: EventStreamHub,
   ) {}
 
-  async onModuleInit(): Promise<void> {
+  /**
+   * Registered once the application has set up its routes and its error and not-found handlers (Nest does that
+   * after module initialisation), as an encapsulated plugin loaded when the server starts, so that it changes
+   * nothing of theirs.
+   */
+  onApplicationBootstrap(): void {
     const adapter = this.adapterHost.httpAdapter;
     // The worker has no HTTP server.
     if (!adapter) return;
     const instance = adapter.getInstance<FastifyInstance>();
-    await instance.register(async (scope) => {
+    void instance.register(async (scope) => {
       await scope.register(websocket, { options: { maxPayload: 4096 } });
       scope.route({
         method: 'GET',
