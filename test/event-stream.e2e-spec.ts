@@ -181,14 +181,11 @@ describe('event stream (SSE and WebSocket)', () => {
       const closed = new Promise<{ code: number; reason: string }>((resolve) =>
         socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
       );
-      const before = ctx.service(EventStreamHub).connections;
+      const before = ctx.service(EventStreamHub).opened;
       // Open once the server has authenticated it and subscribed it (the upgrade completes before that).
       const opened = new Promise<void>((resolve, reject) => {
         socket.on('open', () =>
-          until(() => ctx.service(EventStreamHub).connections > before, 'the subscription').then(
-            resolve,
-            reject,
-          ),
+          until(() => ctx.service(EventStreamHub).opened > before, 'the subscription').then(resolve, reject),
         );
         socket.on('error', reject);
       });

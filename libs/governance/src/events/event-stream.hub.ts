@@ -46,6 +46,8 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   private unsubscribe: (() => Promise<void>) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private open = 0;
+  /** Subscriptions opened since start (for tests and diagnostics). */
+  opened = 0;
 
   constructor(
     private readonly events: DomainEvents,
@@ -120,6 +122,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     if (!set) this.byOrganization.set(organizationId, (set = new Set()));
     set.add(subscription);
     this.open += 1;
+    this.opened += 1;
     try {
       const replay =
         lastEventId && /^[0-9a-f]{24}$/.test(lastEventId)

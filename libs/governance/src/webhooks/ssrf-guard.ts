@@ -65,6 +65,23 @@ export function isBlockedAddress(address: string): boolean {
 
 export class SsrfRefusal extends Error {}
 
+/** A name that has not resolved by then is treated as not resolving. */
+export const DNS_TIMEOUT_MS = 3000;
+
+function lookupAll(host: string): Promise<ResolvedTarget[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${host} did not resolve within ${DNS_TIMEOUT_MS} ms`)),
+      DNS_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([
+    lookup(host, { all: true, verbatim: true }) as Promise<ResolvedTarget[]>,
+    timeout,
+  ]).finally(() => clearTimeout(timer));
+}
+
 export interface ResolvedTarget {
   address: string;
   family: 4 | 6;
@@ -79,9 +96,7 @@ export interface ResolvedTarget {
 export async function resolveTarget(url: URL, allowPrivate: boolean): Promise<ResolvedTarget> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const literal = isIP(host);
-  const addresses = literal
-    ? [{ address: host, family: literal as 4 | 6 }]
-    : ((await lookup(host, { all: true, verbatim: true })) as ResolvedTarget[]);
+  const addresses = literal ? [{ address: host, family: literal as 4 | 6 }] : await lookupAll(host);
   if (addresses.length === 0) throw new Error(`${host} does not resolve`);
   if (!allowPrivate) {
     const blocked = addresses.find((a) => isBlockedAddress(a.address));
