@@ -1,16 +1,15 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainEvents, JobScheduler, Outbox, TransactionHost } from '#platform';
+import { DomainEvents, JobScheduler, SecretBox, TransactionHost } from '#platform';
 import { domainEvents } from '../../libs/platform/src/events/domain-event.schema.js';
 import { outboxMessages } from '../../libs/platform/src/outbox/outbox.schema.js';
-import { WebhookDeliveryWorker } from '../../libs/governance/src/webhooks/webhook-delivery.worker.js';
 import { webhookDeliveries, webhooks } from '../../libs/governance/src/webhooks/webhook.schema.js';
 import type { TestOrganization } from '../support/builders.js';
 import { MediumContext } from '../support/medium.js';
 
 const DAY = 24 * 3600 * 1000;
 
-describe('DomainEvents with the outbox and the webhook fan-out', () => {
+describe('DomainEvents with the webhook deliveries planned in the same transaction', () => {
   let ctx: MediumContext;
   let org: TestOrganization;
   let events: DomainEvents;
@@ -30,12 +29,7 @@ describe('DomainEvents with the outbox and the webhook fan-out', () => {
     agentId: null,
     data: { n: 1 },
   });
-  const fanoutsOf = async (ids: string[]) =>
-    (await ctx.db.db.select().from(outboxMessages).where(eq(outboxMessages.topic, 'events.fanout'))).filter(
-      (m) => (m.payload as { ids: string[] }).ids.some((id) => ids.includes(id)),
-    );
-
-  it('a rolled-back change publishes nothing: no event, no fan-out message', async () => {
+  it('a rolled-back change publishes nothing', async () => {
     let ids: string[] = [];
     await expect(
       tx.run(async () => {
@@ -45,45 +39,73 @@ describe('DomainEvents with the outbox and the webhook fan-out', () => {
     ).rejects.toThrow('the change failed');
     expect(ids).toHaveLength(2);
     expect(await ctx.db.db.select().from(domainEvents).where(inArray(domainEvents.id, ids))).toEqual([]);
-    expect(await fanoutsOf(ids)).toEqual([]);
   });
 
-  it('a committed change writes its events and one fan-out message, which creates each delivery once', async () => {
+  it('a committed change writes its events and, in the same transaction, a delivery per matching webhook', async () => {
     const now = ctx.clock.now();
-    await ctx.db.db.insert(webhooks).values({
-      id: 'a'.repeat(24),
+    const hook = (id: string, events: string[], isActive = true) => ({
+      id,
       organizationId: org.id,
-      url: 'https://93.184.215.14/hook',
-      events: ['review.completed'],
+      url: 'http://127.0.0.1:9/hook',
+      events,
       filterAgentId: null,
       description: null,
-      isActive: true,
+      isActive,
       disabledReason: null,
-      secretSealed: 'x',
+      secretSealed: ctx.service(SecretBox).seal('whsec_' + Buffer.alloc(32, 7).toString('base64')),
       previousSecretSealed: null,
       previousSecretExpiresAt: null,
       createdBy: null,
       createdAt: now,
       updatedAt: now,
     });
-    await tx.run(() => ctx.service(WebhookDeliveryWorker).announceChange(org.id));
-    const published = await events.publish([event(), event('trace.approved')]);
-    const ids = published.map((e) => e.id);
-    expect(await ctx.db.db.select().from(domainEvents).where(inArray(domainEvents.id, ids))).toHaveLength(2);
-    await expect.poll(async () => (await fanoutsOf(ids))[0]?.status).toBe('sent');
-    // A fan-out run again (a retry after a crash) adds no delivery.
-    const [fanout] = await fanoutsOf(ids);
     await ctx.db.db
-      .update(outboxMessages)
-      .set({ status: 'pending', nextAttemptAt: ctx.clock.now() })
-      .where(eq(outboxMessages.id, fanout!.id));
-    await ctx.service(Outbox).runDue('events.fanout');
-    await expect.poll(async () => (await fanoutsOf(ids))[0]?.status).toBe('sent');
+      .insert(webhooks)
+      .values([
+        hook('a'.repeat(24), ['review.completed']),
+        hook('b'.repeat(24), ['review.completed', 'trace.approved']),
+        hook('c'.repeat(24), ['review.completed'], false),
+      ]);
+    let rolledBack: string[] = [];
+    await expect(
+      tx.run(async () => {
+        rolledBack = (await events.publish([event()])).map((e) => e.id);
+        throw new Error('undone');
+      }),
+    ).rejects.toThrow('undone');
+    const published = await events.publish([event(), event('trace.approved')]);
+    const ids = [...published.map((e) => e.id), ...rolledBack];
     const deliveries = await ctx.db.db
       .select()
       .from(webhookDeliveries)
       .where(and(eq(webhookDeliveries.organizationId, org.id), inArray(webhookDeliveries.eventId, ids)));
-    expect(deliveries.map((d) => d.eventType)).toEqual(['review.completed']);
+    expect(deliveries.map((d) => `${d.webhookId.slice(0, 1)} ${d.eventType}`).sort()).toEqual([
+      'a review.completed',
+      'b review.completed',
+      'b trace.approved',
+    ]);
+    const attempts = await ctx.db.db
+      .select()
+      .from(outboxMessages)
+      .where(eq(outboxMessages.topic, 'webhook.deliver'));
+    const delivered = new Set(attempts.map((m) => (m.payload as { deliveryId: string }).deliveryId));
+    expect(deliveries.every((d) => delivered.has(d.id))).toBe(true);
+    // The first attempts run after the commit (port 9 refuses): each is recorded as failed once, to be retried.
+    await expect
+      .poll(async () =>
+        (
+          await ctx.db.db
+            .select()
+            .from(webhookDeliveries)
+            .where(
+              inArray(
+                webhookDeliveries.id,
+                deliveries.map((d) => d.id),
+              ),
+            )
+        ).every((d) => d.attempts === 1 && d.status === 'pending' && d.error !== null),
+      )
+      .toBe(true);
   });
 
   it('purges events older than EVENT_RETENTION_DAYS (30 by default) and keeps the rest', async () => {

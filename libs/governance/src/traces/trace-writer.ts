@@ -9,8 +9,6 @@ import {
   DomainEvents,
   ErrorCode,
   type NewDomainEvent,
-  Outbox,
-  type OutboxRef,
   type SendStatements,
   sendQueries,
   TransactionHost,
@@ -130,7 +128,6 @@ export class TraceWriter implements BeforeApplicationShutdown {
     private readonly reviewItems: ReviewItemsRepository,
     private readonly audit: AuditLog,
     private readonly events: DomainEvents,
-    private readonly outbox: Outbox,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -224,8 +221,8 @@ export class TraceWriter implements BeforeApplicationShutdown {
     try {
       const written = await this.tx.pipelined((send) => this.writeBatch(send, batch));
       outcomes = written.outcomes;
-      // The events' fan-out (webhooks, streams) runs after the answers, never delaying them.
-      if (written.pending.length > 0) setImmediate(() => void this.outbox.dispatch(written.pending));
+      // The events' consumers (webhook attempts, streams) run after the answers, never delaying them.
+      setImmediate(written.afterCommit);
     } catch (err) {
       if (batch.length > 1 && isRowError(err)) {
         // Isolate what the database refused: nothing of the batch committed, so each trace is tried on its own.
@@ -264,7 +261,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
   private async writeBatch(
     send: SendStatements,
     batch: Pending[],
-  ): Promise<{ outcomes: (IngestOutcome | Error)[]; pending: OutboxRef[] }> {
+  ): Promise<{ outcomes: (IngestOutcome | Error)[]; afterCommit: () => void }> {
     const [, chains, liveAgents, liveKeys] = await sendQueries(send, [
       // A chain lock held elsewhere (a stuck transaction) fails the batch with 503 instead of stalling ingestion.
       writeQuery(sql.raw(`set local lock_timeout = ${Math.trunc(this.options.lockTimeoutMs)}`)),
@@ -289,8 +286,8 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
     const stored = batch.filter((_, i) => outcomes[i] === undefined);
     const entries = chains.next(stored.map((p) => ({ organizationId: p.organizationId, ...p.write.audit })));
-    const events = this.events.publishQuery(stored.map((p) => p.write.event));
-    await sendQueries(
+    const events = this.events.prepare(stored.map((p) => p.write.event));
+    const [, , , afterCommit] = await sendQueries(
       send,
       [
         this.repo.insertTracesQuery(stored.map((p) => p.write.trace)),
@@ -302,7 +299,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
     );
     return {
       outcomes: outcomes.map((o, i) => o ?? { kind: 'stored', trace: batch[i]!.write.trace }),
-      pending: events.pending,
+      afterCommit,
     };
   }
 

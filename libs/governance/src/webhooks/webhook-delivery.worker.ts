@@ -1,14 +1,19 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { and, inArray, lt, ne } from 'drizzle-orm';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { and, inArray, lt, ne, sql } from 'drizzle-orm';
 import {
   APP_CONFIG,
   type AppConfig,
   Clock,
-  DATABASE,
-  type DatabaseHandle,
   type DomainEventRow,
   DomainEvents,
-  InvalidatedCache,
   JobScheduler,
   newId,
   Outbox,
@@ -16,51 +21,73 @@ import {
   outboxBackoffMs,
   type OutboxRef,
   OutboxRetry,
+  type Query,
   SecretBox,
   TransactionHost,
 } from '#platform';
-import { sendWebhook } from './webhook-sender.js';
+import { type SendResult, sendWebhook } from './webhook-sender.js';
 import { signWebhook } from './webhook-secret.js';
-import { webhookDeliveries, type WebhookDeliveryRow, type WebhookRow } from './webhook.schema.js';
-import { WebhooksRepository } from './webhooks.repository.js';
-
-export const WEBHOOKS_CHANGED_CHANNEL = 'webhooks_changed';
+import { webhookDeliveries, type WebhookDeliveryRow, type WebhookRow, webhooks } from './webhook.schema.js';
+import { type AttemptOutcome, WebhooksRepository } from './webhooks.repository.js';
 
 /** Attempts of one delivery at most, and the pauses between them (contract §8: about 30 s, 2 min, 10 min, 1 h, 6 h). */
 export const WEBHOOK_MAX_ATTEMPTS = 6;
 export const WEBHOOK_BACKOFF_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000] as const;
 export const WEBHOOK_BACKOFF_JITTER = 0.2;
+/** HTTP attempts running at once in this process at most; the others wait their turn. */
+export const WEBHOOK_SEND_CONCURRENCY = 32;
+/** Outcomes of first attempts are written together, at most this many per statement. */
+const OUTCOME_BATCH = 200;
+/** A delivery's first attempt is leased this long to the process that committed it. */
+const FIRST_ATTEMPT_LEASE_MS = 60_000;
 const PURGE_INTERVAL_MS = 3600 * 1000;
 const PURGE_BATCH = 5000;
 
-/** What the fan-out needs of a webhook. */
-interface WebhookTarget {
-  id: string;
-  events: string[];
-  filterAgentId: string | null;
+/** A 24-hex id made in SQL (time in seconds, then 64 random bits), for the rows a statement creates. */
+const sqlObjectId = sql`lpad(to_hex(floor(extract(epoch from clock_timestamp()))::bigint), 8, '0')
+  || substr(md5(random()::text || clock_timestamp()::text), 1, 16)`;
+
+/** What an attempt needs of a webhook. */
+type Signer = Pick<WebhookRow, 'url' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'>;
+
+/** A delivery created with its event, and its first attempt's outbox message, leased to this process. */
+interface FirstAttempt {
+  deliveryId: string;
+  outboxId: string;
+  webhookId: string;
+  organizationId: string;
+  webhook: Signer;
+  event: DomainEventRow;
 }
 
-/** Whether a webhook receives an event: subscribed to its type, and the event is of its agent if it filters. */
-export function receives(
-  target: WebhookTarget,
-  event: Pick<DomainEventRow, 'type' | 'agentId' | 'data'>,
-): boolean {
-  if (event.type === 'webhook.test') return false;
-  if (!target.events.includes(event.type)) return false;
-  return target.filterAgentId === null || target.filterAgentId === event.agentId;
+interface RecordedOutcome {
+  outboxId: string;
+  organizationId: string;
+  webhookId: string;
+  outcome: AttemptOutcome;
 }
 
 /**
- * Webhook delivery. The fan-out of committed domain events creates one delivery per (webhook, event) and its first
- * attempt, as an outbox message, in one transaction; the outbox runs the attempts (at once after the commit, then by
- * its retry pass, which claims due messages with FOR UPDATE SKIP LOCKED and leases each, so no two replicas send an
- * attempt twice). An attempt signs the body per Standard Webhooks with the current secret (and the previous one
- * during a grace period) and posts it through the SSRF guard.
+ * Webhook delivery. Deliveries are created in the transaction that publishes their event, by one statement that
+ * finds the webhooks each event is for, with their first attempts as outbox messages leased to the committing
+ * process; that process runs them right after the commit, from memory, and writes their outcomes in batches. Every
+ * later attempt (a retry, and the first attempt of a test send or a redelivery) is run by the outbox, whose retry
+ * pass claims due messages with FOR UPDATE SKIP LOCKED and leases each, so no two replicas send one attempt twice.
+ * An attempt signs the body per Standard Webhooks with the current secret (and the previous one during a grace
+ * period) and posts it through the SSRF guard.
  */
 @Injectable()
-export class WebhookDeliveryWorker implements OnModuleInit, OnModuleDestroy {
+export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('WebhookDelivery');
-  private readonly targets: InvalidatedCache<WebhookTarget[]>;
+  private readonly agents = {
+    http: new HttpAgent({ keepAlive: true, maxSockets: WEBHOOK_SEND_CONCURRENCY }),
+    https: new HttpsAgent({ keepAlive: true, maxSockets: WEBHOOK_SEND_CONCURRENCY }),
+  };
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private outcomes: RecordedOutcome[] = [];
+  private flushing: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly repo: WebhooksRepository,
@@ -70,15 +97,11 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
     private readonly tx: TransactionHost,
     private readonly scheduler: JobScheduler,
-    @Inject(DATABASE) handle: DatabaseHandle,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.targets = new InvalidatedCache(WEBHOOKS_CHANGED_CHANNEL, handle, tx);
-  }
+  ) {}
 
-  async onModuleInit(): Promise<void> {
-    await this.targets.start();
-    this.events.consume((events) => this.fanOut(events));
+  onModuleInit(): void {
+    this.events.consume((events) => this.plan(events));
     this.outbox.handle('webhook.deliver', {
       deliver: (message) => this.attempt(message),
       maxAttempts: WEBHOOK_MAX_ATTEMPTS,
@@ -93,16 +116,15 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): Promise<void> {
-    return this.targets.stop();
+  /** First attempts under way finish, and are recorded, before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    await this.flush();
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 
-  /** Call inside the transaction that changed one of the organization's webhooks. */
-  announceChange(organizationId: string): Promise<void> {
-    return this.targets.announce(organizationId);
-  }
-
-  /** A new delivery row, pending, of an event to a webhook. */
+  /** A new delivery row, pending, of an event to a webhook (test sends and redeliveries). */
   newDelivery(
     webhookId: string,
     event: DomainEventRow,
@@ -128,128 +150,251 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Inserts deliveries and their first attempts in the current transaction; returns the ids inserted and their
-   * attempts. The attempts run after the commit, unless `dispatch` is false: the caller then runs them
-   * (`outbox.dispatch`) once committed, to wait for the first.
+   * Inserts deliveries and their first attempts (outbox messages) in the current transaction; returns the ids
+   * inserted and their attempts, which the caller runs once committed (`outbox.dispatch`), to wait for the first.
    */
-  async schedule(
-    rows: WebhookDeliveryRow[],
-    dispatch = true,
-  ): Promise<{ ids: string[]; attempts: OutboxRef[] }> {
+  async schedule(rows: WebhookDeliveryRow[]): Promise<{ ids: string[]; attempts: OutboxRef[] }> {
     const ids = await this.repo.insertDeliveries(rows);
     const byId = new Map(rows.map((row) => [row.id, row]));
-    const messages = ids.map((deliveryId) => ({
-      organizationId: byId.get(deliveryId)!.organizationId,
-      payload: { deliveryId },
-    }));
-    if (dispatch) return { ids, attempts: await this.outbox.enqueueMany('webhook.deliver', messages) };
-    const { query, pending } = this.outbox.enqueueQuery('webhook.deliver', messages);
+    const { query, pending } = this.outbox.enqueueQuery(
+      'webhook.deliver',
+      ids.map((deliveryId) => ({
+        organizationId: byId.get(deliveryId)!.organizationId,
+        payload: { deliveryId },
+      })),
+    );
     await this.tx.query(query);
     return { ids, attempts: pending };
   }
 
-  /** The consumer of committed events: their deliveries, in the fan-out's transaction (idempotent). */
-  private async fanOut(events: readonly DomainEventRow[]): Promise<void> {
-    const rows: WebhookDeliveryRow[] = [];
-    const byOrganization = new Map<string, DomainEventRow[]>();
-    for (const event of events) {
-      const list = byOrganization.get(event.organizationId) ?? [];
-      list.push(event);
-      byOrganization.set(event.organizationId, list);
+  /**
+   * The consumer of events: one statement in the publishing transaction finds the active webhooks each event is for
+   * (subscribed to its type, and of its agent if filtered), creates their deliveries and the first attempts' outbox
+   * messages, leased to this process, and returns them. After the commit this process runs those attempts from
+   * memory; if it dies first, the lease expires and the outbox's retry pass runs them.
+   */
+  private plan(events: readonly DomainEventRow[]): Query<() => void> | null {
+    const candidates = events.filter((event) => event.type !== 'webhook.test');
+    if (candidates.length === 0) return null;
+    const now = this.clock.now();
+    const leasedUntil = new Date(now.getTime() + FIRST_ATTEMPT_LEASE_MS);
+    const byId = new Map(candidates.map((event) => [event.id, event]));
+    const statement = sql`with ev(id, organization_id, type, agent_id) as (
+        select * from unnest(
+          ${sql.param(candidates.map((e) => e.id))}::text[],
+          ${sql.param(candidates.map((e) => e.organizationId))}::text[],
+          ${sql.param(candidates.map((e) => e.type))}::text[],
+          ${sql.param(candidates.map((e) => e.agentId))}::text[])
+      ), matched as (
+        select ${sqlObjectId} as delivery_id, ${sqlObjectId} as outbox_id, w.id as webhook_id, w.organization_id,
+          w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at,
+          ev.id as event_id, ev.type as event_type
+        from ev join ${webhooks} w on w.organization_id = ev.organization_id and w.is_active
+          and w.events @> to_jsonb(ev.type) and (w.filter_agent_id is null or w.filter_agent_id = ev.agent_id)
+      ), deliveries as (
+        insert into ${webhookDeliveries} (id, organization_id, webhook_id, event_id, event_type, status, attempts,
+          next_attempt_at, created_at)
+        select delivery_id, organization_id, webhook_id, event_id, event_type, 'pending', 0,
+          ${leasedUntil.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz from matched
+      ), attempts as (
+        ${this.outbox.leasedInsertSql(
+          'webhook.deliver',
+          sql`select outbox_id as id, organization_id, jsonb_build_object('deliveryId', delivery_id) as payload
+            from matched`,
+          leasedUntil,
+          now,
+        )}
+      )
+      select delivery_id, outbox_id, webhook_id, organization_id, url, secret_sealed, previous_secret_sealed,
+        previous_secret_expires_at, event_id from matched`;
+    return {
+      statements: [statement],
+      read: ([rows]) => {
+        const firsts: FirstAttempt[] = rows!.map((r) => ({
+          deliveryId: String(r.delivery_id),
+          outboxId: String(r.outbox_id),
+          webhookId: String(r.webhook_id),
+          organizationId: String(r.organization_id),
+          webhook: {
+            url: String(r.url),
+            secretSealed: String(r.secret_sealed),
+            previousSecretSealed: r.previous_secret_sealed ? String(r.previous_secret_sealed) : null,
+            previousSecretExpiresAt: r.previous_secret_expires_at
+              ? new Date(r.previous_secret_expires_at as string)
+              : null,
+          },
+          event: byId.get(String(r.event_id))!,
+        }));
+        return () => {
+          for (const first of firsts) this.track(this.runFirst(first));
+        };
+      },
+    };
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /** A first attempt, from memory; its outcome is written with others'. */
+  private async runFirst(first: FirstAttempt): Promise<void> {
+    try {
+      const result = await this.send(first.webhook, first.event);
+      this.outcomes.push({
+        outboxId: first.outboxId,
+        organizationId: first.organizationId,
+        webhookId: first.webhookId,
+        outcome: this.outcomeOf(first.deliveryId, 1, result),
+      });
+      await this.flush();
+    } catch (err) {
+      this.logger.warn(
+        { err, deliveryId: first.deliveryId },
+        'A first webhook attempt could not run; the retry pass will',
+      );
     }
-    for (const [organizationId, list] of byOrganization) {
-      const targets = (await this.targets.get(organizationId, () => this.loadTargets(organizationId))) ?? [];
-      for (const target of targets) {
-        for (const event of list) if (receives(target, event)) rows.push(this.newDelivery(target.id, event));
+  }
+
+  /**
+   * Writes the outcomes collected so far, deliveries and outbox messages in one transaction, one batch at a time:
+   * outcomes that arrive while a batch is written go in the next.
+   */
+  private async flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    this.flushing = (async () => {
+      while (this.outcomes.length > 0) {
+        const batch = this.outcomes.splice(0, OUTCOME_BATCH);
+        await this.tx
+          .run(async () => {
+            await this.repo.recordOutcomes(batch.map((b) => b.outcome));
+            await this.outbox.recordOutcomes(
+              batch.map(({ outboxId, outcome }) => ({
+                id: outboxId,
+                status: outcome.status === 'pending' ? 'pending' : 'sent',
+                nextAttemptAt: outcome.nextAttemptAt ?? undefined,
+                error: outcome.error ?? undefined,
+              })),
+            );
+            for (const { organizationId, webhookId, outcome } of batch) {
+              if (outcome.gone) await this.disable(organizationId, webhookId);
+            }
+          })
+          .catch((err: unknown) =>
+            this.logger.warn(
+              { err },
+              'Webhook outcomes could not be recorded; the retry pass will attempt them again',
+            ),
+          );
       }
-    }
-    if (rows.length > 0) await this.schedule(rows);
+    })().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
   }
 
-  private async loadTargets(organizationId: string): Promise<WebhookTarget[]> {
-    const rows = await this.repo.active(organizationId);
-    return rows.map((row) => ({ id: row.id, events: row.events, filterAgentId: row.filterAgentId }));
+  private async disable(organizationId: string, webhookId: string): Promise<void> {
+    await this.repo.update(organizationId, webhookId, {
+      isActive: false,
+      disabledReason: 'The receiver answered 410 Gone',
+      updatedAt: this.clock.now(),
+    });
+    this.logger.warn({ webhookId }, 'Webhook disabled: its receiver answered 410');
   }
 
-  /** One attempt of a delivery (an outbox message of `webhook.deliver`). */
+  /**
+   * An attempt run by the outbox (a retry, or the first attempt of a test send or a redelivery): reads the delivery,
+   * its webhook and its event, sends, and records the outcome; a failure to retry goes back to the outbox with its
+   * delay (the backoff, or the receiver's Retry-After).
+   */
   private async attempt(message: OutboxDelivery<'webhook.deliver'>): Promise<void> {
     const found = await this.repo.deliveryForSend(message.payload.deliveryId);
     if (!found || found.delivery.status !== 'pending') return;
     const { delivery, webhook } = found;
     const attempt = message.attempt;
-    if (!webhook?.isActive) {
-      return this.settle(delivery, attempt, 'failed', { error: 'The webhook is disabled or deleted' });
-    }
+    const end = (error: string) =>
+      this.repo.recordOutcomes([
+        {
+          deliveryId: delivery.id,
+          status: 'failed',
+          attempts: attempt,
+          responseStatus: null,
+          responseBody: null,
+          error,
+          nextAttemptAt: null,
+          gone: false,
+        },
+      ]);
+    if (!webhook?.isActive) return end('The webhook is disabled or deleted');
     const event = await this.events.get(delivery.organizationId, delivery.eventId);
-    if (!event) return this.settle(delivery, attempt, 'failed', { error: 'The event is no longer kept' });
-
-    const body = JSON.stringify({
-      type: event.type,
-      timestamp: event.createdAt.toISOString(),
-      data: event.data,
+    if (!event) return end('The event is no longer kept');
+    const outcome = this.outcomeOf(delivery.id, attempt, await this.send(webhook, event));
+    await this.tx.run(async () => {
+      await this.repo.recordOutcomes([outcome]);
+      if (outcome.gone) await this.disable(webhook.organizationId, webhook.id);
     });
-    const timestamp = Math.floor(this.clock.nowMs() / 1000);
-    const result = await sendWebhook(
-      webhook.url,
-      body,
-      {
-        'webhook-id': event.id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': this.secretsOf(webhook)
-          .map((secret) => signWebhook(secret, event.id, timestamp, body))
-          .join(' '),
-      },
-      { allowPrivate: this.config.webhookAllowPrivateNetworks, nowMs: this.clock.nowMs() },
-    );
+    if (outcome.status === 'pending') {
+      throw new OutboxRetry(
+        outcome.error ?? 'Delivery failed',
+        outcome.nextAttemptAt!.getTime() - this.clock.nowMs(),
+      );
+    }
+  }
+
+  /** Signs and posts an event, at most WEBHOOK_SEND_CONCURRENCY at once in this process. */
+  private async send(webhook: Signer, event: DomainEventRow): Promise<SendResult> {
+    if (this.running >= WEBHOOK_SEND_CONCURRENCY) await new Promise<void>((r) => this.waiting.push(r));
+    this.running += 1;
+    try {
+      const body = JSON.stringify({
+        type: event.type,
+        timestamp: event.createdAt.toISOString(),
+        data: event.data,
+      });
+      const timestamp = Math.floor(this.clock.nowMs() / 1000);
+      return await sendWebhook(
+        webhook.url,
+        body,
+        {
+          'webhook-id': event.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': this.secretsOf(webhook)
+            .map((secret) => signWebhook(secret, event.id, timestamp, body))
+            .join(' '),
+        },
+        {
+          allowPrivate: this.config.webhookAllowPrivateNetworks,
+          nowMs: this.clock.nowMs(),
+          agents: this.agents,
+        },
+      );
+    } finally {
+      this.running -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** What an attempt's result means for its delivery: success, 410, a retry after its delay, or the end. */
+  private outcomeOf(deliveryId: string, attempt: number, result: SendResult): AttemptOutcome {
     const answer = {
+      deliveryId,
+      attempts: attempt,
       responseStatus: result.status ?? null,
       responseBody: result.body ?? null,
       error: result.error?.slice(0, 500) ?? null,
+      gone: false,
     };
     if (result.status !== undefined && result.status >= 200 && result.status < 300) {
-      return this.settle(delivery, attempt, 'succeeded', answer);
+      return { ...answer, status: 'succeeded', nextAttemptAt: null };
     }
-    if (result.status === 410) {
-      const reason = 'The receiver answered 410 Gone';
-      await this.tx.run(async () => {
-        await this.repo.update(webhook.organizationId, webhook.id, {
-          isActive: false,
-          disabledReason: reason,
-          updatedAt: this.clock.now(),
-        });
-        await this.announceChange(webhook.organizationId);
-        await this.settle(delivery, attempt, 'failed', answer);
-      });
-      this.logger.warn({ webhookId: webhook.id }, 'Webhook disabled: its receiver answered 410');
-      return;
-    }
-    if (attempt >= WEBHOOK_MAX_ATTEMPTS) return this.settle(delivery, attempt, 'failed', answer);
+    if (result.status === 410) return { ...answer, status: 'failed', nextAttemptAt: null, gone: true };
+    if (attempt >= WEBHOOK_MAX_ATTEMPTS) return { ...answer, status: 'failed', nextAttemptAt: null };
     const delay = result.retryAfterMs ?? outboxBackoffMs(WEBHOOK_BACKOFF_MS, attempt, WEBHOOK_BACKOFF_JITTER);
-    await this.repo.updateDelivery(delivery.id, {
-      ...answer,
-      attempts: attempt,
-      nextAttemptAt: new Date(this.clock.nowMs() + delay),
-    });
-    throw new OutboxRetry(answer.error ?? 'Delivery failed', delay);
-  }
-
-  private async settle(
-    delivery: WebhookDeliveryRow,
-    attempt: number,
-    status: 'succeeded' | 'failed',
-    answer: Partial<Pick<WebhookDeliveryRow, 'responseStatus' | 'responseBody' | 'error'>>,
-  ): Promise<void> {
-    await this.repo.updateDelivery(delivery.id, {
-      ...answer,
-      status,
-      attempts: attempt,
-      nextAttemptAt: null,
-      completedAt: this.clock.now(),
-    });
+    return { ...answer, status: 'pending', nextAttemptAt: new Date(this.clock.nowMs() + delay) };
   }
 
   /** The secrets that sign now: the current one, and the previous one while its grace period lasts. */
-  private secretsOf(webhook: WebhookRow): string[] {
+  private secretsOf(webhook: Signer): string[] {
     const secrets = [this.box.open(webhook.secretSealed)];
     if (
       webhook.previousSecretSealed &&

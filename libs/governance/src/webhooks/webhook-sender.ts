@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { type Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { resolveTarget, SsrfRefusal } from './ssrf-guard.js';
 
@@ -7,6 +7,8 @@ import { resolveTarget, SsrfRefusal } from './ssrf-guard.js';
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** What is kept of a receiver's answer. */
 export const RESPONSE_BODY_MAX = 1024;
+/** Past this much, an answer is not read further. */
+const RESPONSE_READ_MAX = 64 * 1024;
 /** A `Retry-After` is honoured up to this long. */
 export const RETRY_AFTER_MAX_MS = 6 * 3600 * 1000;
 
@@ -46,7 +48,13 @@ export async function sendWebhook(
   url: string,
   body: string,
   headers: Record<string, string>,
-  options: { allowPrivate: boolean; nowMs: number; timeoutMs?: number },
+  options: {
+    allowPrivate: boolean;
+    nowMs: number;
+    timeoutMs?: number;
+    /** Keep-alive agents: connections are reused per host and port (each opened to an address the guard checked). */
+    agents?: { http: HttpAgent; https: HttpsAgent };
+  },
 ): Promise<SendResult> {
   let target: URL;
   try {
@@ -86,7 +94,7 @@ export async function sendWebhook(
       },
       lookup: pinned,
       signal: deadline,
-      agent: false,
+      agent: (target.protocol === 'https:' ? options.agents?.https : options.agents?.http) ?? false,
     });
     req.on('response', (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
@@ -98,7 +106,6 @@ export async function sendWebhook(
           status === 429 || status === 503
             ? parseRetryAfter(res.headers['retry-after'], options.nowMs)
             : undefined;
-        res.destroy();
         finish({
           status,
           body: text,
@@ -109,10 +116,16 @@ export async function sendWebhook(
       res.on('data', (chunk: Buffer) => {
         if (size < RESPONSE_BODY_MAX) chunks.push(chunk);
         size += chunk.length;
-        if (size >= RESPONSE_BODY_MAX) done();
+        // A long answer is not read to its end (the connection is then not reused).
+        if (size > RESPONSE_READ_MAX) {
+          done();
+          res.destroy();
+        }
       });
+      // Read to the end, so that a keep-alive connection can serve the next attempt.
       res.on('end', done);
       res.on('error', done);
+      res.on('close', done);
     });
     req.on('error', (err: Error) => {
       const timedOut = deadline.aborted;

@@ -9,6 +9,19 @@ import {
   type WebhookRow,
 } from './webhook.schema.js';
 
+/** What to record of a delivery's attempt. */
+export interface AttemptOutcome {
+  deliveryId: string;
+  status: DeliveryStatus;
+  attempts: number;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  nextAttemptAt: Date | null;
+  /** The receiver answered 410: the webhook is to be disabled. */
+  gone: boolean;
+}
+
 /** The webhooks and webhook_deliveries tables; every method takes the organization id. */
 @Injectable()
 export class WebhooksRepository {
@@ -166,7 +179,27 @@ export class WebhooksRepository {
     return row;
   }
 
-  async updateDelivery(id: string, set: Partial<typeof webhookDeliveries.$inferInsert>): Promise<void> {
-    await this.tx.db.update(webhookDeliveries).set(set).where(eq(webhookDeliveries.id, id));
+  /** Records attempts' outcomes on their deliveries, in one statement. */
+  async recordOutcomes(outcomes: readonly AttemptOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    const d = webhookDeliveries;
+    await this.tx.db.execute(sql`update ${d} set
+        status = u.status,
+        attempts = u.attempts::int,
+        response_status = u.response_status::int,
+        response_body = u.response_body,
+        error = u.error,
+        next_attempt_at = u.next_attempt_at::timestamptz,
+        completed_at = case when u.status = 'pending' then null else clock_timestamp() end
+      from unnest(
+        ${sql.param(outcomes.map((o) => o.deliveryId))}::text[],
+        ${sql.param(outcomes.map((o) => o.status))}::text[],
+        ${sql.param(outcomes.map((o) => String(o.attempts)))}::text[],
+        ${sql.param(outcomes.map((o) => (o.responseStatus === null ? null : String(o.responseStatus))))}::text[],
+        ${sql.param(outcomes.map((o) => o.responseBody))}::text[],
+        ${sql.param(outcomes.map((o) => o.error))}::text[],
+        ${sql.param(outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null))}::text[]
+      ) as u(id, status, attempts, response_status, response_body, error, next_attempt_at)
+      where ${d.id} = u.id`);
   }
 }

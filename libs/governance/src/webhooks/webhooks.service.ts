@@ -114,7 +114,6 @@ export class WebhooksService {
         { url: this.displayUrl(url), events: dto.events, filterAgentId: inserted.filterAgentId },
         meta,
       );
-      await this.worker.announceChange(actor.organizationId);
       return inserted;
     });
     return { ...toWebhookResponse(row), secret };
@@ -142,7 +141,6 @@ export class WebhooksService {
       if (!updated) throw AppError.notFound('Webhook');
       const changes = { ...set, ...(set.url ? { url: this.displayUrl(set.url) } : {}) };
       await this.audit.record(actor, 'webhook.updated', target(id), { changes }, meta);
-      await this.worker.announceChange(actor.organizationId);
       return updated;
     });
     return toWebhookResponse(row);
@@ -159,7 +157,6 @@ export class WebhooksService {
         { url: this.displayUrl(existing.url) },
         meta,
       );
-      await this.worker.announceChange(actor.organizationId);
     });
     return { id, deleted: true };
   }
@@ -212,7 +209,7 @@ export class WebhooksService {
           data: { webhookId: id, message: 'A test event from the governance service' },
         },
       ]);
-      const result = await this.worker.schedule([this.worker.newDelivery(id, event!)], false);
+      const result = await this.worker.schedule([this.worker.newDelivery(id, event!)]);
       await this.audit.record(actor, 'webhook.tested', target(id), { eventId: event!.id }, meta);
       return result;
     });
@@ -247,7 +244,7 @@ export class WebhooksService {
     const event = await this.events.get(actor.organizationId, original.eventId);
     if (!event) throw new AppError(404, ErrorCode.NOT_FOUND, 'The delivery’s event is no longer kept');
     const scheduled = await this.tx.run(async () => {
-      const result = await this.worker.schedule([this.worker.newDelivery(id, event, original.id)], false);
+      const result = await this.worker.schedule([this.worker.newDelivery(id, event, original.id)]);
       await this.audit.record(
         actor,
         'webhook.redelivered',

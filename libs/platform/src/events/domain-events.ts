@@ -1,14 +1,13 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { and, asc, eq, gt, gte, inArray, lt, or } from 'drizzle-orm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { bulkInsert } from '../db/bulk-insert.js';
 import { DATABASE, type DatabaseHandle } from '../db/database.js';
-import { type Query, writeQuery } from '../db/query.js';
+import { writeQuery, type Query } from '../db/query.js';
 import { TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
 import { NotificationBus } from '../notifications/notification-bus.js';
-import { Outbox, type OutboxRef } from '../outbox/outbox.js';
 import { JobScheduler } from '../scheduler/job-scheduler.js';
 import { domainEvents, type DomainEventRow } from './domain-event.schema.js';
 
@@ -25,12 +24,13 @@ export interface NewDomainEvent {
 }
 
 /**
- * Consumes committed events inside the fan-out's transaction (the webhooks module creates its deliveries there). It
- * may see an event twice if a fan-out is retried, so it must be idempotent.
+ * A consumer of events (the webhooks module): given the events about to be written, a query that must commit with
+ * them (its deliveries and their first attempts, computed in SQL from its own tables), whose result says what to do
+ * once the transaction has committed (send those attempts). Synchronous: it reads nothing before the transaction.
  */
-export type DomainEventConsumer = (events: readonly DomainEventRow[]) => Promise<void>;
+export type DomainEventPlanner = (events: readonly DomainEventRow[]) => Query<() => void> | null;
 
-/** Every replica hears `{organizationId, ids}` on this channel once the events' fan-out has run. */
+/** Every replica hears `{organizationId, ids}` on this channel when events commit (the event stream). */
 export const DOMAIN_EVENTS_CHANNEL = 'domain_events';
 
 export interface DomainEventsNotice {
@@ -38,8 +38,7 @@ export interface DomainEventsNotice {
   ids: string[];
 }
 
-/** Event ids per fan-out message, and per notification (a NOTIFY payload is under 8,000 bytes). */
-const FANOUT_CHUNK = 250;
+/** Event ids per notification (a NOTIFY payload is under 8,000 bytes). */
 const NOTICE_CHUNK = 200;
 const PURGE_BATCH = 5000;
 const PURGE_INTERVAL_MS = 3600 * 1000;
@@ -51,21 +50,28 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /**
- * Domain events: written in the transaction of the change (`publish`, or `publishQuery` for a pipelined one),
- * together with an outbox message `events.fanout`. After the commit, the fan-out hands them to the consumers (webhook
- * deliveries, in one transaction) and announces them on the notification bus, which every replica's event stream
- * hears. A rolled-back change publishes nothing; a committed one is fanned out even across a crash, by the outbox's
- * retry pass. Events are kept EVENT_RETENTION_DAYS for replay and the delivery log, then purged.
+ * A prepared publication: its rows, and the query to send in its transaction, which reads into what to call once
+ * the transaction has committed.
+ */
+export interface DomainEventPublication {
+  rows: DomainEventRow[];
+  query: Query<() => void>;
+}
+
+/**
+ * Domain events, written in the transaction of the change that causes them (`publish`, or `prepare` for a pipelined
+ * one) together with what their consumers need to commit with them: the webhook deliveries and their first
+ * attempts as outbox messages, and a NOTIFY that tells every replica's event stream. A rolled-back change publishes
+ * nothing; a committed one has its deliveries whatever happens to the process next (the outbox's retry pass sends
+ * them). Events are kept EVENT_RETENTION_DAYS for the stream's replay and the delivery log, then purged.
  */
 @Injectable()
 export class DomainEvents implements OnModuleInit {
-  private readonly logger = new Logger('DomainEvents');
-  private readonly consumers: DomainEventConsumer[] = [];
+  private readonly planners: DomainEventPlanner[] = [];
   private readonly bus: NotificationBus;
 
   constructor(
     private readonly tx: TransactionHost,
-    private readonly outbox: Outbox,
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
     @Inject(DATABASE) handle: DatabaseHandle,
@@ -75,41 +81,31 @@ export class DomainEvents implements OnModuleInit {
   }
 
   onModuleInit(): void {
-    this.outbox.handle('events.fanout', {
-      deliver: (message) => this.fanOut(message.payload.ids),
-      maxAttempts: 30,
-      backoffMs: [1000, 5000, 30_000, 120_000, 600_000],
-      leaseMs: 60_000,
-    });
     this.scheduler.register({ name: 'events-purge', intervalMs: PURGE_INTERVAL_MS, run: () => this.purge() });
   }
 
-  /** Registers a consumer of committed events (at module initialisation). */
-  consume(consumer: DomainEventConsumer): void {
-    this.consumers.push(consumer);
+  /** Registers a consumer (at module initialisation). */
+  consume(planner: DomainEventPlanner): void {
+    this.planners.push(planner);
   }
 
   /** Publishes events in the current transaction (or one of its own): they exist if and only if it commits. */
   async publish(events: readonly NewDomainEvent[]): Promise<DomainEventRow[]> {
     if (events.length === 0) return [];
-    const { rows, query, pending } = this.publishQuery(events);
+    const publication = this.prepare(events);
     await this.tx.run(async () => {
-      await this.tx.query(query);
-      this.tx.afterCommit(() => this.outbox.dispatch(pending));
+      this.tx.afterCommit(await this.tx.query(publication.query));
     });
-    return rows;
+    return publication.rows;
   }
 
   /**
-   * For a pipelined transaction: the inserts of these events and of their fan-out messages. Call
-   * `outbox.dispatch(pending)` once it has committed.
+   * For a pipelined transaction: the events' rows, the statements to send with the transaction's last round trip,
+   * and what to call once it has committed.
    */
-  publishQuery(events: readonly NewDomainEvent[]): {
-    rows: DomainEventRow[];
-    query: Query<void>;
-    pending: OutboxRef[];
-  } {
-    if (events.length === 0) return { rows: [], query: writeQuery(), pending: [] };
+  prepare(events: readonly NewDomainEvent[]): DomainEventPublication {
+    const nothing = () => undefined;
+    if (events.length === 0) return { rows: [], query: { statements: [], read: () => nothing } };
     const now = this.clock.now();
     const rows: DomainEventRow[] = events.map((event) => ({
       id: newId(now.getTime()),
@@ -119,17 +115,41 @@ export class DomainEvents implements OnModuleInit {
       data: event.data,
       createdAt: now,
     }));
-    const fanout = this.outbox.enqueueQuery(
-      'events.fanout',
-      chunks(rows, FANOUT_CHUNK).map((chunk) => ({ payload: { ids: chunk.map((row) => row.id) } })),
-    );
+    const queries: Query<(() => void) | void>[] = [writeQuery(bulkInsert(domainEvents, rows))];
+    for (const planner of this.planners) {
+      const query = planner(rows);
+      if (query) queries.push(query);
+    }
+    const byOrganization = new Map<string, string[]>();
+    for (const row of rows) {
+      const list = byOrganization.get(row.organizationId) ?? [];
+      list.push(row.id);
+      byOrganization.set(row.organizationId, list);
+    }
+    for (const [organizationId, ids] of byOrganization) {
+      for (const chunk of chunks(ids, NOTICE_CHUNK)) {
+        const notice: DomainEventsNotice = { organizationId, ids: chunk };
+        const notify = this.bus.notifyQuery(DOMAIN_EVENTS_CHANNEL, JSON.stringify(notice));
+        queries.push({ statements: notify.statements, read: () => notify.afterCommit });
+      }
+    }
     return {
       rows,
       query: {
-        statements: [bulkInsert(domainEvents, rows), ...fanout.query.statements],
-        read: () => undefined,
+        statements: queries.flatMap((q) => q.statements),
+        read: (results) => {
+          const callbacks: (() => void)[] = [];
+          let offset = 0;
+          for (const q of queries) {
+            const callback = q.read(results.slice(offset, offset + q.statements.length));
+            offset += q.statements.length;
+            if (callback) callbacks.push(callback);
+          }
+          return () => {
+            for (const callback of callbacks) callback();
+          };
+        },
       },
-      pending: fanout.pending,
     };
   }
 
@@ -195,31 +215,5 @@ export class DomainEvents implements OnModuleInit {
       total += deleted.length;
       if (deleted.length < PURGE_BATCH) return total;
     }
-  }
-
-  /** Hands committed events to the consumers and announces them to every replica, in one transaction. */
-  private async fanOut(ids: readonly string[]): Promise<void> {
-    const rows = await this.tx.db
-      .select()
-      .from(domainEvents)
-      .where(inArray(domainEvents.id, [...ids]))
-      .orderBy(asc(domainEvents.createdAt), asc(domainEvents.id));
-    if (rows.length === 0) return;
-    await this.tx.run(async () => {
-      for (const consumer of this.consumers) await consumer(rows);
-      const byOrganization = new Map<string, string[]>();
-      for (const row of rows) {
-        const list = byOrganization.get(row.organizationId) ?? [];
-        list.push(row.id);
-        byOrganization.set(row.organizationId, list);
-      }
-      for (const [organizationId, list] of byOrganization) {
-        for (const chunk of chunks(list, NOTICE_CHUNK)) {
-          const notice: DomainEventsNotice = { organizationId, ids: chunk };
-          await this.bus.notify(this.tx, DOMAIN_EVENTS_CHANNEL, JSON.stringify(notice));
-        }
-      }
-    });
-    this.logger.debug({ events: rows.length }, 'Domain events fanned out');
   }
 }

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { DatabaseHandle } from '../db/database.js';
 import type { TransactionHost } from '../db/transaction-host.js';
@@ -112,6 +112,18 @@ export class NotificationBus {
       await tx.db.execute(sql`select pg_notify(${channel}, ${payload})`);
     }
     tx.afterCommit(() => this.deliver(channel, payload));
+  }
+
+  /**
+   * For a pipelined transaction: the NOTIFY statement (none on PGlite) to send with it, and what to call once it has
+   * committed (this process's subscribers).
+   */
+  notifyQuery(channel: string, payload: string): { statements: SQL[]; afterCommit: () => void } {
+    assertChannelName(channel);
+    return {
+      statements: this.handle.driver === 'postgres' ? [sql`select pg_notify(${channel}, ${payload})`] : [],
+      afterCommit: () => this.deliver(channel, payload),
+    };
   }
 
   private deliver(channel: string, payload: string): void {

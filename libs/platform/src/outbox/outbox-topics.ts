@@ -27,8 +27,6 @@ export interface MailBody {
  */
 export interface OutboxTopics {
   'mail.send': { payload: MailEnvelope; secret: MailBody };
-  /** Committed domain events to hand to their consumers and announce to the event streams (DomainEvents). */
-  'events.fanout': { payload: { ids: string[] } };
 }
 
 export type OutboxTopic = keyof OutboxTopics;

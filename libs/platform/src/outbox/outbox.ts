@@ -285,6 +285,48 @@ export class Outbox implements OnModuleInit {
     }
   }
 
+  /**
+   * For a statement that computes its messages in SQL (a consumer creating one attempt per matching row): the
+   * INSERT of messages of `topic` selected by `source` (columns `id`, `organization_id`, `payload`), already leased
+   * to the caller until `leasedUntil` with their first attempt counted, so the retry pass leaves them alone while
+   * the caller attempts them; it then records the outcome with `recordOutcomes`. Usable as a data-modifying CTE.
+   */
+  leasedInsertSql<T extends OutboxTopic>(topic: T, source: SQL, leasedUntil: Date, now: Date): SQL {
+    return sql`insert into ${outboxMessages} (id, topic, organization_id, payload, status, attempts, next_attempt_at, created_at)
+      select m.id, ${topic}, m.organization_id, m.payload, 'pending', 1, ${leasedUntil.toISOString()}::timestamptz,
+        ${now.toISOString()}::timestamptz
+      from (${source}) as m`;
+  }
+
+  /**
+   * Records the outcomes of attempts a caller ran itself (messages from `leasedInsertSql`), in one statement: sent,
+   * failed for good, or due again at `nextAttemptAt`.
+   */
+  async recordOutcomes(
+    outcomes: readonly {
+      id: string;
+      status: 'sent' | 'failed' | 'pending';
+      nextAttemptAt?: Date;
+      error?: string;
+    }[],
+  ): Promise<void> {
+    if (outcomes.length === 0) return;
+    const now = this.clock.now().toISOString();
+    await this.tx.db.execute(sql`update ${outboxMessages} as m set
+        status = u.status,
+        next_attempt_at = coalesce(u.next_attempt_at::timestamptz, m.next_attempt_at),
+        last_error = u.last_error,
+        sent_at = case when u.status = 'sent' then ${now}::timestamptz else m.sent_at end,
+        sealed = case when u.status = 'sent' then null else m.sealed end
+      from unnest(
+        ${sql.param(outcomes.map((o) => o.id))}::text[],
+        ${sql.param(outcomes.map((o) => o.status))}::text[],
+        ${sql.param(outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null))}::text[],
+        ${sql.param(outcomes.map((o) => o.error?.slice(0, 500) ?? null))}::text[]
+      ) as u(id, status, next_attempt_at, last_error)
+      where m.id = u.id`);
+  }
+
   /** Operator view (CLI): newest first; the secret part unsealed when `withSecret`. */
   async list(
     limit: number,
