@@ -63,5 +63,4 @@ CREATE UNIQUE INDEX "webhook_deliveries_webhook_event_uq" ON "webhook_deliveries
 CREATE INDEX "webhook_deliveries_webhook_created_idx" ON "webhook_deliveries" USING btree ("organization_id","webhook_id","created_at");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_created_idx" ON "webhook_deliveries" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "webhooks_org_created_idx" ON "webhooks" USING btree ("organization_id","created_at");--> statement-breakpoint
-CREATE INDEX "domain_events_org_created_idx" ON "domain_events" USING btree ("organization_id","created_at","id");--> statement-breakpoint
-CREATE INDEX "domain_events_created_idx" ON "domain_events" USING btree ("created_at");
+CREATE INDEX "domain_events_org_created_idx" ON "domain_events" USING btree ("organization_id","created_at","id");

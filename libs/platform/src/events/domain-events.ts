@@ -38,6 +38,8 @@ export interface DomainEventsNotice {
   ids: string[];
 }
 
+/** Events this process committed last, kept to answer its own streams without a query. */
+const RECENT_MAX = 5000;
 /** Event ids per notification (a NOTIFY payload is under 8,000 bytes). */
 const NOTICE_CHUNK = 200;
 const PURGE_BATCH = 5000;
@@ -68,6 +70,8 @@ export interface DomainEventPublication {
 @Injectable()
 export class DomainEvents implements OnModuleInit {
   private readonly planners: DomainEventPlanner[] = [];
+  /** Recently committed events of this process, oldest first (Map order). */
+  private readonly recent = new Map<string, DomainEventRow>();
   private readonly bus: NotificationBus;
 
   constructor(
@@ -146,6 +150,7 @@ export class DomainEvents implements OnModuleInit {
             if (callback) callbacks.push(callback);
           }
           return () => {
+            this.remember(rows);
             for (const callback of callbacks) callback();
           };
         },
@@ -153,14 +158,38 @@ export class DomainEvents implements OnModuleInit {
     };
   }
 
-  /** The events of an organization with these ids, oldest first. */
-  byIds(organizationId: string, ids: readonly string[]): Promise<DomainEventRow[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return this.tx.db
-      .select()
-      .from(domainEvents)
-      .where(and(eq(domainEvents.organizationId, organizationId), inArray(domainEvents.id, [...ids])))
-      .orderBy(asc(domainEvents.createdAt), asc(domainEvents.id));
+  private remember(rows: readonly DomainEventRow[]): void {
+    for (const row of rows) this.recent.set(row.id, row);
+    for (const id of this.recent.keys()) {
+      if (this.recent.size <= RECENT_MAX) break;
+      this.recent.delete(id);
+    }
+  }
+
+  /**
+   * The events of an organization with these ids, oldest first: those this process committed lately from memory,
+   * the others (another replica's) from the database.
+   */
+  async byIds(organizationId: string, ids: readonly string[]): Promise<DomainEventRow[]> {
+    if (ids.length === 0) return [];
+    const found: DomainEventRow[] = [];
+    const missing: string[] = [];
+    for (const id of ids) {
+      const row = this.recent.get(id);
+      if (row?.organizationId === organizationId) found.push(row);
+      else if (!row) missing.push(id);
+    }
+    if (missing.length > 0) {
+      found.push(
+        ...(await this.tx.db
+          .select()
+          .from(domainEvents)
+          .where(and(eq(domainEvents.organizationId, organizationId), inArray(domainEvents.id, missing)))),
+      );
+    }
+    return found.sort(
+      (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
   }
 
   /** One event of an organization. */
@@ -200,13 +229,17 @@ export class DomainEvents implements OnModuleInit {
 
   /** Deletes events older than the retention period, in batches; returns how many. */
   async purge(): Promise<number> {
-    const cutoff = new Date(this.clock.nowMs() - this.config.eventRetentionDays * 24 * 3600 * 1000);
+    const cutoffSeconds = Math.floor(
+      (this.clock.nowMs() - this.config.eventRetentionDays * 24 * 3600 * 1000) / 1000,
+    );
+    // Ids begin with their creation time (8 hex digits of seconds): the primary key orders them by age.
+    const cutoffId = cutoffSeconds.toString(16).padStart(8, '0');
     let total = 0;
     for (;;) {
       const batch = this.tx.db
         .select({ id: domainEvents.id })
         .from(domainEvents)
-        .where(lt(domainEvents.createdAt, cutoff))
+        .where(lt(domainEvents.id, cutoffId))
         .limit(PURGE_BATCH);
       const deleted = await this.tx.db
         .delete(domainEvents)
