@@ -38,6 +38,8 @@ export const WEBHOOK_BACKOFF_JITTER = 0.2;
 export const WEBHOOK_SEND_CONCURRENCY = 32;
 /** Outcomes of first attempts are written together, at most this many per statement. */
 const OUTCOME_BATCH = 200;
+/** Outcomes wait this long to be written with others. */
+const OUTCOME_DELAY_MS = 20;
 /** A delivery's first attempt is leased this long to the process that committed it. */
 const FIRST_ATTEMPT_LEASE_MS = 60_000;
 const PURGE_INTERVAL_MS = 3600 * 1000;
@@ -257,35 +259,41 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
   }
 
   /**
-   * Writes the outcomes collected so far, deliveries and outbox messages in one transaction, one batch at a time:
-   * outcomes that arrive while a batch is written go in the next.
+   * Writes the outcomes collected so far, deliveries and outbox messages in one transaction of one round trip, one
+   * batch at a time: outcomes that arrive meanwhile (or within OUTCOME_DELAY_MS) go together in the next.
    */
-  private async flush(): Promise<void> {
+  private flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     this.flushing = (async () => {
+      await new Promise((r) => setTimeout(r, OUTCOME_DELAY_MS));
       while (this.outcomes.length > 0) {
         const batch = this.outcomes.splice(0, OUTCOME_BATCH);
-        await this.tx
-          .run(async () => {
-            await this.repo.recordOutcomes(batch.map((b) => b.outcome));
-            await this.outbox.recordOutcomes(
-              batch.map(({ outboxId, outcome }) => ({
-                id: outboxId,
-                status: outcome.status === 'pending' ? 'pending' : 'sent',
-                nextAttemptAt: outcome.nextAttemptAt ?? undefined,
-                error: outcome.error ?? undefined,
-              })),
-            );
-            for (const { organizationId, webhookId, outcome } of batch) {
-              if (outcome.gone) await this.disable(organizationId, webhookId);
-            }
-          })
-          .catch((err: unknown) =>
-            this.logger.warn(
-              { err },
-              'Webhook outcomes could not be recorded; the retry pass will attempt them again',
+        try {
+          await this.tx.pipelined((send) =>
+            send(
+              [
+                this.repo.recordOutcomesSql(batch.map((b) => b.outcome)),
+                this.outbox.recordOutcomesSql(
+                  batch.map(({ outboxId, outcome }) => ({
+                    id: outboxId,
+                    status: outcome.status === 'pending' ? 'pending' : 'sent',
+                    nextAttemptAt: outcome.nextAttemptAt ?? undefined,
+                    error: outcome.error ?? undefined,
+                  })),
+                ),
+              ],
+              { commit: true },
             ),
           );
+          for (const { organizationId, webhookId, outcome } of batch) {
+            if (outcome.gone) await this.disable(organizationId, webhookId);
+          }
+        } catch (err) {
+          this.logger.warn(
+            { err },
+            'Webhook outcomes could not be recorded; the retry pass will attempt them again',
+          );
+        }
       }
     })().finally(() => {
       this.flushing = null;

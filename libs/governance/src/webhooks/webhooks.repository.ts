@@ -182,8 +182,13 @@ export class WebhooksRepository {
   /** Records attempts' outcomes on their deliveries, in one statement. */
   async recordOutcomes(outcomes: readonly AttemptOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
+    await this.tx.db.execute(this.recordOutcomesSql(outcomes));
+  }
+
+  /** The statement of `recordOutcomes`, for a pipelined transaction. */
+  recordOutcomesSql(outcomes: readonly AttemptOutcome[]): SQL {
     const d = webhookDeliveries;
-    await this.tx.db.execute(sql`update ${d} set
+    return sql`update ${d} set
         status = u.status,
         attempts = u.attempts::int,
         response_status = u.response_status::int,
@@ -200,6 +205,6 @@ export class WebhooksRepository {
         ${sql.param(outcomes.map((o) => o.error))}::text[],
         ${sql.param(outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null))}::text[]
       ) as u(id, status, attempts, response_status, response_body, error, next_attempt_at)
-      where ${d.id} = u.id`);
+      where ${d.id} = u.id`;
   }
 }

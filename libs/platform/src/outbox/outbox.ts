@@ -69,6 +69,14 @@ export interface NewOutboxMessage<T extends OutboxTopic> {
   hold?: boolean;
 }
 
+/** The outcome of an attempt a caller ran itself (see `Outbox.leasedInsertSql`). */
+export interface OutboxOutcome {
+  id: string;
+  status: 'sent' | 'failed' | 'pending';
+  nextAttemptAt?: Date;
+  error?: string;
+}
+
 /** A committed message to deliver. */
 export interface OutboxRef {
   id: string;
@@ -302,17 +310,15 @@ export class Outbox implements OnModuleInit {
    * Records the outcomes of attempts a caller ran itself (messages from `leasedInsertSql`), in one statement: sent,
    * failed for good, or due again at `nextAttemptAt`.
    */
-  async recordOutcomes(
-    outcomes: readonly {
-      id: string;
-      status: 'sent' | 'failed' | 'pending';
-      nextAttemptAt?: Date;
-      error?: string;
-    }[],
-  ): Promise<void> {
+  async recordOutcomes(outcomes: readonly OutboxOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
+    await this.tx.db.execute(this.recordOutcomesSql(outcomes));
+  }
+
+  /** The statement of `recordOutcomes`, for a pipelined transaction. */
+  recordOutcomesSql(outcomes: readonly OutboxOutcome[]): SQL {
     const now = this.clock.now().toISOString();
-    await this.tx.db.execute(sql`update ${outboxMessages} as m set
+    return sql`update ${outboxMessages} as m set
         status = u.status,
         next_attempt_at = coalesce(u.next_attempt_at::timestamptz, m.next_attempt_at),
         last_error = u.last_error,
@@ -324,7 +330,7 @@ export class Outbox implements OnModuleInit {
         ${sql.param(outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null))}::text[],
         ${sql.param(outcomes.map((o) => o.error?.slice(0, 500) ?? null))}::text[]
       ) as u(id, status, next_attempt_at, last_error)
-      where m.id = u.id`);
+      where m.id = u.id`;
   }
 
   /** Operator view (CLI): newest first; the secret part unsealed when `withSecret`. */
