@@ -106,14 +106,13 @@ export function baseArb(ctx: RequestContext): fc.Arbitrary<Draft> {
       ? fc.nat(1000).map((n) => poolToken(pool, n))
       : paramTextArb(p.schema, ctx, p.name).map((v) => encodeURIComponent(v) || 'x');
   }
-  const query = queryParams(op).map((p) =>
-    fc.option(
-      paramTextArb(p.schema, ctx, p.name).map(
-        (v) => `${encodeURIComponent(p.name)}=${encodeURIComponent(v)}`,
-      ),
-      { nil: undefined, freq: p.required ? 0 : 2 },
-    ),
-  );
+  const query = queryParams(op).map((p) => {
+    const pair = paramTextArb(p.schema, ctx, p.name).map(
+      (v) => `${encodeURIComponent(p.name)}=${encodeURIComponent(v)}`,
+    );
+    // A required parameter is always sent (fast-check refuses an option of weight 0).
+    return p.required ? pair.map((v): string | undefined => v) : fc.option(pair, { nil: undefined, freq: 2 });
+  });
   const extraHeaders = op.parameters
     .filter((p) => p.in === 'header' && !SKIP_HEADER_PARAMS.has(p.name.toLowerCase()))
     .map((p) =>
