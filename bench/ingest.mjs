@@ -2,16 +2,16 @@
 // 50 connections for 20 s (autocannon), against a floor measured in the same run: a bare Fastify route that
 // inserts the same row with node-postgres. The traffic is realistic: about 10 % of traces are flagged and 2 %
 // blocked. Three runs: no subscriber; a webhook per organization subscribed to trace.flagged, trace.blocked and
-// review.completed, delivering to a local receiver, with one event-stream (SSE) client connected; and the webhooks
+// review.completed, delivering to a local receiver, with one event-stream (SSE) client connected (both in a worker
+// thread, bench/subscribers.mjs, so that they do not slow the load generator); and the webhooks
 // subscribed to every trace event. Prints traces/s, p50, p99, the ratio to the floor, the delivery lag from
 // commit to receipt (p50, p99), checks that every event arrived exactly once, and verifies every organization's
 // audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server).
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import { EventSource } from 'eventsource';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { autocannonRun as run, freePort, startService } from './support.mjs';
+import { startSubscribers } from './subscribers.mjs';
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -49,38 +49,6 @@ function traceBody(i) {
   });
 }
 
-const percentile = (sorted, p) =>
-  sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
-/** A local webhook receiver: counts each event id it receives and the lag from the event's commit. */
-async function startReceiver() {
-  const seen = new Map();
-  const lags = [];
-  const server = createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const id = req.headers['webhook-id'];
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      seen.set(id, (seen.get(id) ?? 0) + 1);
-      lags.push(Date.now() - Date.parse(body.timestamp));
-      res.writeHead(204).end();
-    });
-  });
-  const port = await freePort();
-  await new Promise((r) => server.listen(port, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    seen,
-    lags,
-    reset() {
-      seen.clear();
-      lags.length = 0;
-    },
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the service for the run.
 const profiling = Boolean(process.env.BENCH_CPU_PROF);
 process.env.DATABASE_URL = BASE_URL;
@@ -95,8 +63,7 @@ const server = await startService({
 const base = server.base;
 let floorApp;
 const floorPool = new pg.Pool({ connectionString: server.databaseUrl, max: 20 });
-let receiver;
-let stream;
+let subscribers;
 try {
   const orgs = [];
   for (let o = 0; o < ORGS; o++) {
@@ -134,14 +101,15 @@ try {
   const service = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
 
   // With subscribers: a webhook per organization and one SSE client (organization 0).
-  receiver = await startReceiver();
+  subscribers = startSubscribers();
+  const receiverUrl = await subscribers.call('listen');
   const hooks = [];
   for (const org of orgs) {
     const hook = await json(
       await fetch(`${base}/api/v1/webhooks`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${org.token}` },
-        body: JSON.stringify({ url: receiver.url, events: ['trace.flagged', 'trace.blocked', 'review.completed'] }),
+        body: JSON.stringify({ url: receiverUrl, events: ['trace.flagged', 'trace.blocked', 'review.completed'] }),
       }),
     );
     hooks.push({ org, id: hook.data.id });
@@ -149,14 +117,11 @@ try {
   const streamToken = await json(
     await fetch(`${base}/api/v1/auth/stream-token`, { method: 'POST', headers: { authorization: `Bearer ${orgs[0].token}` } }),
   );
-  stream = { ids: new Map(), source: new EventSource(`${base}/api/v1/events/stream?token=${streamToken.data.token}`) };
-  for (const type of ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed']) {
-    stream.source.addEventListener(type, (e) => stream.ids.set(e.lastEventId, (stream.ids.get(e.lastEventId) ?? 0) + 1));
-  }
-  await new Promise((resolve, reject) => {
-    stream.source.onopen = resolve;
-    setTimeout(() => reject(new Error('the event stream did not open')), 5000);
-  });
+  const opened = subscribers.call('stream', `${base}/api/v1/events/stream?token=${streamToken.data.token}`);
+  await Promise.race([
+    opened,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('the event stream did not open')), 5000)),
+  ]);
 
   const eventCounts = async (since, types) => {
     const { rows } = await floorPool.query(
@@ -168,8 +133,7 @@ try {
   };
   /** One run with the webhooks subscribed to `types`: its figures, the delivery lag and the exactly-once check. */
   const subscribedRun = async (types) => {
-    receiver.reset();
-    stream.ids.clear();
+    await subscribers.call('reset');
     const since = new Date();
     const result = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
     // Requests autocannon left in flight at the end still commit: count once they have.
@@ -178,22 +142,21 @@ try {
     const streamTypes = ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed'];
     const expectedStream = (await eventCounts(since, streamTypes)).get(orgs[0].orgId) ?? 0;
     const deadline = Date.now() + 120_000;
-    while ((receiver.seen.size < expectedHooks || stream.ids.size < expectedStream) && Date.now() < deadline) {
+    let stats = await subscribers.call('stats');
+    while ((stats.received < expectedHooks || stats.streamReceived < expectedStream) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
+      stats = await subscribers.call('stats');
     }
-    const lags = [...receiver.lags].sort((a, b) => a - b);
-    const duplicates = [...receiver.seen.values()].filter((n) => n > 1).length;
-    const streamDuplicates = [...stream.ids.values()].filter((n) => n > 1).length;
     return {
       result,
       expectedHooks,
-      receivedHooks: receiver.seen.size,
-      duplicates,
+      receivedHooks: stats.received,
+      duplicates: stats.duplicates,
       expectedStream,
-      receivedStream: stream.ids.size,
-      streamDuplicates,
-      lagP50: percentile(lags, 50),
-      lagP99: percentile(lags, 99),
+      receivedStream: stats.streamReceived,
+      streamDuplicates: stats.streamDuplicates,
+      lagP50: stats.lagP50,
+      lagP99: stats.lagP99,
     };
   };
   const subscribed = await subscribedRun(['trace.flagged', 'trace.blocked', 'review.completed']);
@@ -207,7 +170,6 @@ try {
     );
   }
   const everything = await subscribedRun(['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed']);
-  stream.source.close();
 
   // The floor: the same row, inserted by a bare Fastify route through node-postgres.
   floorApp = Fastify({ logger: false });
@@ -275,8 +237,7 @@ try {
   );
   if (chains.some((c) => !c.valid)) process.exitCode = 1;
 } finally {
-  stream?.source.close();
-  await receiver?.close();
+  await subscribers?.close();
   await floorApp?.close();
   await floorPool.end();
   await server.stop(profiling ? 'SIGINT' : 'SIGTERM');
