@@ -123,11 +123,19 @@ try {
     new Promise((_, reject) => setTimeout(() => reject(new Error('the event stream did not open')), 5000)),
   ]);
 
+  // A trace's event is its audit entry (trace.auto_approved announces trace.approved); other events are rows of
+  // domain_events.
   const eventCounts = async (since, types) => {
+    const auditTypes = types.flatMap((t) => (t === 'trace.approved' ? [t, 'trace.auto_approved'] : t.startsWith('trace.') ? [t] : []));
     const { rows } = await floorPool.query(
-      `select organization_id, count(*)::int as n from domain_events
-        where created_at >= $1 and type = any($2::text[]) group by organization_id`,
-      [since, types],
+      `select organization_id, sum(n)::int as n from (
+         select organization_id, count(*) as n from domain_events
+           where created_at >= $1 and type = any($2::text[]) group by organization_id
+         union all
+         select organization_id, count(*) as n from audit_entries
+           where created_at >= $1 and event_type = any($3::text[]) group by organization_id
+       ) c group by organization_id`,
+      [since, types, auditTypes],
     );
     return new Map(rows.map((r) => [r.organization_id, r.n]));
   };

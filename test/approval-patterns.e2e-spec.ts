@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainEvents } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import {
   auditOf,
-  eventsOf,
   ingestFlagged,
   ingestManyFlagged,
   PATTERNS,
@@ -193,11 +193,14 @@ describe('approval patterns', () => {
     });
     expect(await auditOf(ctx, owner.organization.id, 'trace.auto_approved', traceId)).toHaveLength(1);
     expect(await auditOf(ctx, owner.organization.id, 'trace.flagged', traceId)).toHaveLength(0);
-    const approvedEvents = (await eventsOf(ctx, owner.organization.id, 'trace.approved')).filter(
-      (e) => e.data.traceId === traceId,
-    );
-    expect(approvedEvents).toHaveLength(1);
-    expect(approvedEvents[0]!.data).toMatchObject({ autoApprovedBy: ready!.id, status: 'approved' });
+    // The audit entry is the trace's event: trace.approved, with the pattern that approved it.
+    const [entry] = await auditOf(ctx, owner.organization.id, 'trace.auto_approved', traceId);
+    const event = await ctx.service(DomainEvents).get(owner.organization.id, entry!.id);
+    expect(event).toMatchObject({
+      type: 'trace.approved',
+      agentId: agent.id,
+      data: { traceId, status: 'approved', autoApprovedBy: ready!.id, reviewItemId: null },
+    });
 
     // Another action of the same agent is another signature: still flagged.
     await ingestFlagged(ctx, agent, 'deny_refund');

@@ -162,12 +162,6 @@ export class TraceIngestPipeline {
         },
         meta: ctx.meta,
       },
-      event: {
-        organizationId,
-        type: `trace.${status}`,
-        agentId,
-        data: traceEventData(trace, autoApprovedBy),
-      },
       idempotencyKey: ctx.idempotencyKey,
       keyId: actor.credential === 'jwt' ? null : (actor.keyId ?? null),
     };
@@ -177,18 +171,4 @@ export class TraceIngestPipeline {
 /** Prompt and output text, bounded: what GET /traces/:id/similar compares. */
 export function searchTextOf(input: TraceIngestInput): string {
   return `${input.inputContext.prompt}\n${input.outputDecision.text}`.slice(0, SEARCH_TEXT_MAX);
-}
-
-/** The `data` of a trace event (webhooks and the event stream): the outcome, not the trace's contents. */
-export function traceEventData(trace: TraceRow, autoApprovedBy: string | null): Record<string, unknown> {
-  return {
-    traceId: trace.id,
-    agentId: trace.agentId,
-    status: trace.status,
-    confidence: trace.confidence,
-    policyResults: trace.policyResults,
-    reviewItemId: trace.reviewItemId,
-    ...(autoApprovedBy ? { autoApprovedBy } : {}),
-    createdAt: trace.createdAt.toISOString(),
-  };
 }

@@ -8,7 +8,6 @@ import {
   Clock,
   DomainEvents,
   ErrorCode,
-  type NewDomainEvent,
   type SendStatements,
   sendQueries,
   TransactionHost,
@@ -31,9 +30,8 @@ export interface TraceWrite {
   trace: TraceRow;
   /** The pending review item of a flagged trace. */
   reviewItem: ReviewItemRow | null;
+  /** The trace's audit entry, which is also its event (`trace.approved|flagged|blocked`, see TracesModule). */
   audit: Omit<AuditInput, 'organizationId'>;
-  /** The domain event (`trace.approved|flagged|blocked`), published with the trace. */
-  event: NewDomainEvent;
   idempotencyKey?: string;
   /** The API key that sent the trace: the write is refused if it was revoked before the write commits. */
   keyId?: string | null;
@@ -286,7 +284,11 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
     const stored = batch.filter((_, i) => outcomes[i] === undefined);
     const entries = chains.next(stored.map((p) => ({ organizationId: p.organizationId, ...p.write.audit })));
-    const events = this.events.prepare(stored.map((p) => p.write.event));
+    // Each trace's audit entry is its domain event: published with it, not stored twice.
+    const events = this.events.prepare(
+      [],
+      entries.flatMap((entry) => this.events.fromAudit(entry) ?? []),
+    );
     const [, , , afterCommit] = await sendQueries(
       send,
       [

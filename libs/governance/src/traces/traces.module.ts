@@ -1,4 +1,5 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
+import { DomainEvents } from '#platform';
 import { ApiKeysModule } from '#identity';
 import { AgentTraceStatsPort } from '../agents/agent-trace-stats.js';
 import { AgentsModule } from '../agents/agents.module.js';
@@ -12,6 +13,7 @@ import { TracesRepository } from './traces.repository.js';
 import { TracesService } from './traces.service.js';
 import { TraceIngestPipeline } from './trace-ingest.pipeline.js';
 import { TraceWriter } from './trace-writer.js';
+import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
 
 /** Trace ingestion (POST /traces, OTLP), listing, similarity search. */
 @Module({
@@ -24,10 +26,15 @@ export class TracesModule implements OnModuleInit {
   constructor(
     private readonly stats: AgentTraceStatsPort,
     private readonly traces: TracesRepository,
+    private readonly events: DomainEvents,
   ) {}
 
-  /** The agents module shows each agent's trace counts; it cannot import this module, so it is given them. */
+  /**
+   * The agents module shows each agent's trace counts; it cannot import this module, so it is given them. A trace's
+   * audit entry is also its domain event (webhooks, the event stream).
+   */
   onModuleInit(): void {
     this.stats.provide((organizationId, agentId) => this.traces.agentStats(organizationId, agentId));
+    this.events.announcesAudit(TRACE_AUDIT_EVENTS, traceEventOf);
   }
 }

@@ -9,6 +9,7 @@ import { TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
 import { NotificationBus } from '../notifications/notification-bus.js';
 import { JobScheduler } from '../scheduler/job-scheduler.js';
+import { auditEntries, type AuditEntryRow } from '../audit/audit.schema.js';
 import { domainEvents, type DomainEventRow } from './domain-event.schema.js';
 
 export type { DomainEventRow } from './domain-event.schema.js';
@@ -22,6 +23,12 @@ export interface NewDomainEvent {
   agentId?: string | null;
   data: Record<string, unknown>;
 }
+
+/**
+ * Turns an audit entry into the event that announces it. Registered for audit event types whose entries are
+ * themselves the events (`announcesAudit`): such an event takes the entry's id and time and is not stored twice.
+ */
+export type AuditAnnouncement = (entry: AuditEntryRow) => Omit<NewDomainEvent, 'organizationId'>;
 
 /**
  * A consumer of events (the webhooks module): given the events about to be written, a query that must commit with
@@ -44,6 +51,9 @@ const RECENT_MAX = 5000;
 const NOTICE_CHUNK = 200;
 const PURGE_BATCH = 5000;
 const PURGE_INTERVAL_MS = 3600 * 1000;
+
+const byTimeThenId = (a: DomainEventRow, b: DomainEventRow) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -70,6 +80,8 @@ export interface DomainEventPublication {
 @Injectable()
 export class DomainEvents implements OnModuleInit {
   private readonly planners: DomainEventPlanner[] = [];
+  /** Audit event types whose entries are events, and how each becomes one. */
+  private readonly announcements = new Map<string, AuditAnnouncement>();
   /** Recently committed events of this process, oldest first (Map order). */
   private readonly recent = new Map<string, DomainEventRow>();
   private readonly bus: NotificationBus;
@@ -86,6 +98,30 @@ export class DomainEvents implements OnModuleInit {
 
   onModuleInit(): void {
     this.scheduler.register({ name: 'events-purge', intervalMs: PURGE_INTERVAL_MS, run: () => this.purge() });
+  }
+
+  /**
+   * Declares that the audit entries of these types are events (at module initialisation): the trace writer's
+   * entries, one per trace, would otherwise be written twice. `fromAudit` makes the event of an entry; reads
+   * (`byIds`, `after`) find such events in the audit log, within the retention period like the others.
+   */
+  announcesAudit(eventTypes: readonly string[], announce: AuditAnnouncement): void {
+    for (const type of eventTypes) this.announcements.set(type, announce);
+  }
+
+  /** The event an audit entry announces (see `announcesAudit`), or null when its type announces none. */
+  fromAudit(entry: AuditEntryRow): DomainEventRow | null {
+    const announce = this.announcements.get(entry.eventType);
+    if (!announce) return null;
+    const event = announce(entry);
+    return {
+      id: entry.id,
+      organizationId: entry.organizationId,
+      type: event.type,
+      agentId: event.agentId ?? null,
+      data: event.data,
+      createdAt: entry.createdAt,
+    };
   }
 
   /** Registers a consumer (at module initialisation). */
@@ -105,13 +141,19 @@ export class DomainEvents implements OnModuleInit {
 
   /**
    * For a pipelined transaction: the events' rows, the statements to send with the transaction's last round trip,
-   * and what to call once it has committed.
+   * and what to call once it has committed. `announced` are the events of audit entries the same transaction writes
+   * (`fromAudit`): published, not stored again.
    */
-  prepare(events: readonly NewDomainEvent[]): DomainEventPublication {
+  prepare(
+    events: readonly NewDomainEvent[],
+    announced: readonly DomainEventRow[] = [],
+  ): DomainEventPublication {
     const nothing = () => undefined;
-    if (events.length === 0) return { rows: [], query: { statements: [], read: () => nothing } };
+    if (events.length === 0 && announced.length === 0) {
+      return { rows: [], query: { statements: [], read: () => nothing } };
+    }
     const now = this.clock.now();
-    const rows: DomainEventRow[] = events.map((event) => ({
+    const stored: DomainEventRow[] = events.map((event) => ({
       id: newId(now.getTime()),
       organizationId: event.organizationId,
       type: event.type,
@@ -119,7 +161,9 @@ export class DomainEvents implements OnModuleInit {
       data: event.data,
       createdAt: now,
     }));
-    const queries: Query<(() => void) | void>[] = [writeQuery(bulkInsert(domainEvents, rows))];
+    const rows = [...announced, ...stored];
+    const queries: Query<(() => void) | void>[] =
+      stored.length > 0 ? [writeQuery(bulkInsert(domainEvents, stored))] : [];
     for (const planner of this.planners) {
       const query = planner(rows);
       if (query) queries.push(query);
@@ -186,10 +230,25 @@ export class DomainEvents implements OnModuleInit {
           .from(domainEvents)
           .where(and(eq(domainEvents.organizationId, organizationId), inArray(domainEvents.id, missing)))),
       );
+      if (found.length < ids.length && this.announcements.size > 0) {
+        const entries = await this.tx.db
+          .select()
+          .from(auditEntries)
+          .where(
+            and(
+              eq(auditEntries.organizationId, organizationId),
+              inArray(auditEntries.id, missing),
+              inArray(auditEntries.eventType, [...this.announcements.keys()]),
+              gte(auditEntries.createdAt, this.retentionCutoff()),
+            ),
+          );
+        for (const entry of entries) {
+          const event = this.fromAudit(entry);
+          if (event) found.push(event);
+        }
+      }
     }
-    return found.sort(
-      (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-    );
+    return found.sort(byTimeThenId);
   }
 
   /** One event of an organization. */
@@ -210,13 +269,14 @@ export class DomainEvents implements OnModuleInit {
   ): Promise<DomainEventRow[]> {
     const last = await this.get(organizationId, afterId);
     if (!last) return [];
-    return this.tx.db
+    const from = since.getTime() > this.retentionCutoff().getTime() ? since : this.retentionCutoff();
+    const stored = await this.tx.db
       .select()
       .from(domainEvents)
       .where(
         and(
           eq(domainEvents.organizationId, organizationId),
-          gte(domainEvents.createdAt, since),
+          gte(domainEvents.createdAt, from),
           or(
             gt(domainEvents.createdAt, last.createdAt),
             and(eq(domainEvents.createdAt, last.createdAt), gt(domainEvents.id, last.id)),
@@ -225,6 +285,33 @@ export class DomainEvents implements OnModuleInit {
       )
       .orderBy(asc(domainEvents.createdAt), asc(domainEvents.id))
       .limit(limit);
+    const announced =
+      this.announcements.size === 0
+        ? []
+        : (
+            await this.tx.db
+              .select()
+              .from(auditEntries)
+              .where(
+                and(
+                  eq(auditEntries.organizationId, organizationId),
+                  gte(auditEntries.createdAt, from),
+                  inArray(auditEntries.eventType, [...this.announcements.keys()]),
+                  or(
+                    gt(auditEntries.createdAt, last.createdAt),
+                    and(eq(auditEntries.createdAt, last.createdAt), gt(auditEntries.id, last.id)),
+                  ),
+                ),
+              )
+              .orderBy(asc(auditEntries.createdAt), asc(auditEntries.id))
+              .limit(limit)
+          ).flatMap((entry) => this.fromAudit(entry) ?? []);
+    return [...stored, ...announced].sort(byTimeThenId).slice(0, limit);
+  }
+
+  /** Events older than this are gone: purged from domain_events, and no longer read from the audit log. */
+  private retentionCutoff(): Date {
+    return new Date(this.clock.nowMs() - this.config.eventRetentionDays * 24 * 3600 * 1000);
   }
 
   /** Deletes events older than the retention period, in batches; returns how many. */
