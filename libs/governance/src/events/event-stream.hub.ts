@@ -61,7 +61,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   async onModuleInit(): Promise<void> {
     this.unsubscribe = await this.bus.subscribe(DOMAIN_EVENTS_CHANNEL, {
-      onMessage: (payload) => void this.onNotice(payload),
+      onMessage: (payload, local) => void this.onNotice(payload, local),
     });
     this.heartbeat = setInterval(() => {
       for (const set of this.byOrganization.values()) for (const s of set) s.heartbeat();
@@ -148,7 +148,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     if (set.size === 0) this.byOrganization.delete(subscription.organizationId);
   }
 
-  private async onNotice(payload: string): Promise<void> {
+  private async onNotice(payload: string, local: boolean): Promise<void> {
     let notice: DomainEventsNotice;
     try {
       notice = JSON.parse(payload) as DomainEventsNotice;
@@ -157,6 +157,8 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     }
     const set = this.byOrganization.get(notice.organizationId);
     if (!set || set.size === 0 || !Array.isArray(notice.ids)) return;
+    // This process's own notices come twice: right after its commit, and back through LISTEN. The first suffices.
+    if (notice.origin === this.events.origin && !local) return;
     try {
       const events = await this.events.byIds(notice.organizationId, notice.ids.slice(0, 1000));
       for (const subscription of [...set]) subscription.deliver(events);

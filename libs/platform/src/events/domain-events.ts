@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { and, asc, eq, gt, gte, inArray, lt, or } from 'drizzle-orm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -43,6 +44,8 @@ export const DOMAIN_EVENTS_CHANNEL = 'domain_events';
 export interface DomainEventsNotice {
   organizationId: string;
   ids: string[];
+  /** The publishing process (`DomainEvents.origin`): it hears its own notices right after its commit already. */
+  origin: string;
 }
 
 /** Events this process committed last, kept to answer its own streams without a query. */
@@ -80,6 +83,8 @@ export interface DomainEventPublication {
 @Injectable()
 export class DomainEvents implements OnModuleInit {
   private readonly planners: DomainEventPlanner[] = [];
+  /** This process, in the notices it publishes. */
+  readonly origin = randomBytes(8).toString('hex');
   /** Audit event types whose entries are events, and how each becomes one. */
   private readonly announcements = new Map<string, AuditAnnouncement>();
   /** Recently committed events of this process, oldest first (Map order). */
@@ -176,7 +181,7 @@ export class DomainEvents implements OnModuleInit {
     }
     for (const [organizationId, ids] of byOrganization) {
       for (const chunk of chunks(ids, NOTICE_CHUNK)) {
-        const notice: DomainEventsNotice = { organizationId, ids: chunk };
+        const notice: DomainEventsNotice = { organizationId, ids: chunk, origin: this.origin };
         const notify = this.bus.notifyQuery(DOMAIN_EVENTS_CHANNEL, JSON.stringify(notice));
         queries.push({ statements: notify.statements, read: () => notify.afterCommit });
       }
@@ -231,18 +236,11 @@ export class DomainEvents implements OnModuleInit {
           .where(and(eq(domainEvents.organizationId, organizationId), inArray(domainEvents.id, missing)))),
       );
       if (found.length < ids.length && this.announcements.size > 0) {
-        const entries = await this.tx.db
-          .select()
-          .from(auditEntries)
-          .where(
-            and(
-              eq(auditEntries.organizationId, organizationId),
-              inArray(auditEntries.id, missing),
-              inArray(auditEntries.eventType, [...this.announcements.keys()]),
-              gte(auditEntries.createdAt, this.retentionCutoff()),
-            ),
-          );
+        // By primary key only, then checked here: the organization's other indexes are no use for a few ids.
+        const cutoff = this.retentionCutoff().getTime();
+        const entries = await this.tx.db.select().from(auditEntries).where(inArray(auditEntries.id, missing));
         for (const entry of entries) {
+          if (entry.organizationId !== organizationId || entry.createdAt.getTime() < cutoff) continue;
           const event = this.fromAudit(entry);
           if (event) found.push(event);
         }

@@ -16,8 +16,11 @@ export const NOTIFICATION_BUS_DEFAULTS: NotificationBusOptions = {
 
 /** Someone interested in one channel. */
 export interface NotificationSubscriber {
-  /** A notification on the channel: from this process after its commit, or from any replica by NOTIFY. */
-  onMessage(payload: string): void;
+  /**
+   * A notification on the channel: from this process after its commit (`local`), or from any replica by NOTIFY
+   * (on PostgreSQL this process's own notifications come that way too).
+   */
+  onMessage(payload: string, local: boolean): void;
   /**
    * PostgreSQL only: whether notifications of other replicas are heard now. False when the listener is lost (what
    * other replicas did meanwhile is unknown), true once it listens again.
@@ -111,7 +114,7 @@ export class NotificationBus {
     if (this.handle.driver === 'postgres') {
       await tx.db.execute(sql`select pg_notify(${channel}, ${payload})`);
     }
-    tx.afterCommit(() => this.deliver(channel, payload));
+    tx.afterCommit(() => this.deliver(channel, payload, true));
   }
 
   /**
@@ -122,14 +125,14 @@ export class NotificationBus {
     assertChannelName(channel);
     return {
       statements: this.handle.driver === 'postgres' ? [sql`select pg_notify(${channel}, ${payload})`] : [],
-      afterCommit: () => this.deliver(channel, payload),
+      afterCommit: () => this.deliver(channel, payload, true),
     };
   }
 
-  private deliver(channel: string, payload: string): void {
+  private deliver(channel: string, payload: string, local: boolean): void {
     for (const subscriber of this.subscribers.get(channel) ?? []) {
       try {
-        subscriber.onMessage(payload);
+        subscriber.onMessage(payload, local);
       } catch (err) {
         this.logger.warn({ err, channel }, 'A notification subscriber failed');
       }
@@ -171,7 +174,7 @@ export class NotificationBus {
     this.client = client;
     this.connections += 1;
     client.on('notification', (msg) => {
-      if (msg.payload !== undefined) this.deliver(msg.channel, msg.payload);
+      if (msg.payload !== undefined) this.deliver(msg.channel, msg.payload, false);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
