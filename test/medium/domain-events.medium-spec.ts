@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainEvents, JobScheduler, SecretBox, TransactionHost } from '#platform';
+import { AuditLog, DomainEvents, JobScheduler, SecretBox, TransactionHost } from '#platform';
 import { domainEvents } from '../../libs/platform/src/events/domain-event.schema.js';
 import { outboxMessages } from '../../libs/platform/src/outbox/outbox.schema.js';
 import { webhookDeliveries, webhooks } from '../../libs/governance/src/webhooks/webhook.schema.js';
@@ -119,5 +119,61 @@ describe('DomainEvents with the webhook deliveries planned in the same transacti
       .from(domainEvents)
       .where(inArray(domainEvents.id, [old!.id, recent!.id]));
     expect(left.map((r) => r.id)).toEqual([recent!.id]);
+  });
+
+  it('serves a trace’s audit entry as its event, merged in time order with stored events, within the retention', async () => {
+    const audit = ctx.service(AuditLog);
+    const subject = { organizationId: org.id, actor: { type: 'system' as const, id: null, email: null } };
+    const first = await audit.record(
+      subject,
+      'trace.flagged',
+      { type: 'trace', id: 'a'.repeat(24) },
+      {
+        agentId: 'b'.repeat(24),
+        confidence: 0.4,
+        policyIds: ['c'.repeat(24)],
+        reviewItemId: 'd'.repeat(24),
+      },
+    );
+    ctx.clock.advance(1000);
+    const [stored] = await events.publish([event()]);
+    ctx.clock.advance(1000);
+    const third = await audit.record(
+      subject,
+      'trace.auto_approved',
+      { type: 'trace', id: 'e'.repeat(24) },
+      {
+        agentId: 'b'.repeat(24),
+        confidence: 0.9,
+        policyIds: [],
+        autoApprovedBy: 'f'.repeat(24),
+      },
+    );
+    expect(await events.get(org.id, first.id)).toEqual({
+      id: first.id,
+      organizationId: org.id,
+      type: 'trace.flagged',
+      agentId: 'b'.repeat(24),
+      createdAt: first.createdAt,
+      data: {
+        traceId: 'a'.repeat(24),
+        agentId: 'b'.repeat(24),
+        status: 'flagged',
+        confidence: 0.4,
+        policyIds: ['c'.repeat(24)],
+        reviewItemId: 'd'.repeat(24),
+      },
+    });
+    const replay = await events.after(org.id, first.id, new Date(ctx.clock.nowMs() - DAY), 10);
+    expect(replay.map((e) => [e.id, e.type])).toEqual([
+      [stored!.id, 'review.completed'],
+      [third.id, 'trace.approved'],
+    ]);
+    expect(replay[1]!.data).toMatchObject({ status: 'approved', autoApprovedBy: 'f'.repeat(24) });
+    // Another organization's entry is not its event; an entry past the retention is no longer one.
+    const other = await ctx.newOrganization({ organizationName: 'Other events' });
+    expect(await events.get(other.id, first.id)).toBeNull();
+    ctx.clock.advance(31 * DAY);
+    expect(await events.get(org.id, first.id)).toBeNull();
   });
 });
