@@ -17,6 +17,7 @@ export * from './db/migrate.js';
 export * from './db/transaction-host.js';
 export * from './db/invalidated-cache.js';
 export * from './db/bulk-insert.js';
+export * from './db/delete-in-batches.js';
 export * from './db/inline-sql.js';
 export * from './db/query.js';
 export * from './db/database.module.js';

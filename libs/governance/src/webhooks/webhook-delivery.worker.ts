@@ -7,11 +7,12 @@ import {
   Logger,
   type OnModuleInit,
 } from '@nestjs/common';
-import { and, inArray, lt, ne, sql } from 'drizzle-orm';
+import { and, lt, ne, sql } from 'drizzle-orm';
 import {
   APP_CONFIG,
   type AppConfig,
   Clock,
+  deleteInBatches,
   type DomainEventRow,
   DomainEvents,
   JobScheduler,
@@ -417,19 +418,12 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
   /** Deletes finished deliveries older than the events' retention. */
   async purge(): Promise<number> {
     const cutoff = new Date(this.clock.nowMs() - this.config.eventRetentionDays * 24 * 3600 * 1000);
-    let total = 0;
-    for (;;) {
-      const batch = this.tx.db
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .where(and(lt(webhookDeliveries.createdAt, cutoff), ne(webhookDeliveries.status, 'pending')))
-        .limit(PURGE_BATCH);
-      const deleted = await this.tx.db
-        .delete(webhookDeliveries)
-        .where(inArray(webhookDeliveries.id, batch))
-        .returning({ id: webhookDeliveries.id });
-      total += deleted.length;
-      if (deleted.length < PURGE_BATCH) return total;
-    }
+    return deleteInBatches(
+      this.tx.db,
+      webhookDeliveries,
+      webhookDeliveries.id,
+      and(lt(webhookDeliveries.createdAt, cutoff), ne(webhookDeliveries.status, 'pending')),
+      PURGE_BATCH,
+    );
   }
 }

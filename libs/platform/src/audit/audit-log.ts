@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, or, sql } from 'drizzle-orm';
 import { Clock } from '../clock/clock.js';
 import { bulkInsert } from '../db/bulk-insert.js';
 import { type Query, writeQuery } from '../db/query.js';
@@ -233,6 +233,44 @@ export class AuditLog {
       statements: [lockStatement(organizationIds.map(organizationLockKey)), ...heads.statements],
       read: ([, rows]) => new OpenChains(organizationIds, heads.read([rows!]), this.clock),
     };
+  }
+
+  /** Entries by id (any organization: the caller checks), for the events that audit entries announce. */
+  byIds(ids: readonly string[]): Promise<AuditEntryRow[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.tx.db
+      .select()
+      .from(auditEntries)
+      .where(inArray(auditEntries.id, [...ids]));
+  }
+
+  /**
+   * The organization's entries of these types from `from` on, after `after` (by time, then id), oldest first, at
+   * most `limit`: the replay of the events they announce.
+   */
+  entriesAfter(
+    organizationId: string,
+    eventTypes: readonly string[],
+    from: Date,
+    after: { createdAt: Date; id: string },
+    limit: number,
+  ): Promise<AuditEntryRow[]> {
+    return this.tx.db
+      .select()
+      .from(auditEntries)
+      .where(
+        and(
+          eq(auditEntries.organizationId, organizationId),
+          gte(auditEntries.createdAt, from),
+          inArray(auditEntries.eventType, [...eventTypes]),
+          or(
+            gt(auditEntries.createdAt, after.createdAt),
+            and(eq(auditEntries.createdAt, after.createdAt), gt(auditEntries.id, after.id)),
+          ),
+        ),
+      )
+      .orderBy(asc(auditEntries.createdAt), asc(auditEntries.id))
+      .limit(limit);
   }
 
   insertQuery(entries: AuditEntryRow[]): Query<void> {

@@ -4,13 +4,15 @@ import { and, asc, eq, gt, gte, inArray, lt, or } from 'drizzle-orm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { bulkInsert } from '../db/bulk-insert.js';
+import { deleteInBatches } from '../db/delete-in-batches.js';
 import { DATABASE, type DatabaseHandle } from '../db/database.js';
 import { writeQuery, type Query } from '../db/query.js';
 import { TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
 import { NotificationBus } from '../notifications/notification-bus.js';
 import { JobScheduler } from '../scheduler/job-scheduler.js';
-import { auditEntries, type AuditEntryRow } from '../audit/audit.schema.js';
+import type { AuditEntryRow } from '../audit/audit.schema.js';
+import { AuditLog } from '../audit/audit-log.js';
 import { domainEvents, type DomainEventRow } from './domain-event.schema.js';
 
 export type { DomainEventRow } from './domain-event.schema.js';
@@ -95,6 +97,7 @@ export class DomainEvents implements OnModuleInit {
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
+    private readonly audit: AuditLog,
     @Inject(DATABASE) handle: DatabaseHandle,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'eventRetentionDays'>,
   ) {
@@ -238,7 +241,7 @@ export class DomainEvents implements OnModuleInit {
       if (found.length < ids.length && this.announcements.size > 0) {
         // By primary key only, then checked here: the organization's other indexes are no use for a few ids.
         const cutoff = this.retentionCutoff().getTime();
-        const entries = await this.tx.db.select().from(auditEntries).where(inArray(auditEntries.id, missing));
+        const entries = await this.audit.byIds(missing);
         for (const entry of entries) {
           if (entry.organizationId !== organizationId || entry.createdAt.getTime() < cutoff) continue;
           const event = this.fromAudit(entry);
@@ -287,22 +290,7 @@ export class DomainEvents implements OnModuleInit {
       this.announcements.size === 0
         ? []
         : (
-            await this.tx.db
-              .select()
-              .from(auditEntries)
-              .where(
-                and(
-                  eq(auditEntries.organizationId, organizationId),
-                  gte(auditEntries.createdAt, from),
-                  inArray(auditEntries.eventType, [...this.announcements.keys()]),
-                  or(
-                    gt(auditEntries.createdAt, last.createdAt),
-                    and(eq(auditEntries.createdAt, last.createdAt), gt(auditEntries.id, last.id)),
-                  ),
-                ),
-              )
-              .orderBy(asc(auditEntries.createdAt), asc(auditEntries.id))
-              .limit(limit)
+            await this.audit.entriesAfter(organizationId, [...this.announcements.keys()], from, last, limit)
           ).flatMap((entry) => this.fromAudit(entry) ?? []);
     return [...stored, ...announced].sort(byTimeThenId).slice(0, limit);
   }
@@ -319,19 +307,12 @@ export class DomainEvents implements OnModuleInit {
     );
     // Ids begin with their creation time (8 hex digits of seconds): the primary key orders them by age.
     const cutoffId = cutoffSeconds.toString(16).padStart(8, '0');
-    let total = 0;
-    for (;;) {
-      const batch = this.tx.db
-        .select({ id: domainEvents.id })
-        .from(domainEvents)
-        .where(lt(domainEvents.id, cutoffId))
-        .limit(PURGE_BATCH);
-      const deleted = await this.tx.db
-        .delete(domainEvents)
-        .where(inArray(domainEvents.id, batch))
-        .returning({ id: domainEvents.id });
-      total += deleted.length;
-      if (deleted.length < PURGE_BATCH) return total;
-    }
+    return deleteInBatches(
+      this.tx.db,
+      domainEvents,
+      domainEvents.id,
+      lt(domainEvents.id, cutoffId),
+      PURGE_BATCH,
+    );
   }
 }

@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { SecretBox } from '../crypto/secret-box.js';
 import { bulkInsert } from '../db/bulk-insert.js';
+import { deleteInBatches } from '../db/delete-in-batches.js';
 import { type Query, writeQuery } from '../db/query.js';
 import { TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
@@ -147,20 +148,13 @@ export class Outbox implements OnModuleInit {
    */
   async purgeSent(): Promise<number> {
     const cutoff = new Date(this.clock.nowMs() - OUTBOX_SENT_RETENTION_MS);
-    let total = 0;
-    for (;;) {
-      const batch = this.tx.db
-        .select({ id: outboxMessages.id })
-        .from(outboxMessages)
-        .where(and(eq(outboxMessages.status, 'sent'), lt(outboxMessages.nextAttemptAt, cutoff)))
-        .limit(PURGE_BATCH);
-      const deleted = await this.tx.db
-        .delete(outboxMessages)
-        .where(inArray(outboxMessages.id, batch))
-        .returning({ id: outboxMessages.id });
-      total += deleted.length;
-      if (deleted.length < PURGE_BATCH) return total;
-    }
+    return deleteInBatches(
+      this.tx.db,
+      outboxMessages,
+      outboxMessages.id,
+      and(eq(outboxMessages.status, 'sent'), lt(outboxMessages.nextAttemptAt, cutoff)),
+      PURGE_BATCH,
+    );
   }
 
   /** Registers the handler of a topic in this process (one per topic). */
