@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Outbox } from '#platform';
+import { DomainEvents, Outbox, TransactionHost } from '#platform';
 import { replicaContext, type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import type { TestAgent } from './support/builders.js';
@@ -292,5 +292,36 @@ describe('webhooks: delivery', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('a delivery whose process died before its first attempt is sent by the retry pass once its lease expires', async () => {
+    const hook = await subscribe({ events: ['review.completed'] });
+    const events = ctx.service(DomainEvents);
+    const tx = ctx.service(TransactionHost);
+    const publication = events.prepare([
+      {
+        organizationId: owner.organization.id,
+        type: 'review.completed',
+        agentId: null,
+        data: { crash: true },
+      },
+    ]);
+    // Committed, and then the process "dies": the after-commit work (the first attempt) never runs.
+    await tx.run(async () => {
+      await tx.query(publication.query);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.received).toHaveLength(0);
+    const [pending] = await deliveries(hook.id);
+    expect(pending).toMatchObject({ status: 'pending', attempts: 0, eventId: publication.rows[0]!.id });
+    await retryAfter(30_000);
+    expect(receiver.received).toHaveLength(0);
+    await retryAfter(31_000);
+    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received[0]!.headers['webhook-id']).toBe(publication.rows[0]!.id);
+    expect(receiver.received[0]!.json).toMatchObject({ type: 'review.completed', data: { crash: true } });
+    const [done] = await deliveries(hook.id);
+    // The lost first attempt counts.
+    expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 });
