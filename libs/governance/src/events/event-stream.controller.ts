@@ -44,6 +44,7 @@ export class EventStreamController {
     const header = request.headers['last-event-id'];
     const lastEventId = (typeof header === 'string' ? header : undefined) ?? query.lastEventId;
 
+    await this.hub.ready();
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {

@@ -45,6 +45,10 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   private readonly bus: NotificationBus;
   private unsubscribe: (() => Promise<void>) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** A stream is about to open (`ready`): listen even before it is counted. */
+  private warm = false;
+  /** Changes of the subscription to the bus, one after another. */
+  private listening: Promise<void> = Promise.resolve();
   private open = 0;
   /** Subscriptions opened since start (for tests and diagnostics). */
   opened = 0;
@@ -59,10 +63,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     this.bus = NotificationBus.of(handle);
   }
 
-  async onModuleInit(): Promise<void> {
-    this.unsubscribe = await this.bus.subscribe(DOMAIN_EVENTS_CHANNEL, {
-      onMessage: (payload, local) => void this.onNotice(payload, local),
-    });
+  onModuleInit(): void {
     this.heartbeat = setInterval(() => {
       for (const set of this.byOrganization.values()) for (const s of set) s.heartbeat();
     }, STREAM_HEARTBEAT_MS);
@@ -76,7 +77,29 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   async onModuleDestroy(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.listening;
     await this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+
+  /**
+   * Listens to the events' notices while streams are open in this process, and only then: a replica without streams
+   * is not sent every other replica's notices (PostgreSQL delivers a NOTIFY to each listening session).
+   */
+  private listen(): Promise<void> {
+    this.listening = this.listening.then(async () => {
+      const wanted = this.open > 0 || this.warm;
+      if (wanted && !this.unsubscribe) {
+        this.unsubscribe = await this.bus.subscribe(DOMAIN_EVENTS_CHANNEL, {
+          onMessage: (payload, local) => void this.onNotice(payload, local),
+        });
+      } else if (!wanted && this.unsubscribe) {
+        const unsubscribe = this.unsubscribe;
+        this.unsubscribe = null;
+        await unsubscribe();
+      }
+    });
+    return this.listening;
   }
 
   /** Open connections (for tests and diagnostics). */
@@ -97,6 +120,15 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     const member = await this.members.findMember(principal.organizationId, principal.userId);
     if (!member?.isActive) throw AppError.unauthorized('The stream token is invalid, used or expired');
     return principal;
+  }
+
+  /**
+   * Call before answering a stream's first byte: once it resolves, this process hears every replica's events, so a
+   * client that sees the stream open misses nothing committed after that.
+   */
+  ready(): Promise<void> {
+    this.warm = true;
+    return this.listen();
   }
 
   /** Whether another stream may open here (503 otherwise, before the response starts). */
@@ -122,8 +154,9 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     if (!set) this.byOrganization.set(organizationId, (set = new Set()));
     set.add(subscription);
     this.open += 1;
-    this.opened += 1;
     try {
+      // Listening before the replay is read: nothing committed meanwhile falls between the two.
+      await this.listen();
       const replay =
         lastEventId && /^[0-9a-f]{24}$/.test(lastEventId)
           ? await this.events.after(
@@ -134,6 +167,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
             )
           : [];
       subscription.finishReplay(replay);
+      this.opened += 1;
     } catch (err) {
       this.logger.warn({ err }, 'Event stream replay failed');
       subscription.drop('shutdown');
@@ -145,6 +179,10 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     const set = this.byOrganization.get(subscription.organizationId);
     if (!set?.delete(subscription)) return;
     this.open -= 1;
+    if (this.open === 0) {
+      this.warm = false;
+      void this.listen();
+    }
     if (set.size === 0) this.byOrganization.delete(subscription.organizationId);
   }
 
