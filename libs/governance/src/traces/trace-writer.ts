@@ -260,10 +260,11 @@ export class TraceWriter implements BeforeApplicationShutdown {
     send: SendStatements,
     batch: Pending[],
   ): Promise<{ outcomes: (IngestOutcome | Error)[]; afterCommit: () => void }> {
-    const [, chains, liveAgents, liveKeys] = await sendQueries(send, [
+    const organizationIds = [...new Set(batch.map((p) => p.organizationId))];
+    const [, chains, liveAgents, liveKeys, interest] = await sendQueries(send, [
       // A chain lock held elsewhere (a stuck transaction) fails the batch with 503 instead of stalling ingestion.
       writeQuery(sql.raw(`set local lock_timeout = ${Math.trunc(this.options.lockTimeoutMs)}`)),
-      this.audit.openChainsQuery([...new Set(batch.map((p) => p.organizationId))]),
+      this.audit.openChainsQuery(organizationIds),
       this.agents.liveAgentsQuery(
         batch.map((p) => ({ organizationId: p.organizationId, id: p.write.trace.agentId })),
       ),
@@ -272,6 +273,8 @@ export class TraceWriter implements BeforeApplicationShutdown {
           p.write.keyId ? [{ organizationId: p.organizationId, id: p.write.keyId }] : [],
         ),
       ),
+      // Under the locks: which organizations' events have consumers (webhooks), read like the agents and keys.
+      this.events.interestQuery(organizationIds),
     ] as const);
     const outcomes: (IngestOutcome | AppError | undefined)[] = batch.map(({ organizationId, write }) =>
       write.keyId && !liveKeys.has(scoped(organizationId, write.keyId))
@@ -288,6 +291,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
     const events = this.events.prepare(
       [],
       entries.flatMap((entry) => this.events.fromAudit(entry) ?? []),
+      interest,
     );
     const [, , , afterCommit] = await sendQueries(
       send,

@@ -104,7 +104,10 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
   ) {}
 
   onModuleInit(): void {
-    this.events.consume((events) => this.plan(events));
+    this.events.consume({
+      interestQuery: (organizationIds) => this.repo.withActiveWebhooksQuery(organizationIds),
+      plan: (events, interested) => this.plan(events, interested),
+    });
     this.outbox.handle('webhook.deliver', {
       deliver: (message) => this.attempt(message),
       maxAttempts: WEBHOOK_MAX_ATTEMPTS,
@@ -176,8 +179,13 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
    * messages, leased to this process, and returns them. After the commit this process runs those attempts from
    * memory; if it dies first, the lease expires and the outbox's retry pass runs them.
    */
-  private plan(events: readonly DomainEventRow[]): Query<() => void> | null {
-    const candidates = events.filter((event) => event.type !== 'webhook.test');
+  private plan(
+    events: readonly DomainEventRow[],
+    interested?: ReadonlySet<string>,
+  ): Query<() => void> | null {
+    const candidates = events.filter(
+      (event) => event.type !== 'webhook.test' && (!interested || interested.has(event.organizationId)),
+    );
     if (candidates.length === 0) return null;
     const now = this.clock.now();
     const leasedUntil = new Date(now.getTime() + FIRST_ATTEMPT_LEASE_MS);

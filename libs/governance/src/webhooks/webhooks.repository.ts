@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, type PageRequest, pageWithTotal, TransactionHost } from '#platform';
+import { bulkInsert, type PageRequest, pageWithTotal, type Query, TransactionHost } from '#platform';
 import {
   type DeliveryStatus,
   webhookDeliveries,
@@ -73,7 +73,22 @@ export class WebhooksRepository {
     return row;
   }
 
-  /** The organization's active webhooks (the fan-out's cache load). */
+  /**
+   * Which of these organizations have an active webhook: read by the trace writer under the organizations' write
+   * locks, which every webhook change also takes (it is audited), so the answer holds until its commit.
+   */
+  withActiveWebhooksQuery(organizationIds: readonly string[]): Query<ReadonlySet<string>> {
+    return {
+      statements: [
+        sql`select distinct ${webhooks.organizationId} as organization_id from ${webhooks}
+            where ${webhooks.organizationId} = any(${sql.param([...organizationIds])}::text[])
+              and ${webhooks.isActive}`,
+      ],
+      read: ([rows]) => new Set(rows!.map((row) => String(row.organization_id))),
+    };
+  }
+
+  /** The organization's active webhooks. */
   active(organizationId: string): Promise<WebhookRow[]> {
     return this.tx.db
       .select()

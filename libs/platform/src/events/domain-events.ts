@@ -38,7 +38,18 @@ export type AuditAnnouncement = (entry: AuditEntryRow) => Omit<NewDomainEvent, '
  * them (its deliveries and their first attempts, computed in SQL from its own tables), whose result says what to do
  * once the transaction has committed (send those attempts). Synchronous: it reads nothing before the transaction.
  */
-export type DomainEventPlanner = (events: readonly DomainEventRow[]) => Query<() => void> | null;
+export interface DomainEventPlanner {
+  /**
+   * For a pipelined transaction that takes the organizations' write locks first: which of these organizations
+   * the consumer has anything for (its subscriptions), read under those locks, so that `plan` can skip the others.
+   */
+  interestQuery?(organizationIds: readonly string[]): Query<ReadonlySet<string>>;
+  /** `interested`: what `interestQuery` read, if it ran in the same transaction (else every organization counts). */
+  plan(events: readonly DomainEventRow[], interested?: ReadonlySet<string>): Query<() => void> | null;
+}
+
+/** What the consumers' interest queries read, for `prepare`. */
+export type DomainEventInterest = ReadonlyMap<DomainEventPlanner, ReadonlySet<string>>;
 
 /** Every replica hears `{organizationId, ids}` on this channel when events commit (the event stream). */
 export const DOMAIN_EVENTS_CHANNEL = 'domain_events';
@@ -132,6 +143,28 @@ export class DomainEvents implements OnModuleInit {
     };
   }
 
+  /**
+   * For a pipelined transaction holding the organizations' write locks: the consumers' interest in these
+   * organizations, to pass to `prepare` (a consumer with nothing for a batch's organizations adds no statement).
+   */
+  interestQuery(organizationIds: readonly string[]): Query<DomainEventInterest> {
+    const queries = this.planners.flatMap((planner) =>
+      planner.interestQuery ? [{ planner, query: planner.interestQuery(organizationIds) }] : [],
+    );
+    return {
+      statements: queries.flatMap(({ query }) => query.statements),
+      read: (results) => {
+        const interest = new Map<DomainEventPlanner, ReadonlySet<string>>();
+        let offset = 0;
+        for (const { planner, query } of queries) {
+          interest.set(planner, query.read(results.slice(offset, offset + query.statements.length)));
+          offset += query.statements.length;
+        }
+        return interest;
+      },
+    };
+  }
+
   /** Registers a consumer (at module initialisation). */
   consume(planner: DomainEventPlanner): void {
     this.planners.push(planner);
@@ -155,6 +188,7 @@ export class DomainEvents implements OnModuleInit {
   prepare(
     events: readonly NewDomainEvent[],
     announced: readonly DomainEventRow[] = [],
+    interest?: DomainEventInterest,
   ): DomainEventPublication {
     const nothing = () => undefined;
     if (events.length === 0 && announced.length === 0) {
@@ -173,7 +207,7 @@ export class DomainEvents implements OnModuleInit {
     const queries: Query<(() => void) | void>[] =
       stored.length > 0 ? [writeQuery(bulkInsert(domainEvents, stored))] : [];
     for (const planner of this.planners) {
-      const query = planner(rows);
+      const query = planner.plan(rows, interest?.get(planner));
       if (query) queries.push(query);
     }
     const byOrganization = new Map<string, string[]>();
