@@ -64,8 +64,8 @@ export class EventStreamController {
     subscription = await this.hub.subscribe(
       principal.organizationId,
       {
-        write: (event) => {
-          res.write(sseFrame(event));
+        write: (events) => {
+          res.write(events.map(sseFrame).join(''));
           return res.writableLength <= STREAM_BUFFER_MAX_BYTES;
         },
         heartbeat: () => void res.write(': heartbeat\n\n'),

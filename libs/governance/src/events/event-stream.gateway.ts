@@ -95,8 +95,8 @@ export class EventStreamGateway implements OnApplicationBootstrap {
     subscription = await this.hub.subscribe(
       principal.organizationId,
       {
-        write: (event) => {
-          socket.send(wsMessage(event));
+        write: (events) => {
+          for (const event of events) socket.send(wsMessage(event));
           return socket.bufferedAmount <= STREAM_BUFFER_MAX_BYTES;
         },
         heartbeat: () => socket.ping(),

@@ -16,8 +16,8 @@ function sink(room = Infinity) {
   const written: string[] = [];
   const closed: string[] = [];
   const s: StreamSink = {
-    write: (e) => {
-      written.push(e.id);
+    write: (events) => {
+      written.push(...events.map((e) => e.id));
       return written.length <= room;
     },
     heartbeat: () => undefined,
@@ -33,7 +33,7 @@ describe('StreamSubscription', () => {
     const sub = new StreamSubscription('a'.repeat(24), out.s, (x) => ended.push(x));
     sub.deliver([event(3), event(4)]);
     expect(out.written).toEqual([]);
-    sub.finishReplay([event(1), event(2), event(3)]);
+    sub.finishReplay([event(1), event(2), event(3), event(3)]);
     sub.deliver([event(4), event(5)]);
     expect(out.written).toEqual([event(1), event(2), event(3), event(4), event(5)].map((e) => e.id));
     expect(ended).toEqual([]);
@@ -45,11 +45,11 @@ describe('StreamSubscription', () => {
     const sub = new StreamSubscription('a'.repeat(24), out.s, (x) => ended.push(x));
     sub.finishReplay([]);
     sub.deliver([event(1), event(2), event(3), event(4)]);
-    expect(out.written).toHaveLength(3);
+    expect(out.written).toHaveLength(4);
     expect(out.closed).toEqual(['slow']);
     expect(ended).toEqual([sub]);
     sub.deliver([event(5)]);
-    expect(out.written).toHaveLength(3);
+    expect(out.written).toHaveLength(4);
   });
 
   it('drops a client that falls more than REPLAY_HOLD_MAX events behind during its replay', () => {

@@ -2,8 +2,11 @@ import type { DomainEventRow } from '#platform';
 
 /** Where a subscription's events go: an SSE response or a WebSocket. */
 export interface StreamSink {
-  /** Writes one event; false when the client is too slow (its buffer is over the limit): it is then dropped. */
-  write(event: DomainEventRow): boolean;
+  /**
+   * Writes events, in order (an SSE response in one write); false when the client is too slow (its buffer is over
+   * the limit): it is then dropped.
+   */
+  write(events: readonly DomainEventRow[]): boolean;
   /** A keep-alive (an SSE comment, a WebSocket ping). */
   heartbeat(): void;
   /** Ends the connection (shutdown, a slow client). */
@@ -39,13 +42,14 @@ export class StreamSubscription {
       if (this.held.length > REPLAY_HOLD_MAX) this.drop('slow');
       return;
     }
-    for (const event of events) if (!this.send(event)) return;
+    this.send(events);
   }
 
   /** Sends the replay, then what arrived meanwhile, and goes live. */
   finishReplay(replay: readonly DomainEventRow[]): void {
-    for (const event of [...replay, ...this.held]) if (!this.send(event)) return;
+    const pending = [...replay, ...this.held];
     this.held = [];
+    if (!this.send(pending)) return;
     this.replaying = false;
   }
 
@@ -68,12 +72,18 @@ export class StreamSubscription {
     this.onClose(this);
   }
 
-  private send(event: DomainEventRow): boolean {
+  private send(events: readonly DomainEventRow[]): boolean {
     if (this.closed) return false;
-    if (this.sent.has(event.id)) return true;
-    this.sent.add(event.id);
-    if (this.sent.size > SENT_IDS_MAX) this.sent.delete(this.sent.values().next().value!);
-    if (this.sink.write(event)) return true;
+    // Each event once, also when the replay and what arrived meanwhile overlap.
+    const fresh: DomainEventRow[] = [];
+    for (const event of events) {
+      if (this.sent.has(event.id)) continue;
+      this.sent.add(event.id);
+      if (this.sent.size > SENT_IDS_MAX) this.sent.delete(this.sent.values().next().value!);
+      fresh.push(event);
+    }
+    if (fresh.length === 0) return true;
+    if (this.sink.write(fresh)) return true;
     this.drop('slow');
     return false;
   }
