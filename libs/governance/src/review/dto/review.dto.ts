@@ -48,8 +48,10 @@ export class ReviewDecisionDto {
   decision: ReviewDecision;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     maxLength: NOTES_MAX_LENGTH,
-    description: 'The reviewer’s reasons, kept on the item.',
+    description: 'The reviewer’s reasons, kept on the item; null or blank keeps none.',
   })
   @ValidateIf((o: ReviewDecisionDto) => o.notes !== undefined && o.notes !== null)
   @Transform(trim)
