@@ -230,6 +230,33 @@ describe('event stream (SSE and WebSocket)', () => {
     });
   });
 
+  it('keeps streams alive: an SSE heartbeat comment and a WebSocket ping frame', async () => {
+    const before = ctx.service(EventStreamHub).opened;
+    const res = await fetch(`${base}${STREAM}?token=${await streamToken()}`);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/api/v1/events/ws?token=${await streamToken()}`);
+    const pinged = new Promise<void>((resolve) => ws.on('ping', () => resolve()));
+    try {
+      const hub = ctx.service(EventStreamHub);
+      await until(() => hub.opened >= before + 2, 'both streams');
+      hub.beat();
+      while (!text.includes(': heartbeat')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value);
+      }
+      expect(text).toContain(': connected');
+      expect(text).toContain(': heartbeat\n\n');
+      await pinged;
+    } finally {
+      await reader.cancel();
+      ws.close();
+    }
+  });
+
   it('closes open streams when the application shuts down', async () => {
     const second = await replicaContext(ctx);
     await second.app.listen(0, '127.0.0.1');

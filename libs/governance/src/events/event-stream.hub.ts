@@ -64,9 +64,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   }
 
   onModuleInit(): void {
-    this.heartbeat = setInterval(() => {
-      for (const set of this.byOrganization.values()) for (const s of set) s.heartbeat();
-    }, STREAM_HEARTBEAT_MS);
+    this.heartbeat = setInterval(() => this.beat(), STREAM_HEARTBEAT_MS);
     this.heartbeat.unref();
   }
 
@@ -100,6 +98,11 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
       }
     });
     return this.listening;
+  }
+
+  /** A keep-alive on every open stream: an SSE comment, a WebSocket ping (every 15 s; tests call it at once). */
+  beat(): void {
+    for (const set of this.byOrganization.values()) for (const s of set) s.heartbeat();
   }
 
   /** Open connections (for tests and diagnostics). */
