@@ -88,14 +88,6 @@ export class WebhooksRepository {
     };
   }
 
-  /** The organization's active webhooks. */
-  active(organizationId: string): Promise<WebhookRow[]> {
-    return this.tx.db
-      .select()
-      .from(webhooks)
-      .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.isActive, true)));
-  }
-
   async update(
     organizationId: string,
     id: string,

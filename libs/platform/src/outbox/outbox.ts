@@ -93,7 +93,7 @@ const DEFAULTS = {
   leaseMs: 120_000,
   jitter: 0,
 };
-/** Messages of one `enqueueMany` delivered at once after its commit. */
+/** Messages a retry pass delivers at once. */
 export const OUTBOX_DISPATCH_CONCURRENCY = 8;
 /** Messages claimed per topic by one retry pass. */
 export const OUTBOX_CLAIM_BATCH = 20;
@@ -169,21 +169,6 @@ export class Outbox implements OnModuleInit {
     await this.tx.db.insert(outboxMessages).values(row);
     if (row.status === 'pending') this.tx.afterCommit(() => this.dispatch([{ id: row.id, topic }]));
     return row.id;
-  }
-
-  /**
-   * Writes several messages in the current transaction with one insert; after the commit they are delivered a few
-   * at a time (at most OUTBOX_DISPATCH_CONCURRENCY at once), not one after another.
-   */
-  async enqueueMany<T extends OutboxTopic>(
-    topic: T,
-    messages: readonly NewOutboxMessage<T>[],
-  ): Promise<OutboxRef[]> {
-    if (messages.length === 0) return [];
-    const { query, pending } = this.enqueueQuery(topic, messages);
-    await this.tx.query(query);
-    this.tx.afterCommit(() => this.dispatchConcurrently(pending));
-    return pending;
   }
 
   /** Delivers committed messages, at most `concurrency` at once. Never rejects. */
@@ -291,7 +276,7 @@ export class Outbox implements OnModuleInit {
    * For a statement that computes its messages in SQL (a consumer creating one attempt per matching row): the
    * INSERT of messages of `topic` selected by `source` (columns `id`, `organization_id`, `payload`), already leased
    * to the caller until `leasedUntil` with their first attempt counted, so the retry pass leaves them alone while
-   * the caller attempts them; it then records the outcome with `recordOutcomes`. Usable as a data-modifying CTE.
+   * the caller attempts them; it then records the outcome with `recordOutcomesSql`. Usable as a data-modifying CTE.
    */
   leasedInsertSql<T extends OutboxTopic>(topic: T, source: SQL, leasedUntil: Date, now: Date): SQL {
     return sql`insert into ${outboxMessages} (id, topic, organization_id, payload, status, attempts, next_attempt_at, created_at)
@@ -301,15 +286,9 @@ export class Outbox implements OnModuleInit {
   }
 
   /**
-   * Records the outcomes of attempts a caller ran itself (messages from `leasedInsertSql`), in one statement: sent,
+   * The statement that records the outcomes of attempts a caller ran itself (messages from `leasedInsertSql`), in one statement: sent,
    * failed for good, or due again at `nextAttemptAt`.
    */
-  async recordOutcomes(outcomes: readonly OutboxOutcome[]): Promise<void> {
-    if (outcomes.length === 0) return;
-    await this.tx.db.execute(this.recordOutcomesSql(outcomes));
-  }
-
-  /** The statement of `recordOutcomes`, for a pipelined transaction. */
   recordOutcomesSql(outcomes: readonly OutboxOutcome[]): SQL {
     const now = this.clock.now().toISOString();
     return sql`update ${outboxMessages} as m set
