@@ -6,12 +6,14 @@ import {
   AgentsModule,
   ApprovalPatternsModule,
   AuditModule,
+  CpiModule,
   EventStreamModule,
   PoliciesModule,
   ReviewQueueModule,
   TracesModule,
   WebhooksModule,
 } from '#governance';
+import { ComplianceMappingModule, FriaModule } from '#compliance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
 @Module({
@@ -26,6 +28,9 @@ import {
     ApprovalPatternsModule,
     WebhooksModule,
     EventStreamModule,
+    CpiModule,
+    FriaModule,
+    ComplianceMappingModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })

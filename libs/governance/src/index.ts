@@ -9,3 +9,4 @@ export * from './approval-patterns/approval-patterns.module.js';
 export * from './webhooks/webhooks.module.js';
 export * from './events/event-stream.module.js';
 export * from './events/event-stream.hub.js';
+export * from './cpi/cpi.module.js';

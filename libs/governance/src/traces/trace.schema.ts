@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
 import {
   boolean,
+  date,
   doublePrecision,
+  integer,
   index,
   jsonb,
   pgTable,
@@ -68,3 +70,33 @@ export const traceIdempotencyKeys = pgTable(
 );
 
 export type TraceRow = typeof traces.$inferSelect;
+
+/**
+ * Per organization, UTC day, agent, status and override: how many traces and the sum of their confidence. Kept for
+ * closed days only (computed on first read, adjusted in the transaction of every later change of a trace of that
+ * day), so that counts and averages over millions of traces read a few hundred rows; the open day is counted live.
+ */
+export const traceDailyRollups = pgTable(
+  'trace_daily_rollups',
+  {
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    agentId: varchar('agent_id', { length: 24 }).notNull(),
+    status: varchar('status', { length: 10 }).$type<TraceStatus>().notNull(),
+    humanOverride: boolean('human_override').notNull(),
+    traces: integer('traces').notNull(),
+    confidenceSum: doublePrecision('confidence_sum').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.day, t.agentId, t.status, t.humanOverride] })],
+);
+
+/** The closed days whose rollup rows exist (a day with no traces has a marker and no rows). */
+export const traceRollupDays = pgTable(
+  'trace_rollup_days',
+  {
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    computedAt: timestamp('computed_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.day] })],
+);

@@ -1,0 +1,2 @@
+export * from './fria/fria.module.js';
+export * from './mapping/compliance-mapping.module.js';
