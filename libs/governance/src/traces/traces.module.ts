@@ -10,6 +10,7 @@ import { OtelController } from './otel.controller.js';
 import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
+import { TraceRollups } from './trace-rollups.js';
 import { TracesService } from './traces.service.js';
 import { TraceIngestPipeline } from './trace-ingest.pipeline.js';
 import { TraceWriter } from './trace-writer.js';
@@ -19,8 +20,15 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
 @Module({
   imports: [PoliciesModule, AgentsModule, ApiKeysModule, ReviewModule, ApprovalPatternsModule],
   controllers: [TracesController, OtelController],
-  providers: [TracesRepository, TraceWriter, TraceIngestPipeline, TracesService, OtelIngestService],
-  exports: [TracesService, TracesRepository],
+  providers: [
+    TracesRepository,
+    TraceRollups,
+    TraceWriter,
+    TraceIngestPipeline,
+    TracesService,
+    OtelIngestService,
+  ],
+  exports: [TracesService, TracesRepository, TraceRollups],
 })
 export class TracesModule implements OnModuleInit {
   constructor(

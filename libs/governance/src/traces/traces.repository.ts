@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gte, inArray, lte, max, ne, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, type Query, pageWithTotal, TransactionHost, writeQuery } from '#platform';
+import { and, desc, eq, gte, inArray, lte, max, ne, sql, type SQL } from 'drizzle-orm';
+import { bulkInsert, type Query, TransactionHost, writeQuery } from '#platform';
 import type { AgentTraceStats } from '../agents/dto/agent.dto.js';
+import { TraceRollups } from './trace-rollups.js';
 import { traceIdempotencyKeys, traces, type TraceRow, type TraceStatus } from './trace.schema.js';
 
 export interface TraceFilter {
@@ -38,7 +39,10 @@ export interface TraceExcerpt {
 
 @Injectable()
 export class TracesRepository {
-  constructor(private readonly tx: TransactionHost) {}
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly rollups: TraceRollups,
+  ) {}
 
   /**
    * Claims idempotency keys (each (organization, key) at most once in the call) for their traces: a key not yet
@@ -95,25 +99,37 @@ export class TracesRepository {
     return and(...conditions)!;
   }
 
-  /** Newest first; served by the (organization, [agent | status,] created_at) indexes. */
+  /**
+   * Newest first. The page is found on the (organization, [agent | status,] created_at) indexes and only its rows
+   * are read (a deep page skips index entries, not rows); the total comes from the daily rollups.
+   */
   async list(
     organizationId: string,
     filter: TraceFilter,
     page: { limit: number; offset: number },
   ): Promise<{ rows: TraceRow[]; total: number }> {
     const where = this.filterWhere(organizationId, filter);
-    return pageWithTotal(
-      this.tx.db,
-      traces,
-      where,
+    const pageIds = this.tx.db
+      .select({ id: traces.id })
+      .from(traces)
+      .where(where)
+      .orderBy(desc(traces.createdAt), desc(traces.id))
+      .limit(page.limit)
+      .offset(page.offset);
+    const [rows, total] = await Promise.all([
       this.tx.db
         .select()
         .from(traces)
-        .where(where)
-        .orderBy(desc(traces.createdAt), desc(traces.id))
-        .limit(page.limit)
-        .offset(page.offset),
-    );
+        .where(and(eq(traces.organizationId, organizationId), inArray(traces.id, pageIds)))
+        .orderBy(desc(traces.createdAt), desc(traces.id)),
+      this.rollups.count(organizationId, {
+        agentIds: agentIdsOf(filter),
+        status: filter.status,
+        from: filter.from,
+        to: filter.to,
+      }),
+    ]);
+    return { rows, total };
   }
 
   /**
@@ -147,10 +163,25 @@ export class TracesRepository {
     status: 'approved' | 'blocked',
     at: Date,
   ): Promise<void> {
-    await this.tx.db
-      .update(traces)
-      .set({ status, updatedAt: at })
-      .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)));
+    await this.tx.run(async () => {
+      const [before] = await this.tx.db
+        .select({
+          agentId: traces.agentId,
+          createdAt: traces.createdAt,
+          status: traces.status,
+          humanOverride: traces.humanOverride,
+          confidence: traces.confidence,
+        })
+        .from(traces)
+        .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)))
+        .for('update');
+      if (!before) return;
+      await this.tx.db
+        .update(traces)
+        .set({ status, updatedAt: at })
+        .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)));
+      await this.rollups.traceChanged(organizationId, before, { ...before, status });
+    });
   }
 
   async findById(organizationId: string, id: string): Promise<TraceRow | undefined> {
@@ -201,22 +232,40 @@ export class TracesRepository {
     });
   }
 
-  /** Counts, mean confidence and last trace of one agent in one aggregate (index traces_org_agent_created_idx). */
+  /** Counts, mean confidence and last trace of one agent: the daily rollups, and the newest trace by index. */
   async agentStats(organizationId: string, agentId: string): Promise<AgentTraceStats> {
-    const countWhere = (condition: SQL) => sql<number>`count(*) filter (where ${condition})`.mapWith(Number);
-    const [row] = await this.tx.db
-      .select({
-        total: count(),
-        approved: countWhere(eq(traces.status, 'approved')),
-        flagged: countWhere(eq(traces.status, 'flagged')),
-        blocked: countWhere(eq(traces.status, 'blocked')),
-        success: countWhere(eq(traces.status, 'success')),
-        averageConfidence: sql<number | null>`avg(${traces.confidence})`.mapWith(Number),
-        humanOverrides: countWhere(eq(traces.humanOverride, true)),
-        lastTraceAt: max(traces.createdAt),
-      })
-      .from(traces)
-      .where(and(eq(traces.organizationId, organizationId), eq(traces.agentId, agentId)));
-    return row!;
+    const [rows, [last]] = await Promise.all([
+      this.rollups.rows(organizationId, { agentIds: [agentId] }),
+      this.tx.db
+        .select({ lastTraceAt: max(traces.createdAt) })
+        .from(traces)
+        .where(and(eq(traces.organizationId, organizationId), eq(traces.agentId, agentId))),
+    ]);
+    const stats: AgentTraceStats = {
+      total: 0,
+      approved: 0,
+      flagged: 0,
+      blocked: 0,
+      success: 0,
+      averageConfidence: null,
+      humanOverrides: 0,
+      lastTraceAt: last?.lastTraceAt ?? null,
+    };
+    let confidenceSum = 0;
+    for (const row of rows) {
+      stats.total += row.traces;
+      stats[row.status] += row.traces;
+      if (row.humanOverride) stats.humanOverrides += row.traces;
+      confidenceSum += row.confidenceSum;
+    }
+    stats.averageConfidence = stats.total > 0 ? confidenceSum / stats.total : null;
+    return stats;
   }
+}
+
+/** The agents a filter allows: its agent (if inside its scope), else its scope (null: every agent). */
+function agentIdsOf(filter: TraceFilter): readonly string[] | null {
+  if (filter.agentId)
+    return filter.agentScope && !filter.agentScope.includes(filter.agentId) ? [] : [filter.agentId];
+  return filter.agentScope;
 }
