@@ -60,7 +60,9 @@ export async function startService({ env = {}, args = [] } = {}) {
       await new Promise((r) => child.once('exit', r));
     }
     rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    // BENCH_KEEP_DB=1 leaves the scratch database for a look at its plans (its name is printed).
+    if (process.env.BENCH_KEEP_DB) console.log(`kept database ${database?.name}`);
+    await (process.env.BENCH_KEEP_DB ? database?.close() : database?.drop());
   };
   try {
     await waitForHealth(base);
@@ -82,6 +84,7 @@ export async function createScratchDatabase(url) {
   return {
     name,
     url: withDb(url, name),
+    close: () => admin.end(),
     drop: async () => {
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();

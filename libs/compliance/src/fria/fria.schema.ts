@@ -45,8 +45,9 @@ export const friaAssessments = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
   },
   (t) => [
-    index('fria_org_updated_idx').on(t.organizationId, t.updatedAt.desc(), t.id.desc()),
-    index('fria_org_status_updated_idx').on(t.organizationId, t.status, t.updatedAt.desc()),
+    // Ascending, read backwards by `order by updated_at desc, id desc` (see traces_org_created_idx).
+    index('fria_org_updated_idx').on(t.organizationId, t.updatedAt, t.id),
+    index('fria_org_status_updated_idx').on(t.organizationId, t.status, t.updatedAt, t.id),
   ],
 );
 

@@ -70,11 +70,13 @@ export class TraceRollups {
         where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
           and traces > 0 ${agents} ${status}`);
     }
-    parts.push(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, agent_id, status,
-        human_override, count(*)::int as traces, sum(confidence)::float8 as confidence_sum
-      from ${traces}
-      where organization_id = ${organizationId} and ${live} ${agents} ${status}
-      group by 1, 2, 3, 4`);
+    for (const range of live) {
+      parts.push(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, agent_id, status,
+          human_override, count(*)::int as traces, sum(confidence)::float8 as confidence_sum
+        from ${traces}
+        where organization_id = ${organizationId} and ${range} ${agents} ${status}
+        group by 1, 2, 3, 4`);
+    }
     const result = await this.tx.db.execute(sql.join(parts, sql` union all `));
     return (result as unknown as { rows: Record<string, unknown>[] }).rows.map((r) => ({
       day: String(r.day),
@@ -98,9 +100,12 @@ export class TraceRollups {
           where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
             ${agents} ${status})`
       : sql`0`;
+    const counted = live.map(
+      (range) => sql`(select count(*) from ${traces}
+        where organization_id = ${organizationId} and ${range} ${agents} ${status})`,
+    );
     const result = await this.tx.db.execute(
-      sql`select ${rolled}::bigint + (select count(*) from ${traces}
-            where organization_id = ${organizationId} and ${live} ${agents} ${status}) as total`,
+      sql`select ${rolled}::bigint + ${sql.join(counted, sql` + `)} as total`,
     );
     return Number((result as unknown as { rows: { total: unknown }[] }).rows[0]!.total);
   }
@@ -153,13 +158,14 @@ export class TraceRollups {
   }
 
   /**
-   * Splits the filter's range into closed whole days (rolled up, computing the missing ones first) and the rest
-   * (a condition on created_at, counted live).
+   * Splits the filter's range into closed whole days (rolled up, computing the missing ones first) and the rest:
+   * one or two ranges of created_at (before and after the closed days), counted live. Two ranges rather than one
+   * condition with `or`, which PostgreSQL would apply as a filter over the whole span of the index.
    */
   private async split(
     organizationId: string,
     filter: RollupFilter,
-  ): Promise<{ closed: { first: string; last: string } | null; live: SQL }> {
+  ): Promise<{ closed: { first: string; last: string } | null; live: SQL[] }> {
     const closedBefore = startOfDay(this.clock.nowMs() - ROLLUP_GRACE_MS);
     const fromMs = filter.from?.getTime();
     const toMs = filter.to?.getTime();
@@ -167,20 +173,25 @@ export class TraceRollups {
     const firstDay =
       fromMs === undefined ? null : startOfDay(fromMs) === fromMs ? fromMs : startOfDay(fromMs) + DAY_MS;
     const endDay = Math.min(closedBefore, toMs === undefined ? Infinity : startOfDay(toMs + 1));
-    const bounds: SQL[] = [];
-    if (filter.from) bounds.push(sql`created_at >= ${filter.from.toISOString()}::timestamptz`);
-    if (filter.to) bounds.push(sql`created_at <= ${filter.to.toISOString()}::timestamptz`);
-    const inRange = bounds.length > 0 ? sql.join(bounds, sql` and `) : sql`true`;
-    if (firstDay !== null && firstDay >= endDay) return { closed: null, live: inRange };
+    const range = (lower: SQL | undefined, upper: SQL | undefined): SQL => {
+      const bounds = [lower, upper].filter((b): b is SQL => b !== undefined);
+      return bounds.length > 0 ? sql.join(bounds, sql` and `) : sql`true`;
+    };
+    const from = filter.from ? sql`created_at >= ${filter.from.toISOString()}::timestamptz` : undefined;
+    const to = filter.to ? sql`created_at <= ${filter.to.toISOString()}::timestamptz` : undefined;
+    if (firstDay !== null && firstDay >= endDay) return { closed: null, live: [range(from, to)] };
     const first = firstDay === null ? await this.firstDay(organizationId) : dayOf(firstDay);
-    if (first === null || Date.parse(first) >= endDay) return { closed: null, live: inRange };
+    if (first === null || Date.parse(first) >= endDay) return { closed: null, live: [range(from, to)] };
     const last = dayOf(endDay - DAY_MS);
     await this.ensure(organizationId, first, last);
     const start = `${first}T00:00:00.000Z`;
     const end = new Date(endDay).toISOString();
     return {
       closed: { first, last },
-      live: sql`${inRange} and (created_at < ${start}::timestamptz or created_at >= ${end}::timestamptz)`,
+      live: [
+        range(from, sql`created_at < ${start}::timestamptz`),
+        range(sql`created_at >= ${end}::timestamptz`, to),
+      ],
     };
   }
 

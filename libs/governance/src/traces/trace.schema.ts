@@ -47,9 +47,11 @@ export const traces = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
   },
   (t) => [
-    index('traces_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
-    index('traces_org_agent_created_idx').on(t.organizationId, t.agentId, t.createdAt.desc()),
-    index('traces_org_status_created_idx').on(t.organizationId, t.status, t.createdAt.desc()),
+    // Ascending, read backwards by the lists' `order by created_at desc, id desc` (a DESC index is NULLS LAST as
+    // generated, which that order does not match); id last so that a filtered page needs no sort.
+    index('traces_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('traces_org_agent_created_idx').on(t.organizationId, t.agentId, t.createdAt, t.id),
+    index('traces_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     index('traces_search_trgm_idx').using('gin', t.searchText.op('gin_trgm_ops')),
   ],
 );
