@@ -126,6 +126,13 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/webhooks/:id/test': OWNER_ADMIN,
   'GET /api/v1/webhooks/:id/deliveries': ALL,
   'POST /api/v1/webhooks/:id/deliveries/:deliveryId/redeliver': OWNER_ADMIN,
+  // Compliance mapping: everyone reads; owners and admins attest
+  'GET /api/v1/compliance/catalogue': ALL,
+  'GET /api/v1/compliance/crosswalk': ALL,
+  'GET /api/v1/compliance/mapping': ALL,
+  'PATCH /api/v1/compliance/mapping': OWNER_ADMIN,
+  'GET /api/v1/compliance/mapping-notes': ALL,
+  'PUT /api/v1/compliance/mapping-notes': OWNER_ADMIN,
   // The event stream authenticates with a stream token, not a session (the WebSocket is not a controller route)
   'GET /api/v1/events/stream': 'public',
 };

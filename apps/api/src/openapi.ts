@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 
-import { type AppConfig, MIGRATION_GUIDE_HTML, MIGRATION_GUIDE_PATH } from '#platform';
+import { type AppConfig, MIGRATION_GUIDE_PATH, MIGRATION_GUIDES } from '#platform';
 
 const DESCRIPTION = `
 Records decisions made by AI agents (traces), evaluates them against policies, routes flagged ones to human review,
@@ -140,10 +140,9 @@ export function setupDocs(app: INestApplication, document: OpenAPIObject): void 
     customSiteTitle: 'Governance Service API',
   });
   const instance = (app as NestFastifyApplication).getHttpAdapter().getInstance();
-  instance.get(MIGRATION_GUIDE_PATH, async (_request, reply) =>
-    reply
-      .type('text/html; charset=utf-8')
-      .header('Cache-Control', 'public, max-age=3600')
-      .send(MIGRATION_GUIDE_HTML),
-  );
+  for (const guide of MIGRATION_GUIDES) {
+    instance.get(guide.path, async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(guide.html),
+    );
+  }
 }

@@ -16,6 +16,6 @@ import { PolicySet } from './policy-set.js';
     CachedPolicySet,
     { provide: PolicySet, useExisting: CachedPolicySet },
   ],
-  exports: [PolicySet],
+  exports: [PolicySet, PoliciesRepository],
 })
 export class PoliciesModule {}

@@ -74,6 +74,40 @@ export class OrganizationsRepository {
     return row;
   }
 
+  /** The legacy `complianceNotes` map of the organization (empty when it has none). */
+  async complianceNotes(organizationId: string): Promise<Record<string, string>> {
+    const [row] = await this.tx.db
+      .select({ notes: organizations.complianceNotes })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .limit(1);
+    return row?.notes ?? {};
+  }
+
+  /**
+   * Replaces the entries whose key starts with the prefix by the given ones, leaving every other key, in one
+   * statement so concurrent writers of different prefixes never lose each other's entries.
+   */
+  async replaceComplianceNotes(
+    organizationId: string,
+    prefix: string,
+    entries: Record<string, string>,
+    at: Date,
+  ): Promise<boolean> {
+    const o = organizations;
+    const rows = await this.tx.db
+      .update(o)
+      .set({
+        complianceNotes: sql`(select coalesce(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
+          from jsonb_each(${o.complianceNotes}) as e
+          where left(e.key, ${prefix.length}) <> ${prefix}) || ${JSON.stringify(entries)}::jsonb`,
+        updatedAt: at,
+      })
+      .where(eq(o.id, organizationId))
+      .returning({ id: o.id });
+    return rows.length > 0;
+  }
+
   async insertMembership(row: typeof memberships.$inferInsert): Promise<MembershipRow> {
     const [inserted] = await this.tx.db.insert(memberships).values(row).returning();
     return inserted!;

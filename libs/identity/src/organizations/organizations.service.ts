@@ -62,6 +62,29 @@ export class OrganizationsService {
     });
   }
 
+  /** The legacy compliance notes of one framework, keyed by clause id (stored as `framework:clauseId`). */
+  async legacyComplianceNotes(organizationId: string, framework: string): Promise<Record<string, string>> {
+    const prefix = `${framework}:`;
+    const all = await this.repo.complianceNotes(organizationId);
+    return Object.fromEntries(
+      Object.entries(all)
+        .filter(([key]) => key.startsWith(prefix))
+        .map(([key, text]) => [key.slice(prefix.length), text]),
+    );
+  }
+
+  /** Replaces the legacy compliance notes of one framework, in the caller's transaction. */
+  async replaceLegacyComplianceNotes(
+    organizationId: string,
+    framework: string,
+    notes: Record<string, string>,
+  ): Promise<void> {
+    const prefix = `${framework}:`;
+    const entries = Object.fromEntries(Object.entries(notes).map(([id, text]) => [prefix + id, text]));
+    const found = await this.repo.replaceComplianceNotes(organizationId, prefix, entries, this.clock.now());
+    if (!found) throw AppError.notFound('Organization');
+  }
+
   async list(limit: number, offset: number): Promise<OrganizationDto[]> {
     return (await this.repo.list(limit, offset)).map(toOrganizationResponse);
   }
