@@ -10,6 +10,7 @@ function describeAccess(meta: AccessMetadata | undefined): string {
   if (meta.roles) parts.push(`roles=${meta.roles.join('|')}`);
   if (meta.feature) parts.push(`feature=${meta.feature}`);
   if (meta.write !== undefined) parts.push(`write=${meta.write}`);
+  if (meta.rateLimit) parts.push(`rateLimit=${meta.rateLimit}`);
   return parts.join(' ');
 }
 

@@ -104,6 +104,7 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
     NODE_ENV: 'production',
     JWT_SECRET: 'route-fuzzer-secret-'.padEnd(48, 'f'),
     AUTH_RATE_LIMIT_MAX: '1000000000',
+    CPI_RATE_LIMIT_MAX: '1000000000',
   };
   if (db) env.DATABASE_URL = db.url;
   else delete env.DATABASE_URL;

@@ -35,6 +35,12 @@ const envSchema = z.object({
     .int()
     .min(1000)
     .default(15 * 60 * 1000),
+  CPI_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(60),
+  CPI_RATE_LIMIT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(15 * 60 * 1000),
   OUTBOX_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
   /** The older name of OUTBOX_RETRY_INTERVAL_MS (mail was the outbox's first topic). */
   MAIL_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
@@ -87,6 +93,15 @@ function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | number 
   return z.NEVER;
 }
 
+/** A fixed window: at most `max` requests per `windowMs`. */
+export interface RateLimit {
+  max: number;
+  windowMs: number;
+}
+
+/** The per-user read limiters (contract §17): GET /cpi and GET /cpi/analytics share `cpiRead`. */
+export type UserRateLimitName = 'cpiRead';
+
 export interface AppConfig {
   nodeEnv: 'development' | 'test' | 'production';
   port: number;
@@ -98,7 +113,9 @@ export interface AppConfig {
   jwtSecret: string;
   /** Key material for the secret box; JWT_SECRET is used (under a separate HKDF label) when unset. */
   encryptionKey?: string;
-  authRateLimit: { max: number; windowMs: number };
+  authRateLimit: RateLimit;
+  /** The per-user limiters that routes name in `@Access({ rateLimit })`. */
+  userRateLimits: Record<UserRateLimitName, RateLimit>;
   /** How often the outbox's retry pass claims due messages (mail, and webhooks next). */
   outboxRetryIntervalMs: number;
   publicUrl: string;
@@ -166,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jwtSecret: e.JWT_SECRET ?? persistedDevSecret(dataDir),
     encryptionKey: e.ENCRYPTION_KEY,
     authRateLimit: { max: e.AUTH_RATE_LIMIT_MAX, windowMs: e.AUTH_RATE_LIMIT_WINDOW_MS },
+    userRateLimits: { cpiRead: { max: e.CPI_RATE_LIMIT_MAX, windowMs: e.CPI_RATE_LIMIT_WINDOW_MS } },
     outboxRetryIntervalMs: e.OUTBOX_RETRY_INTERVAL_MS ?? e.MAIL_RETRY_INTERVAL_MS ?? 30_000,
     // Without PUBLIC_URL, links and the docs' server entry point at this process's own port.
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),

@@ -238,6 +238,9 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
       'Sunset',
       'Link',
       'Retry-After',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
     ],
     maxAge: 600,
   });

@@ -1,5 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import type { UserRateLimitName } from '../config/app-config.js';
 import type { Credential } from './actor.js';
 import type { Feature, Role } from './roles.js';
 
@@ -14,6 +15,11 @@ export interface AccessOptions {
   feature?: Feature;
   /** The route changes state: read-only workspace keys are refused. Defaults to true for non-GET methods. */
   write?: boolean;
+  /**
+   * A per-user limiter counted after every other check passed (429 RATE_LIMITED with Retry-After beyond it);
+   * a key counts under the key's id.
+   */
+  rateLimit?: UserRateLimitName;
 }
 
 export interface AccessMetadata extends AccessOptions {

@@ -1,17 +1,19 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../http/app-error.js';
 import type { Actor, Credential } from './actor.js';
 import { ACCESS_KEY, type AccessMetadata } from './access.decorator.js';
 import { ApiKeyResolverRegistry, BEARER_RESOLVER, type BearerResolver } from './credential-resolvers.js';
+import { RateLimitService } from './rate-limit.js';
 import { planHasFeature } from './roles.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * The global guard. Deny by default: a route without `@Access` or `@Public` is refused. Order of checks:
- * credentials (401), credential kind (403), plan feature (403 UPGRADE_REQUIRED), role (403), read-only key (403).
+ * credentials (401), credential kind (403), plan feature (403 UPGRADE_REQUIRED), role (403), read-only key (403),
+ * then the route's per-user limiter (429 RATE_LIMITED), so that refused requests do not use up the caller's window.
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -19,6 +21,7 @@ export class AccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     @Inject(BEARER_RESOLVER) private readonly bearer: BearerResolver,
     private readonly keys: ApiKeyResolverRegistry,
+    private readonly limiter: RateLimitService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -48,6 +51,20 @@ export class AccessGuard implements CanActivate {
     const isWrite = meta.write ?? !READ_METHODS.has(request.method);
     if (isWrite && actor.credential === 'workspaceKey' && actor.scope?.readOnly) {
       throw AppError.forbidden('This API key is read-only');
+    }
+    if (meta.rateLimit) {
+      const subject = actor.credential === 'jwt' ? `user:${actor.userId}` : `key:${actor.keyId}`;
+      const decision = await this.limiter.checkUser(meta.rateLimit, subject);
+      context.switchToHttp().getResponse<FastifyReply>().headers({
+        'RateLimit-Limit': String(decision.limit),
+        'RateLimit-Remaining': String(decision.remaining),
+        'RateLimit-Reset': String(decision.resetSeconds),
+      });
+      if (!decision.allowed) {
+        throw new AppError(429, ErrorCode.RATE_LIMITED, 'Too many requests; try again later', {
+          headers: { 'Retry-After': String(decision.resetSeconds) },
+        });
+      }
     }
     request.actor = actor;
     return true;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG, type AppConfig, type RateLimit, type UserRateLimitName } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 
 export interface RateLimitHit {
@@ -88,9 +88,10 @@ export interface RateLimitDecision {
 }
 
 /**
- * The auth limiter (100 requests per IP per 15 minutes over /auth/*, configurable). Redis-backed when
- * REDIS_URL is set so that replicas share the count; if Redis cannot be reached the process falls back to its
- * own window rather than refusing every login.
+ * Fixed-window limiters: the auth limiter (100 requests per IP per 15 minutes over /auth/*) and the per-user ones
+ * that routes name in `@Access({ rateLimit })` (the CPI reads). Redis-backed when REDIS_URL is set so that replicas
+ * share the count; if Redis cannot be reached the process falls back to its own window rather than refusing
+ * everyone.
  */
 @Injectable()
 export class RateLimitService implements OnApplicationShutdown {
@@ -106,9 +107,17 @@ export class RateLimitService implements OnApplicationShutdown {
     if (config.redisUrl) this.shared = new RedisRateLimitStore(config.redisUrl);
   }
 
-  async checkAuth(ip: string): Promise<RateLimitDecision> {
-    const { max, windowMs } = this.config.authRateLimit;
-    const key = `auth:${ip}`;
+  checkAuth(ip: string): Promise<RateLimitDecision> {
+    return this.check(`auth:${ip}`, this.config.authRateLimit);
+  }
+
+  /** Counts one request of a user against a named per-user limiter. */
+  checkUser(name: UserRateLimitName, subject: string): Promise<RateLimitDecision> {
+    return this.check(`${name}:${subject}`, this.config.userRateLimits[name]);
+  }
+
+  /** Counts one request under `key` in the limit's current window. */
+  async check(key: string, { max, windowMs }: RateLimit): Promise<RateLimitDecision> {
     let hit: RateLimitHit | undefined;
     let now = Date.now();
     if (this.shared) {
