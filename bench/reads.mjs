@@ -115,7 +115,7 @@ try {
   const { rowCount: feedback } = await db.query(
     `insert into trace_feedback (organization_id, trace_id, agent_id, action, status_before, original_decision,
        corrected_decision, original_confidence, corrected_confidence, notes, user_email, trace_created_at, first_at,
-       last_at, submissions)
+       last_at, first_corrected_at, submissions)
      select organization_id, id, agent_id,
        case when human_override then 'correct' else 'approve' end,
        case when review_item_id is not null then 'flagged' else 'approved' end,
@@ -123,7 +123,8 @@ try {
        confidence, case when human_override then 0.6 end,
        output_decision->>'correctionNotes', 'reviewer@example.com', created_at,
        created_at + (('x' || right(id, 4))::bit(16)::int % 600) * interval '1 hour',
-       created_at + (('x' || right(id, 4))::bit(16)::int % 600) * interval '1 hour', 1
+       created_at + (('x' || right(id, 4))::bit(16)::int % 600) * interval '1 hour',
+       case when human_override then created_at + (('x' || right(id, 4))::bit(16)::int % 600) * interval '1 hour' end, 1
      from traces where organization_id = $1 and status = 'success'`,
     [orgId],
   );
@@ -146,11 +147,23 @@ try {
     return { ms, body };
   };
 
+  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
   // The first read after seeding rolls up the closed days once (the list's total reads the rollups).
   const first = await get('/api/v1/traces?limit=20');
   console.log(`first GET /traces after seeding (rolls up ${DAYS} closed days): ${first.ms.toFixed(0)} ms`);
   const counted = first.body.pagination.total;
   if (counted !== TRACES) throw new Error(`GET /traces counted ${counted} traces, seeded ${TRACES}`);
+
+  // The CPI rollup must count what was seeded: every trace, and a verdict for each decided item and feedback row.
+  if (!only || only.test('GET /cpi')) {
+    const cpi = (await get('/api/v1/cpi')).body.data;
+    if (cpi.totals.traces !== TRACES) throw new Error(`GET /cpi counted ${cpi.totals.traces} traces`);
+    console.log(
+      `GET /cpi: ${cpi.totals.humanVerdicts.toLocaleString('en')} human verdicts, ` +
+        `${cpi.totals.decidedFlags.toLocaleString('en')} decided flags, correct-flag rate ${cpi.correctFlagRate}, ` +
+        `false-flag rate ${cpi.falseFlagRate}, override rate ${cpi.humanOverrideRate}`,
+    );
+  }
 
   const to = new Date(Date.now() - 30 * 86_400_000).toISOString();
   const from = new Date(Date.now() - 60 * 86_400_000).toISOString();
@@ -172,7 +185,6 @@ try {
     ],
     ['GET /traces page 5,000', '/api/v1/traces?limit=20&page=5000', TARGETS.deep],
   ];
-  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
   // A build without the CPI routes (they come with issue 12's CPI module) skips their rows and says so.
   const served = async (path) => (await fetch(`${base}${path}`, { headers: auth })).status !== 404;
   const skipped = [];

@@ -126,6 +126,18 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/webhooks/:id/test': OWNER_ADMIN,
   'GET /api/v1/webhooks/:id/deliveries': ALL,
   'POST /api/v1/webhooks/:id/deliveries/:deliveryId/redeliver': OWNER_ADMIN,
+  // FRIA: everyone reads (with its verification and history); owners, admins and members write and move it;
+  // approval is owner or admin (a move to approved through /transition is checked in the service)
+  'GET /api/v1/fria': ALL,
+  'POST /api/v1/fria': EDIT_AGENTS,
+  'GET /api/v1/fria/:id': ALL,
+  'PATCH /api/v1/fria/:id': EDIT_AGENTS,
+  'DELETE /api/v1/fria/:id': EDIT_AGENTS,
+  'POST /api/v1/fria/:id/transition': EDIT_AGENTS,
+  'POST /api/v1/fria/:id/submit': EDIT_AGENTS,
+  'POST /api/v1/fria/:id/approve': OWNER_ADMIN,
+  'GET /api/v1/fria/:id/verify': ALL,
+  'GET /api/v1/fria/:id/history': ALL,
   // Compliance mapping: everyone reads; owners and admins attest
   'GET /api/v1/compliance/catalogue': ALL,
   'GET /api/v1/compliance/crosswalk': ALL,
@@ -133,6 +145,10 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PATCH /api/v1/compliance/mapping': OWNER_ADMIN,
   'GET /api/v1/compliance/mapping-notes': ALL,
   'PUT /api/v1/compliance/mapping-notes': OWNER_ADMIN,
+  // CPI: everyone reads the rollups; feedback comes only from a workspace key
+  'GET /api/v1/cpi': ALL,
+  'GET /api/v1/cpi/analytics': ALL,
+  'POST /api/v1/cpi/ingest': NOBODY,
   // The event stream authenticates with a stream token, not a session (the WebSocket is not a controller route)
   'GET /api/v1/events/stream': 'public',
 };

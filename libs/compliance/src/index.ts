@@ -1,2 +1,3 @@
 export * from './fria/fria.module.js';
 export * from './mapping/compliance-mapping.module.js';
+export { FriaRepository } from './fria/fria.repository.js';

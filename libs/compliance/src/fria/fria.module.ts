@@ -1,9 +1,15 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '#governance';
 import { FriaLookup } from './fria-lookup.js';
+import { FriaController } from './fria.controller.js';
+import { FriaRepository } from './fria.repository.js';
+import { FriaService } from './fria.service.js';
 
 /** Fundamental-rights impact assessments (EU AI Act article 27): the resource, its states and its anchored hash. */
 @Module({
-  providers: [FriaLookup],
-  exports: [FriaLookup],
+  imports: [AuditModule],
+  controllers: [FriaController],
+  providers: [FriaLookup, FriaRepository, FriaService],
+  exports: [FriaLookup, FriaRepository],
 })
 export class FriaModule {}

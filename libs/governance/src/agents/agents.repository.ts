@@ -57,6 +57,16 @@ export class AgentsRepository {
     return rows.map((row) => row.id);
   }
 
+  /** The names of those of `ids` that are agents of the organization, in one query. */
+  async names(organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.tx.db
+      .select({ id: agents.id, name: agents.name })
+      .from(agents)
+      .where(and(eq(agents.organizationId, organizationId), inArray(agents.id, [...ids])));
+    return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
   /** The agent row, locked until the transaction ends (ownership check, then change). */
   async findForUpdate(organizationId: string, id: string): Promise<AgentRow | undefined> {
     const [row] = await this.tx.db

@@ -40,6 +40,16 @@ export class AuditService {
     return toPage(rows.map(toAuditEntryResponse), total, page);
   }
 
+  /** One resource's entries, oldest first (for resource histories shown to every role: callers pick the fields). */
+  async entriesForTarget(
+    organizationId: string,
+    targetType: string,
+    targetId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ rows: AuditEntryRow[]; total: number }> {
+    return this.repo.listForTarget(organizationId, targetType, targetId, page);
+  }
+
   async findEntry(organizationId: string, id: string): Promise<AuditEntryRow | undefined> {
     return isObjectId(id) ? this.repo.findById(organizationId, id) : undefined;
   }

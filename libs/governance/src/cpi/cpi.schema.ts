@@ -34,6 +34,8 @@ export const traceFeedback = pgTable(
     traceCreatedAt: timestamp('trace_created_at', { withTimezone: true, precision: 3 }).notNull(),
     firstAt: timestamp('first_at', { withTimezone: true, precision: 3 }).notNull(),
     lastAt: timestamp('last_at', { withTimezone: true, precision: 3 }).notNull(),
+    /** The first correction's time (kept when it is repeated): what time-to-correction measures from createdAt. */
+    firstCorrectedAt: timestamp('first_corrected_at', { withTimezone: true, precision: 3 }),
     submissions: integer('submissions').notNull().default(1),
   },
   (t) => [

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, eq, inArray, isNull, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import {
   bulkInsert,
   type PageRequest,
@@ -89,6 +89,18 @@ export class ReviewItemsRepository {
         .limit(page.limit)
         .offset(page.offset),
     );
+  }
+
+  /**
+   * A query for other modules' aggregates (the CPI reads): the organization's decided items, as rows
+   * (trace_id, agent_id, status 'approved' | 'rejected', at = decided_at). Escalated and pending items have no
+   * verdict yet. Served by review_items_org_status_created_idx.
+   */
+  decidedQuery(organizationId: string): SQL {
+    return sql`select ${reviewItems.traceId} as trace_id, ${reviewItems.agentId} as agent_id,
+        ${reviewItems.status} as status, ${reviewItems.decidedAt} as at
+      from ${reviewItems}
+      where ${reviewItems.organizationId} = ${organizationId} and ${reviewItems.status} in ('approved', 'rejected')`;
   }
 
   async find(organizationId: string, id: string): Promise<ReviewItemRow | undefined> {

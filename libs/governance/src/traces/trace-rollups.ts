@@ -29,6 +29,15 @@ export interface RollupRow {
   confidenceSum: number;
 }
 
+/** What `summed` can group by. */
+export type RollupKey = 'day' | 'agentId' | 'status' | 'humanOverride';
+const ROLLUP_COLUMNS: Record<RollupKey, string> = {
+  day: 'day',
+  agentId: 'agent_id',
+  status: 'status',
+  humanOverride: 'human_override',
+};
+
 /** What of a trace the rollups count. */
 export interface RolledUpTrace {
   agentId: string;
@@ -58,6 +67,44 @@ export class TraceRollups {
 
   /** The rows of the filter's traces, by day (UTC), agent, status and override. */
   async rows(organizationId: string, filter: RollupFilter = {}): Promise<RollupRow[]> {
+    const result = await this.tx.db.execute(await this.union(organizationId, filter));
+    return (result as unknown as { rows: Record<string, unknown>[] }).rows.map((r) => ({
+      day: String(r.day),
+      agentId: String(r.agent_id),
+      status: r.status as TraceStatus,
+      humanOverride: r.human_override === true,
+      traces: Number(r.traces),
+      confidenceSum: Number(r.confidence_sum),
+    }));
+  }
+
+  /**
+   * The filter's traces summed in SQL over the keys given (none: one row for all of them), for reads that want a
+   * few figures rather than every day's rows. Fields absent from `by` are absent from the rows.
+   */
+  async summed(
+    organizationId: string,
+    by: readonly RollupKey[],
+    filter: RollupFilter = {},
+  ): Promise<Array<Partial<Omit<RollupRow, 'traces' | 'confidenceSum'>> & Pick<RollupRow, 'traces' | 'confidenceSum'>>> {
+    const keys = by.map((key) => sql.raw(ROLLUP_COLUMNS[key]));
+    const select = keys.length > 0 ? sql`${sql.join(keys, sql`, `)}, ` : sql``;
+    const group = keys.length > 0 ? sql` group by ${sql.join(keys, sql`, `)}` : sql``;
+    const result = await this.tx.db.execute(sql`select ${select}coalesce(sum(traces), 0)::bigint as traces,
+        coalesce(sum(confidence_sum), 0)::float8 as confidence_sum
+      from (${await this.union(organizationId, filter)}) as rolled${group}`);
+    return (result as unknown as { rows: Record<string, unknown>[] }).rows.map((r) => ({
+      ...(by.includes('day') ? { day: String(r.day) } : {}),
+      ...(by.includes('agentId') ? { agentId: String(r.agent_id) } : {}),
+      ...(by.includes('status') ? { status: r.status as TraceStatus } : {}),
+      ...(by.includes('humanOverride') ? { humanOverride: r.human_override === true } : {}),
+      traces: Number(r.traces),
+      confidenceSum: Number(r.confidence_sum),
+    }));
+  }
+
+  /** The rollup rows of the filter's closed days and the live counts of the rest, as one union. */
+  private async union(organizationId: string, filter: RollupFilter): Promise<SQL> {
     const { closed, live } = await this.split(organizationId, filter);
     const agents = filter.agentIds
       ? sql`and agent_id = any(${sql.param([...filter.agentIds])}::text[])`
@@ -77,15 +124,7 @@ export class TraceRollups {
         where organization_id = ${organizationId} and ${range} ${agents} ${status}
         group by 1, 2, 3, 4`);
     }
-    const result = await this.tx.db.execute(sql.join(parts, sql` union all `));
-    return (result as unknown as { rows: Record<string, unknown>[] }).rows.map((r) => ({
-      day: String(r.day),
-      agentId: String(r.agent_id),
-      status: r.status as TraceStatus,
-      humanOverride: r.human_override === true,
-      traces: Number(r.traces),
-      confidenceSum: Number(r.confidence_sum),
-    }));
+    return sql.join(parts, sql` union all `);
   }
 
   /** How many traces the filter matches (what a list's `total` says): the rollups plus a live count of the rest. */

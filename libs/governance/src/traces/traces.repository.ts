@@ -184,6 +184,44 @@ export class TracesRepository {
     });
   }
 
+  /**
+   * Applies a human verdict (POST /cpi/ingest) to one trace under a row lock, so concurrent submissions serialise and
+   * each sees the state the previous one left; returns the trace before and after, or undefined when absent. The
+   * rollups are told in the same transaction.
+   */
+  async applyFeedback(
+    organizationId: string,
+    id: string,
+    change: (
+      before: TraceRow,
+    ) => Pick<TraceRow, 'status' | 'humanOverride' | 'outputDecision' | 'metadata' | 'rationale'>,
+    at: Date,
+  ): Promise<{ before: TraceRow; after: TraceRow } | undefined> {
+    return this.tx.run(async () => {
+      const [before] = await this.tx.db
+        .select()
+        .from(traces)
+        .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)))
+        .for('update');
+      if (!before) return undefined;
+      const [after] = await this.tx.db
+        .update(traces)
+        .set({ ...change(before), updatedAt: at })
+        .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)))
+        .returning();
+      await this.rollups.traceChanged(organizationId, before, after!);
+      return { before, after: after! };
+    });
+  }
+
+  /** Replaces a trace's similarity text (after a human correction, so that similar-trace search finds it). */
+  async setSearchText(organizationId: string, id: string, searchText: string): Promise<void> {
+    await this.tx.db
+      .update(traces)
+      .set({ searchText })
+      .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)));
+  }
+
   async findById(organizationId: string, id: string): Promise<TraceRow | undefined> {
     const [row] = await this.tx.db
       .select()

@@ -1,0 +1,2 @@
+ALTER TABLE "trace_feedback" ADD COLUMN "first_corrected_at" timestamp (3) with time zone;--> statement-breakpoint
+CREATE INDEX "audit_entries_org_target_idx" ON "audit_entries" USING btree ("organization_id","target_type","target_id","sequence") WHERE target_type <> 'trace';

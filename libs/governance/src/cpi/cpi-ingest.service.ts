@@ -1,0 +1,225 @@
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  type Actor,
+  AppError,
+  AuditLog,
+  Clock,
+  DomainEvents,
+  isObjectId,
+  type RequestMeta,
+  TransactionHost,
+} from '#platform';
+import type { TraceRow } from '../traces/trace.schema.js';
+import { SEARCH_TEXT_MAX } from '../traces/trace-ingest.pipeline.js';
+import { TracesRepository } from '../traces/traces.repository.js';
+import type { FeedbackAction } from './cpi.schema.js';
+import type { CpiIngestDto, CpiIngestResultDto } from './dto/cpi-ingest.dto.js';
+import { TraceFeedbackRepository } from './trace-feedback.repository.js';
+
+/** Prefixed once to the rationale of a corrected trace, so readers see that a human replaced the agent's decision. */
+export const CORRECTION_MARKER = '[Human correction] ';
+
+/**
+ * A trace's current decision: outputDecision.decision once a human set it, else the agent's own action (ingestion
+ * has no separate decision field, so the action is what a human approves or corrects).
+ */
+export function decisionOf(output: Record<string, unknown>): unknown {
+  return output.decision ?? output.action ?? null;
+}
+
+interface Verdict {
+  action: FeedbackAction;
+  decision: string | null;
+  confidence: number | null;
+}
+
+/** Reads action and correctedDecision into one verdict, or refuses with 400 VALIDATION_ERROR (rules 1–3). */
+export function verdictOf(dto: CpiIngestDto): Verdict {
+  const raw = dto.correctedDecision;
+  if (dto.action === 'approve') {
+    if (raw !== undefined) throw AppError.validation('correctedDecision is not allowed with action approve');
+    return { action: 'approve', decision: null, confidence: null };
+  }
+  if (raw === undefined) {
+    throw AppError.validation(
+      dto.action === 'correct'
+        ? 'correctedDecision is required with action correct'
+        : 'action or correctedDecision is required',
+    );
+  }
+  const validDecision = (value: unknown): value is string =>
+    typeof value === 'string' && value.trim().length >= 1 && value.length <= 200;
+  if (typeof raw === 'string') {
+    if (!validDecision(raw)) throw AppError.validation('correctedDecision must be 1–200 characters');
+    return { action: 'correct', decision: raw, confidence: null };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw AppError.validation('correctedDecision must be a string or an object {decision, confidence?}');
+  }
+  const { decision, confidence, ...rest } = raw as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) {
+    throw AppError.validation(`correctedDecision has unknown fields: ${Object.keys(rest).join(', ')}`);
+  }
+  if (!validDecision(decision))
+    throw AppError.validation('correctedDecision.decision must be 1–200 characters');
+  if (
+    confidence !== undefined &&
+    (typeof confidence !== 'number' || !Number.isFinite(confidence) || confidence < 0 || confidence > 1)
+  ) {
+    throw AppError.validation('correctedDecision.confidence must be a number from 0 to 1');
+  }
+  return { action: 'correct', decision, confidence: (confidence as number | undefined) ?? null };
+}
+
+/**
+ * POST /cpi/ingest (contract §13 rules 1–7): the trace, its feedback row, the rollups, the audit entry and the
+ * domain event change in one transaction; the similarity text is re-indexed after commit.
+ */
+@Injectable()
+export class CpiIngestService {
+  private readonly logger = new Logger(CpiIngestService.name);
+
+  constructor(
+    private readonly traces: TracesRepository,
+    private readonly feedback: TraceFeedbackRepository,
+    private readonly audit: AuditLog,
+    private readonly events: DomainEvents,
+    private readonly tx: TransactionHost,
+    private readonly clock: Clock,
+  ) {}
+
+  async ingest(actor: Actor, dto: CpiIngestDto, meta: RequestMeta): Promise<CpiIngestResultDto> {
+    const verdict = verdictOf(dto);
+    if (!isObjectId(dto.traceId)) throw AppError.notFound('Trace');
+    const organizationId = actor.organizationId;
+    const at = this.clock.now();
+    const userEmail = dto.userEmail ?? null;
+    const notes = dto.feedbackNotes ?? null;
+    const after = await this.tx.run(async () => {
+      const changed = await this.traces.applyFeedback(
+        organizationId,
+        dto.traceId,
+        (before) => this.applied(before, verdict, notes, actor, userEmail, at),
+        at,
+      );
+      if (!changed) throw AppError.notFound('Trace');
+      const { before, after } = changed;
+      const previousDecision = decisionOf(before.outputDecision);
+      const originalDecision = before.outputDecision.originalDecision ?? previousDecision;
+      await this.feedback.upsert(organizationId, {
+        organizationId,
+        traceId: before.id,
+        agentId: before.agentId,
+        action: verdict.action,
+        statusBefore: before.status,
+        originalDecision,
+        correctedDecision: verdict.decision,
+        originalConfidence: before.confidence,
+        correctedConfidence: verdict.confidence,
+        notes,
+        userEmail,
+        traceCreatedAt: before.createdAt,
+        at,
+      });
+      const type = verdict.action === 'approve' ? 'cpi.approved' : 'cpi.corrected';
+      await this.audit.record(
+        actor,
+        type,
+        { type: 'trace', id: before.id },
+        {
+          action: verdict.action,
+          userEmail,
+          rationale: after.rationale,
+          previousDecision,
+          correctedDecision: verdict.decision,
+          correctedConfidence: verdict.confidence,
+          notes,
+        },
+        meta,
+      );
+      await this.events.publish([
+        {
+          organizationId,
+          type,
+          agentId: before.agentId,
+          data: {
+            traceId: before.id,
+            agentId: before.agentId,
+            action: verdict.action,
+            humanOverride: after.humanOverride,
+            userEmail,
+          },
+        },
+      ]);
+      return after;
+    });
+    if (verdict.action === 'correct') this.reindexLater(organizationId, after);
+    return {
+      traceId: after.id,
+      status: 'success',
+      humanOverride: after.humanOverride,
+      action: verdict.action,
+    };
+  }
+
+  /** The trace's new fields for the verdict (rules 2, 3 and 7). */
+  private applied(
+    before: TraceRow,
+    verdict: Verdict,
+    notes: string | null,
+    actor: Actor,
+    userEmail: string | null,
+    at: Date,
+  ): Pick<TraceRow, 'status' | 'humanOverride' | 'outputDecision' | 'metadata' | 'rationale'> {
+    if (verdict.action === 'approve') {
+      return {
+        status: 'success',
+        humanOverride: false,
+        outputDecision: before.outputDecision,
+        rationale: before.rationale,
+        metadata: {
+          ...before.metadata,
+          // Without an e-mail the approver is the workspace key that submitted the verdict.
+          approvedBy: userEmail ?? `apiKey:${actor.keyId ?? 'unknown'}`,
+          approvedAt: at.toISOString(),
+        },
+      };
+    }
+    const output: Record<string, unknown> = {
+      ...before.outputDecision,
+      decision: verdict.decision,
+      // Kept from the first correction, so that repeating one never loses the agent's own decision.
+      originalDecision:
+        'originalDecision' in before.outputDecision
+          ? before.outputDecision.originalDecision
+          : decisionOf(before.outputDecision),
+      correctionNotes: notes,
+    };
+    if (verdict.confidence !== null) output.correctedConfidence = verdict.confidence;
+    else delete output.correctedConfidence;
+    const rationale = before.rationale ?? '';
+    return {
+      status: 'success',
+      humanOverride: true,
+      outputDecision: output,
+      metadata: before.metadata,
+      rationale: rationale.startsWith(CORRECTION_MARKER) ? rationale : `${CORRECTION_MARKER}${rationale}`,
+    };
+  }
+
+  /**
+   * Rule 5: the similarity text gains the corrected decision after the response; a failure is logged, never
+   * surfaced, as the verdict itself has committed.
+   */
+  private reindexLater(organizationId: string, trace: TraceRow): void {
+    const prompt = typeof trace.inputContext.prompt === 'string' ? trace.inputContext.prompt : '';
+    const text = typeof trace.outputDecision.text === 'string' ? trace.outputDecision.text : '';
+    const decision = String(trace.outputDecision.decision ?? '');
+    const searchText = `${prompt}\n${text}\n${decision}`.slice(0, SEARCH_TEXT_MAX);
+    setImmediate(() => {
+      this.traces.setSearchText(organizationId, trace.id, searchText).catch((err: unknown) => {
+        this.logger.error(`re-indexing trace ${trace.id} failed: ${String(err)}`);
+      });
+    });
+  }
+}

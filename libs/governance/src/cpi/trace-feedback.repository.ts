@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { sql } from 'drizzle-orm';
+import { TransactionHost } from '#platform';
+import { type FeedbackAction, traceFeedback } from './cpi.schema.js';
+
+export interface FeedbackSubmission {
+  organizationId: string;
+  traceId: string;
+  agentId: string;
+  action: FeedbackAction;
+  statusBefore: string;
+  originalDecision: unknown;
+  correctedDecision: unknown;
+  originalConfidence: number;
+  correctedConfidence: number | null;
+  notes: string | null;
+  userEmail: string | null;
+  traceCreatedAt: Date;
+  at: Date;
+}
+
+/** trace_feedback: one row per (organization, trace) holding the latest verdict and the first-seen facts. */
+@Injectable()
+export class TraceFeedbackRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  /**
+   * Records a submission. The first one fixes statusBefore, the original decision and confidence and firstAt; every
+   * later one replaces the verdict fields and counts itself.
+   */
+  async upsert(organizationId: string, s: FeedbackSubmission): Promise<void> {
+    await this.tx.db
+      .insert(traceFeedback)
+      .values({
+        organizationId,
+        traceId: s.traceId,
+        agentId: s.agentId,
+        action: s.action,
+        statusBefore: s.statusBefore,
+        originalDecision: s.originalDecision,
+        correctedDecision: s.correctedDecision,
+        originalConfidence: s.originalConfidence,
+        correctedConfidence: s.correctedConfidence,
+        notes: s.notes,
+        userEmail: s.userEmail,
+        traceCreatedAt: s.traceCreatedAt,
+        firstAt: s.at,
+        lastAt: s.at,
+        firstCorrectedAt: s.action === 'correct' ? s.at : null,
+        submissions: 1,
+      })
+      .onConflictDoUpdate({
+        target: [traceFeedback.organizationId, traceFeedback.traceId],
+        set: {
+          action: s.action,
+          correctedDecision: s.correctedDecision,
+          correctedConfidence: s.correctedConfidence,
+          notes: s.notes,
+          userEmail: s.userEmail,
+          lastAt: s.at,
+          firstCorrectedAt:
+            s.action === 'correct'
+              ? sql`coalesce(${traceFeedback.firstCorrectedAt}, ${s.at.toISOString()}::timestamptz)`
+              : sql`${traceFeedback.firstCorrectedAt}`,
+          submissions: sql`${traceFeedback.submissions} + 1`,
+        },
+      });
+  }
+}
