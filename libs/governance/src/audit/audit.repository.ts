@@ -37,19 +37,7 @@ export class AuditRepository {
     filter: AuditFilter,
     page: { limit: number; offset: number },
   ): Promise<{ rows: AuditEntryRow[]; total: number }> {
-    const where = this.filterWhere(organizationId, filter);
-    return pageWithTotal(
-      this.tx.db,
-      auditEntries,
-      where,
-      this.tx.db
-        .select()
-        .from(auditEntries)
-        .where(where)
-        .orderBy(desc(auditEntries.sequence))
-        .limit(page.limit)
-        .offset(page.offset),
-    );
+    return this.page(this.filterWhere(organizationId, filter), desc(auditEntries.sequence), page);
   }
 
   /**
@@ -69,17 +57,20 @@ export class AuditRepository {
       // Repeats the partial index's predicate, so that the planner can use it whatever the parameter's value.
       ne(auditEntries.targetType, 'trace'),
     )!;
+    return this.page(where, asc(auditEntries.sequence), page);
+  }
+
+  /** One page of the entries matching `where`, in `order`, with the total. */
+  private page(
+    where: SQL,
+    order: SQL,
+    page: { limit: number; offset: number },
+  ): Promise<{ rows: AuditEntryRow[]; total: number }> {
     return pageWithTotal(
       this.tx.db,
       auditEntries,
       where,
-      this.tx.db
-        .select()
-        .from(auditEntries)
-        .where(where)
-        .orderBy(asc(auditEntries.sequence))
-        .limit(page.limit)
-        .offset(page.offset),
+      this.tx.db.select().from(auditEntries).where(where).orderBy(order).limit(page.limit).offset(page.offset),
     );
   }
 
