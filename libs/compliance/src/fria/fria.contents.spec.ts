@@ -48,6 +48,8 @@ describe('friaHash', () => {
 
 describe('completeness', () => {
   it('counts the 8 fields; blank strings are not populated', () => {
+    // Nothing populated: 0 (unreachable over HTTP, where systemName is required and cannot be blanked).
+    expect(completeness({ ...base, systemName: '  ' })).toBe(0);
     // systemName alone: 1/8 = 12.5 → 13.
     expect(completeness(base)).toBe(13);
     // systemName, purpose, risks, complaints = 4/8 = 50; blank usageContext not counted.
