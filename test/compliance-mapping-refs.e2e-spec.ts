@@ -20,6 +20,8 @@ describe('compliance mapping: bounds and evidence references', () => {
   let otherFria: string;
   let otherPolicy: string;
   let otherAudit: string;
+  let incidentId: string;
+  let otherIncident: string;
 
   beforeAll(async () => {
     ctx = await TestContext.create();
@@ -36,6 +38,13 @@ describe('compliance mapping: bounds and evidence references', () => {
     }
     auditId = (await auditEntriesOf(ctx, org.organization.id, 'compliance.mapping.updated'))[0]!.id;
     otherAudit = (await auditEntriesOf(ctx, other.organization.id, 'compliance.mapping.updated'))[0]!.id;
+    const incident = (token: string) =>
+      ctx.post('/api/v1/incidents', {
+        token,
+        body: { title: 'Outage', category: 'other', awareAt: ctx.clock.now().toISOString() },
+      });
+    incidentId = (await incident(org.token)).json().data.id;
+    otherIncident = (await incident(other.token)).json().data.id;
   });
   afterAll(async () => ctx?.close());
 
@@ -115,11 +124,12 @@ describe('compliance mapping: bounds and evidence references', () => {
   });
 
   describe('evidence references', () => {
-    it('accepts a FRIA, a policy and an audit entry of the organization, and stores them in order', async () => {
+    it('accepts a FRIA, a policy, an audit entry and an incident of the organization, stored in order', async () => {
       const evidenceRefs = [
         { type: 'fria', id: friaId },
         { type: 'policy', id: policyId },
         { type: 'audit', id: auditId },
+        { type: 'incident', id: incidentId },
       ];
       const res = await patch({
         framework: 'eu-ai-act',
@@ -143,6 +153,7 @@ describe('compliance mapping: bounds and evidence references', () => {
       ['fria', () => otherFria],
       ['policy', () => otherPolicy],
       ['audit', () => otherAudit],
+      ['incident', () => otherIncident],
     ])('refuses a %s of another organization as not found, naming the ref', async (type, id) => {
       const evidenceRefs = [
         { type: 'policy', id: policyId },
@@ -154,7 +165,7 @@ describe('compliance mapping: bounds and evidence references', () => {
       await expectNoNote();
     });
 
-    it('refuses absent records and every incident, listing each refused ref', async () => {
+    it('refuses absent records, listing each refused ref', async () => {
       const absent = '0123456789abcdef01234567';
       const evidenceRefs = [
         { type: 'incident', id: absent },

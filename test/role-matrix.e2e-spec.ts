@@ -145,6 +145,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PATCH /api/v1/compliance/mapping': OWNER_ADMIN,
   'GET /api/v1/compliance/mapping-notes': ALL,
   'PUT /api/v1/compliance/mapping-notes': OWNER_ADMIN,
+  // Incidents: everyone reads; owners, admins and members record and move them
+  'GET /api/v1/incidents': ALL,
+  'POST /api/v1/incidents': EDIT_AGENTS,
+  'GET /api/v1/incidents/:id': ALL,
+  'PATCH /api/v1/incidents/:id': EDIT_AGENTS,
   // CPI: everyone reads the rollups; feedback comes only from a workspace key
   'GET /api/v1/cpi': ALL,
   'GET /api/v1/cpi/analytics': ALL,

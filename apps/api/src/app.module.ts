@@ -13,7 +13,7 @@ import {
   TracesModule,
   WebhooksModule,
 } from '#governance';
-import { ComplianceMappingModule, FriaModule } from '#compliance';
+import { ComplianceMappingModule, FriaModule, IncidentsModule } from '#compliance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
 @Module({
@@ -31,6 +31,7 @@ import { ComplianceMappingModule, FriaModule } from '#compliance';
     CpiModule,
     FriaModule,
     ComplianceMappingModule,
+    IncidentsModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })

@@ -4,6 +4,7 @@ export * from './agents/agents.module.js';
 export * from './policies/policies.module.js';
 export { PoliciesRepository } from './policies/policies.repository.js';
 export * from './traces/traces.module.js';
+export { TracesRepository } from './traces/traces.repository.js';
 export * from './review/review.module.js';
 export * from './review/review-queue.module.js';
 export * from './approval-patterns/approval-patterns.module.js';

@@ -85,8 +85,7 @@ export class ComplianceMappingController {
       'repeating the same body changes nothing but the review stamp). `status` is `gap` on the first write and ' +
       'unchanged when omitted later; `evidence` (≤ 4,000 characters) and `evidenceRefs` (≤ 20, replacing the ' +
       'list) are unchanged when omitted. Stamps reviewedAt, reviewedBy and a copy of the caller’s e-mail. Every ' +
-      'evidence reference must name a FRIA, policy or audit entry of the organization (incidents are not yet ' +
-      'available and are always refused). Audited and published as `compliance.mapping.updated`. 400 ' +
+      'evidence reference must name a FRIA, policy, audit entry or incident of the organization. Audited and published as `compliance.mapping.updated`. 400 ' +
       'VALIDATION_ERROR for an unknown framework, a clauseId outside its catalogue, bounds, or a missing ' +
       'reference (details name `evidenceRefs[i]`).',
   })

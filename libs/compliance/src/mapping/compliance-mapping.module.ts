@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditModule, PoliciesModule } from '#governance';
 import { IdentityCoreModule } from '#identity';
 import { FriaModule } from '../fria/fria.module.js';
+import { IncidentsModule } from '../incidents/incidents.module.js';
 import { ComplianceMappingController } from './compliance-mapping.controller.js';
 import { ComplianceMappingRepository } from './compliance-mapping.repository.js';
 import { ComplianceMappingService } from './compliance-mapping.service.js';
@@ -11,7 +12,7 @@ import { LegacyNotesService } from './legacy-notes.service.js';
 
 /** Clause attestations against ISO/IEC 42001, the EU AI Act and the NIST AI RMF, with their catalogues. */
 @Module({
-  imports: [FriaModule, PoliciesModule, AuditModule, IdentityCoreModule],
+  imports: [FriaModule, IncidentsModule, PoliciesModule, AuditModule, IdentityCoreModule],
   controllers: [ComplianceMappingController, LegacyNotesController],
   providers: [ComplianceMappingRepository, EvidenceRefs, ComplianceMappingService, LegacyNotesService],
 })

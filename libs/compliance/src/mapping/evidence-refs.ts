@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { AuditService, PoliciesRepository } from '#governance';
 import { AppError, type ErrorDetail } from '#platform';
 import { FriaLookup } from '../fria/fria-lookup.js';
+import { IncidentsRepository } from '../incidents/incidents.repository.js';
 import type { EvidenceRef } from './compliance-mapping.schema.js';
 
 /**
  * Checks that every evidence reference names a record of the organization. A record of another organization is
- * refused exactly like a missing one. Incidents do not exist yet, so every incident reference is refused.
+ * refused exactly like a missing one.
  */
 @Injectable()
 export class EvidenceRefs {
@@ -14,6 +15,7 @@ export class EvidenceRefs {
     private readonly frias: FriaLookup,
     private readonly policies: PoliciesRepository,
     private readonly audit: AuditService,
+    private readonly incidents: IncidentsRepository,
   ) {}
 
   async assertExist(organizationId: string, refs: readonly EvidenceRef[]): Promise<void> {
@@ -35,7 +37,7 @@ export class EvidenceRefs {
       case 'audit':
         return (await this.audit.findEntry(organizationId, ref.id)) !== undefined;
       case 'incident':
-        return false;
+        return (await this.incidents.find(organizationId, ref.id)) !== undefined;
     }
   }
 }
