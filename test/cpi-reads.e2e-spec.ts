@@ -125,14 +125,21 @@ describe('GET /cpi and GET /cpi/analytics', () => {
     // The other organization: a flagged trace rejected in review and a plain one corrected.
     await ingest(foreign, 'x1', 'Please refund order 7', 0.35);
     await ingest(foreign, 'x2', 'Hi there', 0.95);
+    // x3: approved by feedback while flagged, then rejected in review: the later review decides (a correct flag).
+    await ingest(foreign, 'x3', 'Please refund order 8', 0.45);
+    await feedback('x3', { action: 'approve' }, otherKey);
     at('2026-06-10T11:10:00.000Z');
     await decide('b2', 'escalate');
     const otherToken = await ctx.login(other.user.email);
-    expect(
-      (await ctx.post(`${QUEUE}/${items.x1}/decision`, { token: otherToken, body: { decision: 'reject' } }))
-        .statusCode,
-    ).toBe(200);
-    await feedback('x2', { correctedDecision: 'deny', feedbackNotes: 'Tone' }, otherKey);
+    for (const name of ['x1', 'x3']) {
+      const res = await ctx.post(`${QUEUE}/${items[name]}/decision`, {
+        token: otherToken,
+        body: { decision: 'reject' },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    // Tabs and newlines are white space: the reason is shown trimmed, as "tone".
+    await feedback('x2', { correctedDecision: 'deny', feedbackNotes: '\ttone \n' }, otherKey);
     at('2026-06-10T11:20:00.000Z');
     await feedback('a5', { action: 'approve', userEmail: 'ana@example.com' });
     at('2026-06-10T11:30:00.000Z');
@@ -241,20 +248,23 @@ describe('GET /cpi and GET /cpi/analytics', () => {
     ]);
   });
 
-  it('another organization sees only its own verdicts', async () => {
+  it('another organization sees only its own verdicts; a review after feedback decides the flag', async () => {
     const token = await ctx.login(other.user.email);
     const cpi = await read(CPI, token);
+    // x1 rejected, x3 approved by feedback then rejected in review (the later verdict), x2 corrected.
     expect(cpi.totals).toMatchObject({
-      traces: 2,
-      humanVerdicts: 2,
-      decidedFlags: 1,
-      correctFlags: 1,
+      traces: 3,
+      blocked: 2,
+      success: 1,
+      humanVerdicts: 3,
+      decidedFlags: 2,
+      correctFlags: 2,
       falseFlags: 0,
       humanOverrides: 1,
     });
     const analytics = await read(ANALYTICS, token);
     expect(analytics.agents.map((agent: { name: string }) => agent.name)).toEqual(['Foreign bot']);
-    expect(analytics.topCorrectionReasons).toEqual([{ reason: 'Tone', count: 1 }]);
+    expect(analytics.topCorrectionReasons).toEqual([{ reason: 'tone', count: 1 }]);
   });
 
   it('refuses without a session (401) and with a workspace key (403)', async () => {

@@ -92,18 +92,18 @@ export class CpiReadsRepository {
   }
 
   /**
-   * The most frequent notes of traces whose latest verdict is a correction, compared without case, surrounding
+   * The most frequent notes of traces whose latest feedback is a correction, compared without case, surrounding
    * space or repeated inner space; each reason is shown as its first spelling in byte order.
    */
   async topCorrectionReasons(organizationId: string, limit: number): Promise<CorrectionReasonCount[]> {
-    const normalised = sql`regexp_replace(lower(btrim(${traceFeedback.notes})), '\\s+', ' ', 'g')`;
+    // Every run of white space (tabs and newlines too) as one space, then trimmed; compared without case.
+    const spaced = sql`btrim(regexp_replace(${traceFeedback.notes}, '[[:space:]]+', ' ', 'g'))`;
     const result = await this.tx.db.execute(sql`select reason, n from (
-        select left(min(regexp_replace(btrim(${traceFeedback.notes}), '\\s+', ' ', 'g') collate "C"), 500) as reason,
-          count(*)::int as n
+        select left(min(${spaced} collate "C"), 500) as reason, count(*)::int as n
         from ${traceFeedback}
         where ${traceFeedback.organizationId} = ${organizationId} and ${traceFeedback.action} = 'correct'
-          and ${traceFeedback.notes} is not null and btrim(${traceFeedback.notes}) <> ''
-        group by ${normalised}
+          and ${traceFeedback.notes} is not null and ${spaced} <> ''
+        group by lower(${spaced})
       ) as reasons
       order by n desc, reason collate "C" asc
       limit ${limit}`);
@@ -131,7 +131,7 @@ export class CpiReadsRepository {
   }
 
   /**
-   * Traces whose latest verdict is a correction, by the time from the trace's creation to its first correction:
+   * Traces whose latest feedback is a correction, by the time from the trace's creation to its first correction:
    * under an hour, an hour to a day, a day to a week, longer (each lower bound inclusive).
    */
   async correctionDelays(organizationId: string): Promise<Record<CorrectionDelayBucket, number>> {

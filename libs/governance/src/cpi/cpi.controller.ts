@@ -17,8 +17,8 @@ import { CpiAnalyticsDto, CpiRollupDto } from './dto/cpi-reads.dto.js';
 const READ_LIMIT =
   'Counted by the CPI read limiter, which GET /cpi and GET /cpi/analytics share: 60 requests per user per 15 ' +
   'minutes (CPI_RATE_LIMIT_MAX, CPI_RATE_LIMIT_WINDOW_MS), shared by the replicas through Redis when REDIS_URL is ' +
-  'set; every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and beyond the limit 429 ' +
-  'RATE_LIMITED with Retry-After.';
+  'set; every authenticated answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and ' +
+  'beyond the limit 429 RATE_LIMITED with Retry-After.';
 const RATE_LIMITED = { 429: 'RATE_LIMITED (the CPI read limiter; see Retry-After)' };
 
 /** Human feedback on traces (contract §13). */
@@ -54,7 +54,7 @@ export class CpiController {
     summary: 'Human-feedback analytics',
     description:
       'Every role. Per agent: traces, verdicts, overrides and override rate (overrides / traces); the 10 most ' +
-      'frequent correction notes; the mean confidence before and after corrections that gave one; and how long ' +
+      'frequent notes of traces whose latest feedback is a correction; the mean confidence before and after corrections that gave one; and how long ' +
       `after a trace its first correction came (<1h, 1-24h, 1-7d, >7d). ${READ_LIMIT}`,
   })
   @ApiEnvelope(CpiAnalyticsDto)

@@ -17,7 +17,7 @@ export interface AccessOptions {
   write?: boolean;
   /**
    * A per-user limiter counted after every other check passed (429 RATE_LIMITED with Retry-After beyond it);
-   * a key counts under the key's id.
+   * a key counts against the user who created it (under its own id when it has none).
    */
   rateLimit?: UserRateLimitName;
 }

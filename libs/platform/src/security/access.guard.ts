@@ -53,7 +53,8 @@ export class AccessGuard implements CanActivate {
       throw AppError.forbidden('This API key is read-only');
     }
     if (meta.rateLimit) {
-      const subject = actor.credential === 'jwt' ? `user:${actor.userId}` : `key:${actor.keyId}`;
+      // Per user: a key counts against its creator, so that several keys do not multiply a user's window.
+      const subject = actor.userId ? `user:${actor.userId}` : `key:${actor.keyId}`;
       const decision = await this.limiter.checkUser(meta.rateLimit, subject);
       context.switchToHttp().getResponse<FastifyReply>().headers({
         'RateLimit-Limit': String(decision.limit),

@@ -10,7 +10,8 @@ export class CpiTotalsDto {
   @ApiProperty({ description: 'Traces a human verdict through POST /cpi/ingest set to success.' })
   success: number;
   @ApiProperty({
-    description: 'Traces with a human verdict: a review item approved or rejected, or feedback through /cpi/ingest.',
+    description:
+      'Traces with a human verdict: a review item approved or rejected, or feedback through /cpi/ingest.',
   })
   humanVerdicts: number;
   @ApiProperty({ description: 'Flagged traces with a human verdict (decided flags).' }) decidedFlags: number;
@@ -58,7 +59,8 @@ export class CpiRollupDto {
   averageConfidenceByStatus: ConfidenceByStatusDto;
   @ApiProperty({
     type: [CpiTrendPointDto],
-    description: 'The last 30 UTC days, oldest first, today last; verdicts count on the day of the latest one.',
+    description:
+      'The last 30 UTC days, oldest first, today last; verdicts count on the day of the latest one.',
   })
   trend: CpiTrendPointDto[];
 }
@@ -76,7 +78,9 @@ export class CpiAgentDto {
 
 export class CorrectionReasonDto {
   @ApiProperty({
-    description: 'A feedbackNotes text of corrections, compared without case or extra space (first 500 characters).',
+    description:
+      'A feedbackNotes text of traces whose latest feedback is a correction, compared without case or extra ' +
+      'white space (first 500 characters).',
   })
   reason: string;
   @ApiProperty() count: number;
@@ -111,7 +115,7 @@ export class CpiAnalyticsDto {
   @ApiProperty({
     type: [CorrectionDelayDto],
     description:
-      'Traces whose latest verdict is a correction, by the time from the trace to its first correction; ' +
+      'Traces whose latest feedback is a correction, by the time from the trace to its first correction; ' +
       'all four buckets, in this order.',
   })
   timeToCorrection: CorrectionDelayDto[];
