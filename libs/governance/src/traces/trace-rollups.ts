@@ -86,7 +86,9 @@ export class TraceRollups {
     organizationId: string,
     by: readonly RollupKey[],
     filter: RollupFilter = {},
-  ): Promise<Array<Partial<Omit<RollupRow, 'traces' | 'confidenceSum'>> & Pick<RollupRow, 'traces' | 'confidenceSum'>>> {
+  ): Promise<
+    Array<Partial<Omit<RollupRow, 'traces' | 'confidenceSum'>> & Pick<RollupRow, 'traces' | 'confidenceSum'>>
+  > {
     const keys = by.map((key) => sql.raw(ROLLUP_COLUMNS[key]));
     const select = keys.length > 0 ? sql`${sql.join(keys, sql`, `)}, ` : sql``;
     const group = keys.length > 0 ? sql` group by ${sql.join(keys, sql`, `)}` : sql``;
@@ -106,10 +108,7 @@ export class TraceRollups {
   /** The rollup rows of the filter's closed days and the live counts of the rest, as one union. */
   private async union(organizationId: string, filter: RollupFilter): Promise<SQL> {
     const { closed, live } = await this.split(organizationId, filter);
-    const agents = filter.agentIds
-      ? sql`and agent_id = any(${sql.param([...filter.agentIds])}::text[])`
-      : sql``;
-    const status = filter.status ? sql`and status = ${filter.status}` : sql``;
+    const { agents, status } = filterConditions(filter);
     const parts: SQL[] = [];
     if (closed) {
       parts.push(sql`select day::text as day, agent_id, status, human_override, traces, confidence_sum
@@ -130,10 +129,7 @@ export class TraceRollups {
   /** How many traces the filter matches (what a list's `total` says): the rollups plus a live count of the rest. */
   async count(organizationId: string, filter: RollupFilter = {}): Promise<number> {
     const { closed, live } = await this.split(organizationId, filter);
-    const agents = filter.agentIds
-      ? sql`and agent_id = any(${sql.param([...filter.agentIds])}::text[])`
-      : sql``;
-    const status = filter.status ? sql`and status = ${filter.status}` : sql``;
+    const { agents, status } = filterConditions(filter);
     const rolled = closed
       ? sql`(select coalesce(sum(traces), 0) from ${traceDailyRollups}
           where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
@@ -276,6 +272,14 @@ export class TraceRollups {
       order by d`);
     return (result as unknown as { rows: { day: string }[] }).rows.map((r) => r.day);
   }
+}
+
+/** The filter's agent and status conditions, each `and …` or empty: the same on rollup rows and on traces. */
+function filterConditions(filter: RollupFilter): { agents: SQL; status: SQL } {
+  return {
+    agents: filter.agentIds ? sql`and agent_id = any(${sql.param([...filter.agentIds])}::text[])` : sql``,
+    status: filter.status ? sql`and status = ${filter.status}` : sql``,
+  };
 }
 
 const lockKey = (organizationId: string, day: string): string => `trace-rollup:${organizationId}:${day}`;
