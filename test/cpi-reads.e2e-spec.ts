@@ -374,7 +374,10 @@ describe('the CPI read limiter shared through Redis by two replicas', () => {
     a = await TestContext.create({
       config: {
         redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-        userRateLimits: { cpiRead: { max: 4, windowMs: 15 * 60 * 1000 } },
+        userRateLimits: {
+          cpiRead: { max: 4, windowMs: 15 * 60 * 1000 },
+          compliancePdf: { max: 10, windowMs: 60 * 60 * 1000 },
+        },
       },
     });
     b = await replicaContext(a);

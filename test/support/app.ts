@@ -81,6 +81,9 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
       APP_URL: 'http://app.gov.test',
       // Suites register and log in far more than 100 times; the limiter suite sets the real limit.
       AUTH_RATE_LIMIT_MAX: '1000000',
+      // Which Chromium renders the PDFs: CI runs the PDF suites once with the bundled one and once with Debian's.
+      CHROMIUM_PATH: process.env.CHROMIUM_PATH,
+      CHROMIUM_SOURCES: process.env.CHROMIUM_SOURCES,
     }),
     ...overrides,
   };

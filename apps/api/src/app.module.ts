@@ -13,7 +13,7 @@ import {
   TracesModule,
   WebhooksModule,
 } from '#governance';
-import { ComplianceMappingModule, FriaModule, IncidentsModule } from '#compliance';
+import { ComplianceMappingModule, FriaModule, IncidentsModule, ReportsModule } from '#compliance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
 @Module({
@@ -32,6 +32,7 @@ import { ComplianceMappingModule, FriaModule, IncidentsModule } from '#complianc
     FriaModule,
     ComplianceMappingModule,
     IncidentsModule,
+    ReportsModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })

@@ -2,3 +2,4 @@ export * from './fria/fria.module.js';
 export * from './mapping/compliance-mapping.module.js';
 export * from './incidents/incidents.module.js';
 export { FriaRepository } from './fria/fria.repository.js';
+export * from './reports/reports.module.js';

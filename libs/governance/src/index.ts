@@ -12,3 +12,6 @@ export * from './webhooks/webhooks.module.js';
 export * from './events/event-stream.module.js';
 export * from './events/event-stream.hub.js';
 export * from './cpi/cpi.module.js';
+export { TraceRollups } from './traces/trace-rollups.js';
+export { ReviewItemsRepository } from './review/review-items.repository.js';
+export { AgentsRepository } from './agents/agents.repository.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, desc, eq, ilike, isNull, type SQL } from 'drizzle-orm';
+import { and, desc, eq, ilike, isNull, sql, type SQL } from 'drizzle-orm';
 import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import { friaAssessments, type FriaRow, type FriaStatus } from './fria.schema.js';
 
@@ -97,5 +97,15 @@ export class FriaRepository {
       )
       .returning();
     return row;
+  }
+
+  /** Assessments per status. */
+  async countByStatus(organizationId: string): Promise<Map<FriaStatus, number>> {
+    const rows = await this.tx.db
+      .select({ status: friaAssessments.status, n: sql<number>`count(*)::int` })
+      .from(friaAssessments)
+      .where(eq(friaAssessments.organizationId, organizationId))
+      .groupBy(friaAssessments.status);
+    return new Map(rows.map((r) => [r.status, Number(r.n)]));
   }
 }

@@ -22,6 +22,9 @@ export const incidents = pgTable(
     status: varchar('status', { length: 10 }).$type<IncidentStatus>().notNull(),
     reportedAt: timestamp('reported_at', { withTimezone: true, precision: 3 }),
     closedAt: timestamp('closed_at', { withTimezone: true, precision: 3 }),
+    /** When the owners and admins were told the deadline is 24 hours away, and that it has passed (once each). */
+    dueSoonNoticeAt: timestamp('due_soon_notice_at', { withTimezone: true, precision: 3 }),
+    overdueNoticeAt: timestamp('overdue_notice_at', { withTimezone: true, precision: 3 }),
     createdBy: varchar('created_by', { length: 24 }),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { and, desc, eq, gte, lt, ne, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import { incidents, type IncidentRow, type IncidentStatus } from './incident.schema.js';
+
+/** How long before its deadline an open incident's owners and admins are told it is due. */
+export const DUE_SOON_WINDOW_MS = 24 * 3_600_000;
 
 export interface IncidentFilter {
   status?: IncidentStatus;
@@ -65,9 +68,94 @@ export class IncidentsRepository {
       .update(incidents)
       .set(set)
       .where(
-        and(eq(incidents.organizationId, organizationId), eq(incidents.id, id), eq(incidents.status, expected)),
+        and(
+          eq(incidents.organizationId, organizationId),
+          eq(incidents.id, id),
+          eq(incidents.status, expected),
+        ),
       )
       .returning();
     return row;
+  }
+
+  /** The open incidents, nearest deadline first (at most `limit`), how many are open and how many overdue at `now`. */
+  async openByDeadline(
+    organizationId: string,
+    now: Date,
+    limit: number,
+  ): Promise<{ rows: IncidentRow[]; open: number; overdue: number }> {
+    const where = and(eq(incidents.organizationId, organizationId), eq(incidents.status, 'open'))!;
+    const [counts] = await this.tx.db
+      .select({
+        open: sql<number>`count(*)::int`,
+        overdue: sql<number>`count(*) filter (where ${incidents.deadlineAt} < ${now})::int`,
+      })
+      .from(incidents)
+      .where(where);
+    const rows =
+      limit > 0
+        ? await this.tx.db
+            .select()
+            .from(incidents)
+            .where(where)
+            .orderBy(incidents.deadlineAt, incidents.id)
+            .limit(limit)
+        : [];
+    return { rows, open: Number(counts?.open ?? 0), overdue: Number(counts?.overdue ?? 0) };
+  }
+
+  /**
+   * Claims, across all organizations, up to `limit` open incidents whose deadline is within the next 24 hours and
+   * whose due-soon notice is not sent yet: sets `dueSoonNoticeAt` to `now` and returns them. One statement; the
+   * rows are chosen with `FOR UPDATE SKIP LOCKED` and the conditions checked again by the update, so concurrent
+   * claims (of any replica) never return an incident twice. Call it in the transaction that sends the notices.
+   */
+  async claimDueSoon(now: Date, limit: number): Promise<IncidentRow[]> {
+    const i = incidents;
+    const due = and(
+      eq(i.status, 'open'),
+      isNull(i.dueSoonNoticeAt),
+      gt(i.deadlineAt, now),
+      lte(i.deadlineAt, new Date(now.getTime() + DUE_SOON_WINDOW_MS)),
+    )!;
+    return this.claim(due, { dueSoonNoticeAt: now }, limit);
+  }
+
+  /**
+   * Claims, across all organizations, up to `limit` open incidents past their deadline whose overdue notice is not
+   * sent yet: sets `overdueNoticeAt` to `now`, and `dueSoonNoticeAt` too when it is still unset (an incident already
+   * overdue is never told afterwards that it is due soon). Same guarantees as `claimDueSoon`.
+   */
+  async claimOverdue(now: Date, limit: number): Promise<IncidentRow[]> {
+    const i = incidents;
+    const due = and(eq(i.status, 'open'), isNull(i.overdueNoticeAt), lte(i.deadlineAt, now))!;
+    return this.claim(
+      due,
+      {
+        overdueNoticeAt: now,
+        dueSoonNoticeAt: sql`coalesce(${i.dueSoonNoticeAt}, ${now.toISOString()}::timestamptz)`,
+      },
+      limit,
+    );
+  }
+
+  private async claim(
+    due: SQL,
+    set: Partial<Record<'dueSoonNoticeAt' | 'overdueNoticeAt', Date | SQL>>,
+    limit: number,
+  ): Promise<IncidentRow[]> {
+    const i = incidents;
+    const picked = this.tx.db
+      .select({ id: i.id })
+      .from(i)
+      .where(due)
+      .orderBy(i.deadlineAt, i.id)
+      .limit(limit)
+      .for('update', { skipLocked: true });
+    return this.tx.db
+      .update(i)
+      .set(set)
+      .where(and(inArray(i.id, picked), due))
+      .returning();
   }
 }

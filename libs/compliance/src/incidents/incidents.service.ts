@@ -93,7 +93,8 @@ export class IncidentsService {
     }
     return this.tx.run(async () => {
       const organizationId = actor.organizationId;
-      if (dto.agentId !== undefined) await assertAgentsOf(this.agents, organizationId, [dto.agentId], 'agentId');
+      if (dto.agentId !== undefined)
+        await assertAgentsOf(this.agents, organizationId, [dto.agentId], 'agentId');
       if (dto.traceId !== undefined) {
         const found = isObjectId(dto.traceId) && (await this.traces.findById(organizationId, dto.traceId));
         if (!found) {

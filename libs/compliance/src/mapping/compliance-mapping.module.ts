@@ -15,5 +15,6 @@ import { LegacyNotesService } from './legacy-notes.service.js';
   imports: [FriaModule, IncidentsModule, PoliciesModule, AuditModule, IdentityCoreModule],
   controllers: [ComplianceMappingController, LegacyNotesController],
   providers: [ComplianceMappingRepository, EvidenceRefs, ComplianceMappingService, LegacyNotesService],
+  exports: [ComplianceMappingService],
 })
 export class ComplianceMappingModule {}

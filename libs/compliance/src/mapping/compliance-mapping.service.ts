@@ -59,6 +59,31 @@ export class ComplianceMappingService {
     };
   }
 
+  /** Every framework's coverage and the status of each of its clauses (the compliance report's table). */
+  async clauseTable(organizationId: string): Promise<
+    Array<{
+      framework: Framework;
+      coverage: Coverage;
+      clauses: Array<{ clauseId: string; title: string; status: ClauseStatus }>;
+    }>
+  > {
+    const tables = [];
+    for (const framework of FRAMEWORKS) {
+      const rows = await this.repo.list(organizationId, framework);
+      const statuses = new Map<string, ClauseStatus>(rows.map((r) => [r.clauseId, r.status]));
+      tables.push({
+        framework,
+        coverage: this.coverage(framework, rows),
+        clauses: CATALOGUES[framework].map((c) => ({
+          clauseId: c.clauseId,
+          title: c.title,
+          status: statuses.get(c.clauseId) ?? 'gap',
+        })),
+      });
+    }
+    return tables;
+  }
+
   /** The crosswalk themes with each clause's title and the organization's current status. */
   async crosswalk(actor: Actor): Promise<CrosswalkDto> {
     const statuses = new Map<Framework, Map<string, ClauseStatus>>();

@@ -93,16 +93,21 @@ export class AuditRepository {
       .limit(limit);
   }
 
-  async bounds(organizationId: string): Promise<{ total: number; first: Date | null; last: Date | null }> {
+  async bounds(
+    organizationId: string,
+  ): Promise<{ total: number; first: Date | null; last: Date | null; headHash: string | null }> {
     const [row] = await this.tx.db
       .select({
         total: count(),
         first: sql<string | null>`min(${auditEntries.createdAt})`,
         last: sql<string | null>`max(${auditEntries.createdAt})`,
+        headHash: sql<string | null>`(select h.hash from ${auditEntries} h where h.organization_id = ${organizationId}
+          order by h.sequence desc limit 1)`,
       })
       .from(auditEntries)
       .where(eq(auditEntries.organizationId, organizationId));
     return {
+      headHash: row?.headHash ?? null,
       total: row?.total ?? 0,
       first: row?.first ? new Date(row.first) : null,
       last: row?.last ? new Date(row.last) : null,

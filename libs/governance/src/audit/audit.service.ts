@@ -73,6 +73,12 @@ export class AuditService {
 
   /** Recomputes every link of the chain; reports the first entry that breaks it. */
   async verify(organizationId: string): Promise<AuditVerifyDto> {
+    const { headHash: _head, ...result } = await this.chainState(organizationId);
+    return result;
+  }
+
+  /** The verification and the hash of the chain's last entry (the compliance report prints both). */
+  async chainState(organizationId: string): Promise<AuditVerifyDto & { headHash: string | null }> {
     let expectedSequence = 1;
     let prevHash = GENESIS_HASH;
     let first: AuditEntryRow | undefined;
@@ -95,6 +101,7 @@ export class AuditService {
           firstEntry: bounds.first?.toISOString() ?? null,
           lastEntry: bounds.last?.toISOString() ?? null,
           brokenAt: { sequence: row.sequence, id: row.id, reason },
+          headHash: bounds.headHash,
         };
       }
       last = row;
@@ -106,6 +113,7 @@ export class AuditService {
       totalEntries: expectedSequence - 1,
       firstEntry: first?.createdAt.toISOString() ?? null,
       lastEntry: last?.createdAt.toISOString() ?? null,
+      headHash: last?.hash ?? null,
     };
   }
 

@@ -154,4 +154,26 @@ export class ReviewItemsRepository {
   insertQuery(rows: readonly ReviewItemRow[]): Query<void> {
     return writeQuery(...(rows.length > 0 ? [bulkInsert(reviewItems, rows)] : []));
   }
+
+  /** The undecided items (pending and escalated): how many, and since when the oldest has waited. */
+  async backlog(organizationId: string): Promise<{ pending: number; escalated: number; oldest: Date | null }> {
+    const [row] = await this.tx.db
+      .select({
+        pending: sql<number>`count(*) filter (where ${reviewItems.status} = 'pending')::int`,
+        escalated: sql<number>`count(*) filter (where ${reviewItems.status} = 'escalated')::int`,
+        oldest: sql<string | null>`min(${reviewItems.createdAt})`,
+      })
+      .from(reviewItems)
+      .where(
+        and(
+          eq(reviewItems.organizationId, organizationId),
+          inArray(reviewItems.status, ['pending', 'escalated']),
+        ),
+      );
+    return {
+      pending: Number(row?.pending ?? 0),
+      escalated: Number(row?.escalated ?? 0),
+      oldest: row?.oldest ? new Date(row.oldest) : null,
+    };
+  }
 }

@@ -299,6 +299,49 @@ export class TracesRepository {
     stats.averageConfidence = stats.total > 0 ? confidenceSum / stats.total : null;
     return stats;
   }
+
+  /**
+   * Traces per matched policy among the organization's traces created in [from, to): read through the partial
+   * index of traces that matched a policy, so the period's other traces are not visited.
+   */
+  async policyMatches(organizationId: string, from: Date, to: Date): Promise<Map<string, number>> {
+    const result = await this.tx.db.execute(sql`select match->>'policyId' as policy_id, count(*)::int as traces
+      from ${traces} cross join lateral jsonb_array_elements(${traces.policyResults}) as match
+      where ${traces.organizationId} = ${organizationId} and ${traces.createdAt} >= ${from}
+        and ${traces.createdAt} < ${to} and ${traces.policyResults} <> '[]'::jsonb
+      group by 1`);
+    const rows = (result as unknown as { rows: { policy_id: string; traces: number }[] }).rows;
+    return new Map(rows.map((r) => [r.policy_id, Number(r.traces)]));
+  }
+
+  /** The `limit` least confident traces created in [from, to) below `below`, least confident first. */
+  async lowConfidence(
+    organizationId: string,
+    from: Date,
+    to: Date,
+    below: number,
+    limit: number,
+  ): Promise<Pick<TraceRow, 'id' | 'agentId' | 'status' | 'confidence' | 'createdAt'>[]> {
+    return this.tx.db
+      .select({
+        id: traces.id,
+        agentId: traces.agentId,
+        status: traces.status,
+        confidence: traces.confidence,
+        createdAt: traces.createdAt,
+      })
+      .from(traces)
+      .where(
+        and(
+          eq(traces.organizationId, organizationId),
+          gte(traces.createdAt, from),
+          sql`${traces.createdAt} < ${to}`,
+          sql`${traces.confidence} < ${below}`,
+        ),
+      )
+      .orderBy(traces.confidence, desc(traces.createdAt), desc(traces.id))
+      .limit(limit);
+  }
 }
 
 /** The agents a filter allows: its agent (if inside its scope), else its scope (null: every agent). */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, count, eq } from 'drizzle-orm';
+import { and, asc, count, eq, inArray } from 'drizzle-orm';
 import { type PageRequest, type Role, pageWithTotal, TransactionHost } from '#platform';
 import { memberships, type MembershipRow } from './organization.schema.js';
 import { users } from '../users/user.schema.js';
@@ -74,6 +74,29 @@ export class MembersRepository {
       .where(and(eq(memberships.organizationId, organizationId), eq(users.email, email)))
       .limit(1);
     return row !== undefined;
+  }
+
+  /**
+   * The e-mails of the active members (active membership, active user) holding one of `roles`, oldest membership
+   * first, at most `limit`: the recipients of an organization's notices.
+   */
+  async listEmailsByRoles(organizationId: string, roles: readonly Role[], limit = 200): Promise<string[]> {
+    if (roles.length === 0) return [];
+    const rows = await this.tx.db
+      .select({ email: users.email })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(
+        and(
+          eq(memberships.organizationId, organizationId),
+          inArray(memberships.role, [...roles]),
+          eq(memberships.isActive, true),
+          eq(users.isActive, true),
+        ),
+      )
+      .orderBy(asc(memberships.createdAt), asc(memberships.id))
+      .limit(limit);
+    return rows.map((row) => row.email);
   }
 
   async countActiveOwners(organizationId: string): Promise<number> {

@@ -24,6 +24,11 @@ export class OrganizationsService {
     private readonly clock: Clock,
   ) {}
 
+  /** The organization's name, for documents generated without a caller (scheduled reports). */
+  async nameOf(organizationId: string): Promise<string | undefined> {
+    return (await this.repo.findById(organizationId))?.name;
+  }
+
   async current(actor: Actor): Promise<OrganizationDto> {
     const row = await this.repo.findById(actor.organizationId);
     if (!row) throw AppError.notFound('Organization');

@@ -41,6 +41,12 @@ const envSchema = z.object({
     .int()
     .min(1000)
     .default(15 * 60 * 1000),
+  PDF_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(10),
+  PDF_RATE_LIMIT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(60 * 60 * 1000),
   OUTBOX_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
   /** The older name of OUTBOX_RETRY_INTERVAL_MS (mail was the outbox's first topic). */
   MAIL_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
@@ -54,6 +60,16 @@ const envSchema = z.object({
   MAIL_FROM: z.string().min(3).default('Governance Service <no-reply@localhost>'),
   DEFAULT_PLAN: z.enum(PLANS).default('sandbox'),
   CHROMIUM_PATH: z.string().optional(),
+  /** Where to look for Chromium when CHROMIUM_PATH is unset, in order: `system` paths, the `bundled` package. */
+  CHROMIUM_SOURCES: z
+    .string()
+    .default('system,bundled')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['system', 'bundled']))),
+  PDF_RENDER_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
+  PDF_MAX_CONCURRENT_RENDERS: z.coerce.number().int().min(1).max(16).default(2),
+  REPORT_SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
+  INCIDENT_NOTICE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   TRUST_PROXY: z
     .string()
     .default('false')
@@ -99,8 +115,11 @@ export interface RateLimit {
   windowMs: number;
 }
 
-/** The per-user read limiters (contract §17): GET /cpi and GET /cpi/analytics share `cpiRead`. */
-export type UserRateLimitName = 'cpiRead';
+/**
+ * The per-user limiters (contract §17, §12): GET /cpi and GET /cpi/analytics share `cpiRead`; the compliance PDF
+ * has `compliancePdf`.
+ */
+export type UserRateLimitName = 'cpiRead' | 'compliancePdf';
 
 export interface AppConfig {
   nodeEnv: 'development' | 'test' | 'production';
@@ -125,6 +144,16 @@ export interface AppConfig {
   mailFrom: string;
   defaultPlan: Plan;
   chromiumPath?: string;
+  /** The compliance PDF's renderer: where Chromium is found, the render timeout, renders at once. */
+  pdf: {
+    /** Where Chromium is looked for when CHROMIUM_PATH is unset (CHROMIUM_PATH, when set, is the only one tried). */
+    chromiumSources: Array<'system' | 'bundled'>;
+    renderTimeoutMs: number;
+    maxConcurrentRenders: number;
+  };
+  /** How often the scheduled-report scheduler and the incident-notice job look for due work. */
+  reportSchedulerIntervalMs: number;
+  incidentNoticeIntervalMs: number;
   trustProxy: boolean | number | string[];
   logLevel: string;
   workers: boolean;
@@ -183,7 +212,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jwtSecret: e.JWT_SECRET ?? persistedDevSecret(dataDir),
     encryptionKey: e.ENCRYPTION_KEY,
     authRateLimit: { max: e.AUTH_RATE_LIMIT_MAX, windowMs: e.AUTH_RATE_LIMIT_WINDOW_MS },
-    userRateLimits: { cpiRead: { max: e.CPI_RATE_LIMIT_MAX, windowMs: e.CPI_RATE_LIMIT_WINDOW_MS } },
+    userRateLimits: {
+      cpiRead: { max: e.CPI_RATE_LIMIT_MAX, windowMs: e.CPI_RATE_LIMIT_WINDOW_MS },
+      compliancePdf: { max: e.PDF_RATE_LIMIT_MAX, windowMs: e.PDF_RATE_LIMIT_WINDOW_MS },
+    },
     outboxRetryIntervalMs: e.OUTBOX_RETRY_INTERVAL_MS ?? e.MAIL_RETRY_INTERVAL_MS ?? 30_000,
     // Without PUBLIC_URL, links and the docs' server entry point at this process's own port.
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
@@ -197,6 +229,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mailFrom: e.MAIL_FROM,
     defaultPlan: e.DEFAULT_PLAN,
     chromiumPath: e.CHROMIUM_PATH,
+    pdf: {
+      chromiumSources: e.CHROMIUM_SOURCES,
+      renderTimeoutMs: e.PDF_RENDER_TIMEOUT_MS,
+      maxConcurrentRenders: e.PDF_MAX_CONCURRENT_RENDERS,
+    },
+    reportSchedulerIntervalMs: e.REPORT_SCHEDULER_INTERVAL_MS,
+    incidentNoticeIntervalMs: e.INCIDENT_NOTICE_INTERVAL_MS,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     workers: e.WORKERS === 'on',

@@ -96,6 +96,22 @@ export class MailService implements OnModuleInit, OnModuleDestroy {
     return id;
   }
 
+  /**
+   * Sends one message now, to every recipient at once, and resolves when the SMTP server accepted it; throws when it
+   * was refused or no SMTP_URL is set. For callers that report the outcome themselves and retry on their own terms
+   * (scheduled reports: a failed send leaves the report due); everything else goes through `send` and the outbox.
+   */
+  async deliverNow(mail: Omit<OutgoingMail, 'to'> & { to: readonly string[] }): Promise<void> {
+    if (!this.transport) throw new Error('No SMTP server is configured (SMTP_URL)');
+    await this.transport.sendMail({
+      from: this.config.mailFrom,
+      to: [...mail.to],
+      subject: mail.subject.slice(0, 300),
+      text: mail.text,
+      html: mail.html,
+    });
+  }
+
   /** The outbox's retry pass for mail alone (the scheduler runs it for every topic); returns the messages claimed. */
   retryDue(): Promise<number> {
     return this.outbox.runDue('mail.send');

@@ -24,7 +24,8 @@ export class CreateIncidentDto {
 
   @ApiProperty({
     enum: INCIDENT_CATEGORIES,
-    description: 'Sets the deadline: death 10 days, widespread_infringement and critical_infrastructure 2, other 15.',
+    description:
+      'Sets the deadline: death 10 days, widespread_infringement and critical_infrastructure 2, other 15.',
   })
   @IsIn(INCIDENT_CATEGORIES, { message: `category must be one of ${INCIDENT_CATEGORIES.join(', ')}` })
   category: IncidentCategory;
@@ -59,7 +60,8 @@ export class UpdateIncidentDto {
 
   @ApiPropertyOptional({
     format: 'date-time',
-    description: 'With status reported only: when it was reported (default now); not before awareAt or in the future.',
+    description:
+      'With status reported only: when it was reported (default now); not before awareAt or in the future.',
   })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'reportedAt must be an ISO 8601 date-time' })
@@ -101,7 +103,8 @@ export class IncidentDto {
   })
   timeLeftSeconds: number | null;
   @ApiProperty({ description: 'Open and past its deadline.' }) overdue: boolean;
-  @ApiProperty({ type: String, nullable: true, description: 'User id of the creator.' }) createdBy: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'User id of the creator.' }) createdBy:
+    string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }

@@ -1,0 +1,27 @@
+CREATE TABLE "scheduled_reports" (
+	"id" varchar(24) PRIMARY KEY NOT NULL,
+	"organization_id" varchar(24) NOT NULL,
+	"workspace_id" varchar(24),
+	"name" varchar(120) NOT NULL,
+	"frequency" varchar(10) NOT NULL,
+	"recipients" jsonb NOT NULL,
+	"include_metrics" boolean NOT NULL,
+	"include_top_agents" boolean NOT NULL,
+	"include_alerts" boolean NOT NULL,
+	"include_low_conf" boolean NOT NULL,
+	"is_active" boolean NOT NULL,
+	"last_sent_at" timestamp (3) with time zone,
+	"next_send_at" timestamp (3) with time zone NOT NULL,
+	"sent_count" integer DEFAULT 0 NOT NULL,
+	"claimed_until" timestamp (3) with time zone,
+	"created_by" varchar(24),
+	"created_by_email" varchar(320),
+	"created_at" timestamp (3) with time zone NOT NULL,
+	"updated_at" timestamp (3) with time zone NOT NULL
+);
+--> statement-breakpoint
+ALTER TABLE "incidents" ADD COLUMN "due_soon_notice_at" timestamp (3) with time zone;--> statement-breakpoint
+ALTER TABLE "incidents" ADD COLUMN "overdue_notice_at" timestamp (3) with time zone;--> statement-breakpoint
+CREATE INDEX "scheduled_reports_org_created_idx" ON "scheduled_reports" USING btree ("organization_id","created_at","id");--> statement-breakpoint
+CREATE INDEX "scheduled_reports_due_idx" ON "scheduled_reports" USING btree ("next_send_at") WHERE is_active;--> statement-breakpoint
+CREATE INDEX "traces_org_matched_idx" ON "traces" USING btree ("organization_id","created_at") WHERE policy_results <> '[]'::jsonb;

@@ -1,0 +1,246 @@
+import { accessSync, constants } from 'node:fs';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { Browser } from 'puppeteer-core';
+import { APP_CONFIG, type AppConfig, AppError, ErrorCode } from '#platform';
+
+/** Where Debian, Ubuntu, Alpine and the Chrome packages put the browser. */
+export const SYSTEM_CHROMIUM_PATHS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/lib/chromium/chromium',
+  '/usr/bin/google-chrome-stable',
+  '/usr/bin/google-chrome',
+];
+
+/** Renders waiting for a free slot at most; beyond it the request answers 503 at once. */
+const MAX_WAITING = 32;
+
+/**
+ * Flags for a headless browser that renders our own HTML and nothing else: no sandbox (containers run it as root),
+ * no GPU, and none of the background traffic (component updates, sync, field trials) that a closed network refuses.
+ */
+const BASE_ARGS = [
+  '--no-sandbox',
+  '--disable-setuid-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--mute-audio',
+  '--font-render-hinting=none',
+];
+
+/** The flags of @sparticuz/chromium that loosen the web's security model are left out: we render no web page. */
+const UNSAFE_BUNDLED_ARGS = new Set(['--disable-web-security', '--allow-running-insecure-content']);
+
+export interface LocatedChromium {
+  path: string;
+  source: 'CHROMIUM_PATH' | 'system' | 'bundled';
+  args: string[];
+}
+
+export interface PdfOptions {
+  footerTemplate: string;
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const unavailable = (message: string): AppError =>
+  new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, message, { headers: { 'Retry-After': '60' } });
+
+/**
+ * HTML to PDF through one headless Chromium per process (puppeteer-core), started on first use and started again
+ * if it dies. At most `maxConcurrentRenders` pages render at once and the rest wait (up to MAX_WAITING); each render
+ * has a timeout. The page runs no script and may load nothing: every request but the document itself is aborted.
+ */
+@Injectable()
+export class PdfRenderer implements OnApplicationShutdown {
+  private readonly logger = new Logger('PdfRenderer');
+  private browser: Promise<Browser> | null = null;
+  private located: Promise<LocatedChromium | null> | null = null;
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+  private closed = false;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'chromiumPath' | 'pdf'>) {}
+
+  /** Where Chromium is: CHROMIUM_PATH alone when set, else the system paths, else the bundled package's. */
+  locate(): Promise<LocatedChromium | null> {
+    this.located ??= this.find().catch((err: unknown) => {
+      this.logger.warn({ err }, 'Looking for Chromium failed');
+      this.located = null;
+      return null;
+    });
+    return this.located;
+  }
+
+  private async find(): Promise<LocatedChromium | null> {
+    if (this.config.chromiumPath) {
+      const path = this.config.chromiumPath;
+      return executable(path) ? { path, source: 'CHROMIUM_PATH', args: BASE_ARGS } : null;
+    }
+    for (const source of this.config.pdf.chromiumSources) {
+      if (source === 'system') {
+        const path = SYSTEM_CHROMIUM_PATHS.find(executable);
+        if (path) return { path, source, args: BASE_ARGS };
+      } else {
+        const bundled = await bundledChromium();
+        if (bundled) return bundled;
+      }
+    }
+    return null;
+  }
+
+  async render(html: string, options: PdfOptions): Promise<Buffer> {
+    if (this.closed) throw unavailable('The service is shutting down');
+    await this.acquire();
+    try {
+      const browser = await this.ensureBrowser();
+      return await this.withTimeout(browser, html, options);
+    } finally {
+      this.release();
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    const browser = this.browser;
+    this.browser = null;
+    if (browser) await (await browser.catch(() => null))?.close().catch(() => undefined);
+  }
+
+  private async withTimeout(browser: Browser, html: string, options: PdfOptions): Promise<Buffer> {
+    const page = await browser.newPage();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(unavailable('The PDF did not render in time; try a shorter period')),
+        this.config.pdf.renderTimeoutMs,
+      );
+    });
+    try {
+      const rendered = (async () => {
+        await page.setJavaScriptEnabled(false);
+        await page.setRequestInterception(true);
+        page.on('request', (request) => {
+          const url = request.url();
+          if (url === 'about:blank' || url.startsWith('data:')) void request.continue();
+          else void request.abort('blockedbyclient');
+        });
+        await page.setContent(html, { waitUntil: 'load', timeout: this.config.pdf.renderTimeoutMs });
+        const pdf = await page.pdf({
+          format: 'A4',
+          printBackground: true,
+          preferCSSPageSize: true,
+          displayHeaderFooter: true,
+          headerTemplate: '<div></div>',
+          footerTemplate: options.footerTemplate,
+          tagged: true,
+          outline: true,
+          timeout: this.config.pdf.renderTimeoutMs,
+        });
+        return Buffer.from(pdf);
+      })();
+      return await Promise.race([rendered, timeout]);
+    } finally {
+      clearTimeout(timer);
+      await page.close().catch(() => undefined);
+    }
+  }
+
+  private ensureBrowser(): Promise<Browser> {
+    this.browser ??= this.launch().catch((err: unknown) => {
+      this.browser = null;
+      throw err;
+    });
+    return this.browser;
+  }
+
+  private async launch(): Promise<Browser> {
+    const chromium = await this.locate();
+    if (!chromium) {
+      throw unavailable(
+        this.config.chromiumPath
+          ? `No Chromium at CHROMIUM_PATH (${this.config.chromiumPath}); point CHROMIUM_PATH at a Chromium or Chrome executable`
+          : 'No Chromium found to render the PDF: install Chromium or set CHROMIUM_PATH to a Chromium or Chrome executable',
+      );
+    }
+    const { default: puppeteer } = await import('puppeteer-core');
+    let browser: Browser;
+    try {
+      browser = await puppeteer.launch({
+        executablePath: chromium.path,
+        args: chromium.args,
+        headless: true,
+        timeout: 30_000,
+      });
+    } catch (err) {
+      this.located = null;
+      this.logger.warn({ err, path: chromium.path, source: chromium.source }, 'Chromium did not start');
+      throw unavailable(
+        `Chromium at ${chromium.path} did not start; set CHROMIUM_PATH to a working Chromium or Chrome executable`,
+      );
+    }
+    this.logger.log({ path: chromium.path, source: chromium.source }, 'Chromium started for PDF rendering');
+    browser.on('disconnected', () => {
+      // A crashed or killed browser is replaced on the next render.
+      if (this.browser && !this.closed) {
+        this.logger.warn('Chromium exited; the next render starts it again');
+        this.browser = null;
+      }
+    });
+    return browser;
+  }
+
+  private acquire(): Promise<void> {
+    if (this.active < this.config.pdf.maxConcurrentRenders) {
+      this.active += 1;
+      return Promise.resolve();
+    }
+    if (this.waiting.length >= MAX_WAITING) {
+      return Promise.reject(unavailable('Too many PDF renders are waiting; try again shortly'));
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active -= 1;
+  }
+}
+
+/**
+ * The Chromium inside the @sparticuz/chromium package (an optional dependency): unpacked from the package into the
+ * temporary directory on first use, nothing downloaded. Absent when the package is not installed.
+ */
+async function bundledChromium(): Promise<LocatedChromium | null> {
+  let mod: { default: { executablePath(): Promise<string>; args: string[] } };
+  try {
+    mod = (await import('@sparticuz/chromium')) as never;
+  } catch {
+    return null;
+  }
+  const path = await mod.default.executablePath();
+  if (!path || !executable(path)) return null;
+  const args = [
+    ...new Set([
+      ...mod.default.args.filter((a) => !UNSAFE_BUNDLED_ARGS.has(a) && !a.startsWith('--headless')),
+      ...BASE_ARGS,
+    ]),
+  ];
+  return { path, source: 'bundled', args };
+}

@@ -1,0 +1,41 @@
+import { Module } from '@nestjs/common';
+import { AgentsModule, AuditModule, PoliciesModule, ReviewModule, TracesModule } from '#governance';
+import { IdentityCoreModule } from '#identity';
+import { FriaModule } from '../fria/fria.module.js';
+import { IncidentsModule } from '../incidents/incidents.module.js';
+import { ComplianceMappingModule } from '../mapping/compliance-mapping.module.js';
+import { ComplianceReportService } from './compliance-report.service.js';
+import { PdfRenderer } from './pdf-renderer.js';
+import { ReportFigures } from './report-figures.js';
+import { ReportSchedulerJob } from './report-scheduler.job.js';
+import { ReportSender } from './report-sender.js';
+import { ReportsController } from './reports.controller.js';
+import { ScheduledReportsController } from './scheduled-reports.controller.js';
+import { ScheduledReportsRepository } from './scheduled-reports.repository.js';
+import { ScheduledReportsService } from './scheduled-reports.service.js';
+
+/** Reports (contract §12): the compliance PDF, and the scheduled digests. */
+@Module({
+  imports: [
+    TracesModule,
+    AgentsModule,
+    PoliciesModule,
+    ReviewModule,
+    AuditModule,
+    IdentityCoreModule,
+    FriaModule,
+    IncidentsModule,
+    ComplianceMappingModule,
+  ],
+  controllers: [ReportsController, ScheduledReportsController],
+  providers: [
+    ReportFigures,
+    PdfRenderer,
+    ComplianceReportService,
+    ScheduledReportsRepository,
+    ScheduledReportsService,
+    ReportSender,
+    ReportSchedulerJob,
+  ],
+})
+export class ReportsModule {}
