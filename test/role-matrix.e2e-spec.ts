@@ -150,6 +150,14 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/incidents': EDIT_AGENTS,
   'GET /api/v1/incidents/:id': ALL,
   'PATCH /api/v1/incidents/:id': EDIT_AGENTS,
+  // Reports: everyone reads the compliance PDF; owners and admins schedule digests
+  'GET /api/v1/reports/compliance': ALL,
+  'GET /api/v1/reports/schedule': OWNER_ADMIN,
+  'POST /api/v1/reports/schedule': OWNER_ADMIN,
+  'GET /api/v1/reports/schedule/:id': OWNER_ADMIN,
+  'PATCH /api/v1/reports/schedule/:id': OWNER_ADMIN,
+  'DELETE /api/v1/reports/schedule/:id': OWNER_ADMIN,
+  'POST /api/v1/reports/send-now/:id': OWNER_ADMIN,
   // CPI: everyone reads the rollups; feedback comes only from a workspace key
   'GET /api/v1/cpi': ALL,
   'GET /api/v1/cpi/analytics': ALL,

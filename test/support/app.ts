@@ -169,6 +169,7 @@ export class TestContext extends BuilderContext {
   get = (url: string, options?: RequestOptions) => this.request('GET', url, options);
   post = (url: string, options?: RequestOptions) => this.request('POST', url, options);
   patch = (url: string, options?: RequestOptions) => this.request('PATCH', url, options);
+  delete = (url: string, options?: RequestOptions) => this.request('DELETE', url, options);
 
   /** Registers a user with a new organization through the API. */
   async register(

@@ -6,17 +6,22 @@ import type { ReportFrequency, ScheduledReportRow } from './scheduled-report.sch
 
 const DAY_MS = 86_400_000;
 
+/** `at` moved by `months` calendar months (UTC), the day clamped to the target month's last. */
+function addMonths(at: Date, months: number): Date {
+  const next = new Date(at.getTime());
+  const day = next.getUTCDate();
+  next.setUTCDate(1);
+  next.setUTCMonth(next.getUTCMonth() + months);
+  const last = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
+  next.setUTCDate(Math.min(day, last));
+  return next;
+}
+
 /** `at` plus one frequency step: 1 day, 7 days, or 1 calendar month (the day clamped to the month's last). */
 export function stepOf(frequency: ReportFrequency, at: Date): Date {
   if (frequency === 'daily') return new Date(at.getTime() + DAY_MS);
   if (frequency === 'weekly') return new Date(at.getTime() + 7 * DAY_MS);
-  const next = new Date(at.getTime());
-  const day = next.getUTCDate();
-  next.setUTCDate(1);
-  next.setUTCMonth(next.getUTCMonth() + 1);
-  const last = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
-  next.setUTCDate(Math.min(day, last));
-  return next;
+  return addMonths(at, 1);
 }
 
 /** The next due time after a send (contract §12): the previous one advanced by steps until it is past `now`. */
@@ -31,9 +36,7 @@ export function nextSendAfter(frequency: ReportFrequency, previous: Date, now: D
 export function firstPeriodStart(frequency: ReportFrequency, now: Date): Date {
   if (frequency === 'daily') return new Date(now.getTime() - DAY_MS);
   if (frequency === 'weekly') return new Date(now.getTime() - 7 * DAY_MS);
-  const back = new Date(now.getTime());
-  back.setUTCMonth(back.getUTCMonth() - 1);
-  return back;
+  return addMonths(now, -1);
 }
 
 /** Renders a scheduled report's digest for the period since its last send and mails it to its recipients. */
