@@ -7,13 +7,22 @@ RUN npm ci --no-audit --no-fund
 
 FROM deps AS build
 COPY . .
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# The image renders PDFs with Debian's Chromium (below), so the optional bundled one is pruned with the dev tools.
+RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:20-bookworm-slim AS runtime
+# The compliance PDF is printed by Chromium. The image uses Debian's package rather than the one inside the
+# @sparticuz/chromium npm package: it gets its security fixes with the base image's updates, it runs on the
+# distribution's own libraries and fonts (Liberation and DejaVu, which the report names), and it needs no unpacking
+# into /tmp at first use, so the container's root filesystem can be read-only.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-dejavu-core \
+ && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    CHROMIUM_PATH=/usr/bin/chromium
 WORKDIR /app
 RUN groupadd --system --gid 10001 app \
  && useradd --system --uid 10001 --gid app --home-dir /app --shell /usr/sbin/nologin app \

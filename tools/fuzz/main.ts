@@ -197,7 +197,7 @@ async function fuzz(
           op,
           { method: req.method, path: req.path, mustRefuse: draft.mustRefuse },
           result,
-          { maxMs, resolver },
+          { maxMs: boundOf(op, maxMs), resolver },
         );
         if (service.exit) {
           dead = true;
@@ -254,6 +254,15 @@ async function fuzz(
     repairs: creds.repairs,
     base: `http://127.0.0.1:${service.port}`,
   };
+}
+
+/**
+ * The time bound of an operation: FUZZ_MAX_MS, except for a document rendered by a browser (a PDF), which may
+ * take seconds by the contract; those get FUZZ_PDF_MAX_MS (default 30 s).
+ */
+function boundOf(op: Operation, maxMs: number): number {
+  const pdf = Object.values(op.responses).some((r) => r.content && 'application/pdf' in r.content);
+  return pdf ? Math.max(maxMs, intEnv('FUZZ_PDF_MAX_MS', 30_000)) : maxMs;
 }
 
 async function main(): Promise<number> {

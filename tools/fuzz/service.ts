@@ -95,6 +95,7 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'gov-fuzz-'));
   const db = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : undefined;
+  const smtp = await smtpSink();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
@@ -105,6 +106,9 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
     JWT_SECRET: 'route-fuzzer-secret-'.padEnd(48, 'f'),
     AUTH_RATE_LIMIT_MAX: '1000000000',
     CPI_RATE_LIMIT_MAX: '1000000000',
+    // Mail the service sends now (a scheduled report's send-now) goes to a sink that accepts everything: a refused
+    // send is a documented 502, which the fuzzer would count as a 5xx of the service.
+    SMTP_URL: smtp.url,
   };
   if (db) env.DATABASE_URL = db.url;
   else delete env.DATABASE_URL;
@@ -126,6 +130,7 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
         clearTimeout(killer);
       }
       rmSync(dataDir, { recursive: true, force: true });
+      await smtp.close();
       if (db) await db.drop();
     },
   };
@@ -139,4 +144,24 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
     throw Object.assign(e as Error, { tail: tail.text() });
   }
   return service;
+}
+
+/** An SMTP server on a free local port that accepts and discards every message. */
+async function smtpSink(): Promise<{ url: string; close: () => Promise<void> }> {
+  const { SMTPServer } = await import('smtp-server');
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.resume();
+      stream.on('end', () => callback());
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as { port: number };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
