@@ -20,8 +20,17 @@ CREATE TABLE "scheduled_reports" (
 	"updated_at" timestamp (3) with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "audit_chain_checkpoints" (
+	"organization_id" varchar(24) PRIMARY KEY NOT NULL,
+	"sequence" bigint NOT NULL,
+	"hash" varchar(64) NOT NULL,
+	"fully_verified_at" timestamp (3) with time zone NOT NULL,
+	"verified_at" timestamp (3) with time zone NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "incidents" ADD COLUMN "due_soon_notice_at" timestamp (3) with time zone;--> statement-breakpoint
 ALTER TABLE "incidents" ADD COLUMN "overdue_notice_at" timestamp (3) with time zone;--> statement-breakpoint
 CREATE INDEX "scheduled_reports_org_created_idx" ON "scheduled_reports" USING btree ("organization_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "scheduled_reports_due_idx" ON "scheduled_reports" USING btree ("next_send_at") WHERE is_active;--> statement-breakpoint
+CREATE INDEX "incidents_open_deadline_idx" ON "incidents" USING btree ("deadline_at") WHERE status = 'open';--> statement-breakpoint
 CREATE INDEX "traces_org_matched_idx" ON "traces" USING btree ("organization_id","created_at") WHERE policy_results <> '[]'::jsonb;

@@ -1,4 +1,4 @@
-import { desc, eq } from 'drizzle-orm';
+import { desc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { type Registered, TestContext } from './support/app.js';
@@ -11,7 +11,6 @@ import { TRACES, traceBody } from './support/traces-suite.js';
 const REPORT = '/api/v1/reports/compliance';
 const START = '2026-03-01T12:00:00.000Z';
 const DAY = 86_400_000;
-
 
 describe('the compliance PDF', () => {
   let ctx: TestContext;
@@ -293,5 +292,86 @@ describe('the compliance PDF without a usable Chromium', () => {
     } finally {
       await ctx.close();
     }
+  });
+});
+
+describe('the audit chain in the compliance PDF', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await TestContext.create({ now: START });
+  });
+  afterAll(async () => ctx?.close());
+
+  const chainSection = (text: string) =>
+    text.slice(text.indexOf('5. Audit chain verification'), text.indexOf('6. Incident clock'));
+  /** An organization with a few audit entries, and how to add one and render its report's chain section. */
+  async function chained(name: string) {
+    const org = await ctx.register({ organizationName: name });
+    const self = {
+      org,
+      token: org.token,
+      incident: async () => {
+        const res = await ctx.post('/api/v1/incidents', {
+          token: self.token,
+          body: { title: 'Entry', category: 'other', awareAt: ctx.clock.now().toISOString() },
+        });
+        expect(res.statusCode).toBe(201);
+      },
+      render: async () => {
+        const res = await ctx.get(REPORT, { token: self.token });
+        expect(res.statusCode, res.body).toBe(200);
+        return chainSection((await pdfText(res.rawPayload)).text);
+      },
+      tamper: (sequence: number) =>
+        ctx.db.db.execute(
+          sql`update audit_entries set metadata = '{"tampered":true}'
+              where organization_id = ${org.organization.id} and sequence = ${sequence}`,
+        ),
+    };
+    for (let i = 0; i < 3; i++) await self.incident();
+    return self;
+  }
+
+  it('verifies in full first, then from the checkpoint, and finds an entry altered after the checkpoint', async () => {
+    const a = await chained('Checkpointed');
+    expect(await a.render()).toContain('Verified every entry, from the first');
+    ctx.clock.advance(60_000);
+    await a.incident();
+    const second = await a.render();
+    expect(second).toContain('Result Valid');
+    expect(second).toMatch(/Verified entries \d+ onwards at .* from the checkpoint of the last verification/);
+
+    ctx.clock.advance(60_000);
+    await a.incident();
+    const [{ head }] = (
+      (await ctx.db.db.execute(
+        sql`select max(sequence)::int as head from audit_entries where organization_id = ${a.org.organization.id}`,
+      )) as unknown as { rows: { head: number }[] }
+    ).rows as [{ head: number }];
+    await a.tamper(head);
+    const third = await a.render();
+    expect(third).toContain('Result Broken');
+    expect(third).toMatch(new RegExp(`First break entry ${head} \\(\\w+\\): hash mismatch`));
+  });
+
+  it('finds an entry altered before the checkpoint at the next full verification, a day later', async () => {
+    const b = await chained('Old tamper');
+    expect(await b.render()).toContain('Result Valid');
+    await b.tamper(2);
+    // Within AUDIT_FULL_VERIFY_MAX_AGE_MS the report reads from the checkpoint, and says so.
+    const within = await b.render();
+    expect(within).toContain('Result Valid');
+    expect(within).toContain('from the checkpoint of the last verification');
+    // GET /audit/verify always reads every entry.
+    const verify = await ctx.get('/api/v1/audit/verify', { token: b.token });
+    expect(verify.json().data).toMatchObject({
+      valid: false,
+      brokenAt: { sequence: 2, reason: 'hash_mismatch' },
+    });
+    ctx.clock.advance(24 * 3600 * 1000 + 60_000);
+    b.token = await ctx.login(b.org.user.email);
+    const late = await b.render();
+    expect(late).toContain('Result Broken');
+    expect(late).toMatch(/First break entry 2 \(\w+\): hash mismatch/);
   });
 });

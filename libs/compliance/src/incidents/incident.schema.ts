@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, pgTable, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 export type IncidentCategory = 'death' | 'widespread_infringement' | 'critical_infrastructure' | 'other';
@@ -34,6 +35,10 @@ export const incidents = pgTable(
     index('incidents_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     // The open ones by deadline: the overdue filter, the report's incident clock and the notices.
     index('incidents_org_status_deadline_idx').on(t.organizationId, t.status, t.deadlineAt),
+    // The notice job's scan across organizations: open incidents by deadline.
+    index('incidents_open_deadline_idx')
+      .on(t.deadlineAt)
+      .where(sql`status = 'open'`),
   ],
 );
 

@@ -132,6 +132,16 @@ function niceStep(raw: number): number {
   return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * power;
 }
 
+/** How the chain was verified for this report: from the first entry, or from the last checkpoint. */
+function verifiedText(chain: ComplianceReportData['chain'], generatedAt: Date): string {
+  if (chain.verifiedFrom <= 1) return `every entry, from the first, at ${utc(generatedAt)}`;
+  const full = chain.fullyVerifiedAt ? utc(chain.fullyVerifiedAt) : 'never';
+  return (
+    `entries ${int(chain.verifiedFrom)} onwards at ${utc(generatedAt)}, from the checkpoint of the last ` +
+    `verification; every entry, from the first, at ${full}`
+  );
+}
+
 /** The compliance report as one HTML document for Chromium to print (contract §12, its sections in order). */
 export function complianceReportHtml(r: ComplianceReportData): string {
   const title = `Compliance report: ${r.organization.name}`;
@@ -270,6 +280,7 @@ ${volumeChart(r.volume.daily, r.period.from, r.period.to)}
   <tr><th>Entries</th><td>${int(chain.totalEntries)}</td></tr>
   <tr><th>Head hash</th><td class="hash">${chain.headHash ?? 'no entry yet'}</td></tr>
   ${chainBreak}
+  <tr><th>Verified</th><td>${verifiedText(chain, r.generatedAt)}</td></tr>
 </table>
 
 <h2>6. Incident clock (EU AI Act article 73)</h2>

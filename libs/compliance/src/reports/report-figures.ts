@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
-import { Clock, SCHEMA_VERSIONS } from '#platform';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig, Clock, SCHEMA_VERSIONS } from '#platform';
 import {
   AgentsRepository,
   AuditService,
+  type ChainState,
   PoliciesRepository,
   ReviewItemsRepository,
   TraceRollups,
@@ -38,13 +39,6 @@ export interface StatusVolume {
   traces: number;
   /** null when the status has no trace in the period. */
   averageConfidence: number | null;
-}
-
-export interface ChainState {
-  valid: boolean;
-  totalEntries: number;
-  headHash: string | null;
-  brokenAt?: { sequence: number; id: string; reason: string };
 }
 
 export interface IncidentClockRow {
@@ -122,6 +116,7 @@ export class ReportFigures {
     private readonly mapping: ComplianceMappingService,
     private readonly organizations: OrganizationsService,
     private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'auditFullVerifyMaxAgeMs'>,
   ) {}
 
   async compliance(organizationId: string, period: Period): Promise<ComplianceReportData> {
@@ -136,7 +131,7 @@ export class ReportFigures {
         this.policies.listActiveForEvaluation(organizationId),
         this.traces.policyMatches(organizationId, period.from, period.to),
         this.review.backlog(organizationId),
-        this.audit.chainState(organizationId),
+        this.audit.chainState(organizationId, this.config.auditFullVerifyMaxAgeMs),
         this.incidents.openByDeadline(organizationId, now, REPORT_INCIDENTS_MAX),
         this.mapping.clauseTable(organizationId),
         this.frias.countByStatus(organizationId),
@@ -161,12 +156,7 @@ export class ReportFigures {
         matched: matches.get(p.id) ?? 0,
       })),
       review,
-      chain: {
-        valid: chain.valid,
-        totalEntries: chain.totalEntries,
-        headHash: chain.headHash,
-        ...(chain.brokenAt ? { brokenAt: chain.brokenAt } : {}),
-      },
+      chain,
       incidents: {
         open: incidents.open,
         overdue: incidents.overdue,
@@ -229,7 +219,7 @@ export class ReportFigures {
       const now = this.clock.now();
       const [incidents, chain] = await Promise.all([
         this.incidents.openByDeadline(organizationId, now, 0),
-        this.audit.chainState(organizationId),
+        this.audit.chainState(organizationId, this.config.auditFullVerifyMaxAgeMs),
       ]);
       data.alerts = {
         blockedTraces: byStatus!.byStatus.find((s) => s.status === 'blocked')!.traces,

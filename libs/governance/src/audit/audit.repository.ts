@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, count, desc, eq, gt, gte, like, lte, ne, sql, type SQL } from 'drizzle-orm';
 import { auditEntries, type AuditEntryRow, pageWithTotal, TransactionHost } from '#platform';
+import { auditChainCheckpoints, type AuditChainCheckpointRow } from './audit-checkpoint.schema.js';
 
 export interface AuditFilter {
   from?: Date;
@@ -70,7 +71,13 @@ export class AuditRepository {
       this.tx.db,
       auditEntries,
       where,
-      this.tx.db.select().from(auditEntries).where(where).orderBy(order).limit(page.limit).offset(page.offset),
+      this.tx.db
+        .select()
+        .from(auditEntries)
+        .where(where)
+        .orderBy(order)
+        .limit(page.limit)
+        .offset(page.offset),
     );
   }
 
@@ -101,7 +108,9 @@ export class AuditRepository {
         total: count(),
         first: sql<string | null>`min(${auditEntries.createdAt})`,
         last: sql<string | null>`max(${auditEntries.createdAt})`,
-        headHash: sql<string | null>`(select h.hash from ${auditEntries} h where h.organization_id = ${organizationId}
+        headHash: sql<
+          string | null
+        >`(select h.hash from ${auditEntries} h where h.organization_id = ${organizationId}
           order by h.sequence desc limit 1)`,
       })
       .from(auditEntries)
@@ -112,5 +121,46 @@ export class AuditRepository {
       first: row?.first ? new Date(row.first) : null,
       last: row?.last ? new Date(row.last) : null,
     };
+  }
+
+  async checkpoint(organizationId: string): Promise<AuditChainCheckpointRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(auditChainCheckpoints)
+      .where(eq(auditChainCheckpoints.organizationId, organizationId))
+      .limit(1);
+    return row;
+  }
+
+  /**
+   * Moves the checkpoint to a verified entry; never backwards (two verifications finishing in either order leave
+   * the later entry). `fullyVerifiedAt` is kept unless this verification started from the first entry.
+   */
+  async saveCheckpoint(
+    organizationId: string,
+    at: { sequence: number; hash: string },
+    verifiedAt: Date,
+    fully: boolean,
+  ): Promise<void> {
+    const c = auditChainCheckpoints;
+    await this.tx.db
+      .insert(c)
+      .values({
+        organizationId,
+        sequence: at.sequence,
+        hash: at.hash,
+        fullyVerifiedAt: verifiedAt,
+        verifiedAt,
+      })
+      .onConflictDoUpdate({
+        target: c.organizationId,
+        set: {
+          sequence: sql`excluded.sequence`,
+          hash: sql`excluded.hash`,
+          verifiedAt: sql`excluded.verified_at`,
+          ...(fully ? { fullyVerifiedAt: sql`excluded.fully_verified_at` } : {}),
+        },
+        setWhere: sql`${c.sequence} <= excluded.sequence`,
+      });
   }
 }

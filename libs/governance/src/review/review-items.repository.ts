@@ -156,7 +156,9 @@ export class ReviewItemsRepository {
   }
 
   /** The undecided items (pending and escalated): how many, and since when the oldest has waited. */
-  async backlog(organizationId: string): Promise<{ pending: number; escalated: number; oldest: Date | null }> {
+  async backlog(
+    organizationId: string,
+  ): Promise<{ pending: number; escalated: number; oldest: Date | null }> {
     const [row] = await this.tx.db
       .select({
         pending: sql<number>`count(*) filter (where ${reviewItems.status} = 'pending')::int`,

@@ -305,7 +305,8 @@ export class TracesRepository {
    * index of traces that matched a policy, so the period's other traces are not visited.
    */
   async policyMatches(organizationId: string, from: Date, to: Date): Promise<Map<string, number>> {
-    const result = await this.tx.db.execute(sql`select match->>'policyId' as policy_id, count(*)::int as traces
+    const result = await this.tx.db
+      .execute(sql`select match->>'policyId' as policy_id, count(*)::int as traces
       from ${traces} cross join lateral jsonb_array_elements(${traces.policyResults}) as match
       where ${traces.organizationId} = ${organizationId} and ${traces.createdAt} >= ${from}
         and ${traces.createdAt} < ${to} and ${traces.policyResults} <> '[]'::jsonb

@@ -64,10 +64,20 @@ const envSchema = z.object({
   CHROMIUM_SOURCES: z
     .string()
     .default('system,bundled')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(['system', 'bundled']))),
   PDF_RENDER_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
   PDF_MAX_CONCURRENT_RENDERS: z.coerce.number().int().min(1).max(16).default(2),
+  AUDIT_FULL_VERIFY_MAX_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 60 * 60 * 1000),
   REPORT_SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   INCIDENT_NOTICE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   TRUST_PROXY: z
@@ -151,6 +161,11 @@ export interface AppConfig {
     renderTimeoutMs: number;
     maxConcurrentRenders: number;
   };
+  /**
+   * Reports verify the audit chain from its last checkpoint while the last verification from the first entry is at
+   * most this old, and from the first entry otherwise (0: always in full).
+   */
+  auditFullVerifyMaxAgeMs: number;
   /** How often the scheduled-report scheduler and the incident-notice job look for due work. */
   reportSchedulerIntervalMs: number;
   incidentNoticeIntervalMs: number;
@@ -234,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       renderTimeoutMs: e.PDF_RENDER_TIMEOUT_MS,
       maxConcurrentRenders: e.PDF_MAX_CONCURRENT_RENDERS,
     },
+    auditFullVerifyMaxAgeMs: e.AUDIT_FULL_VERIFY_MAX_AGE_MS,
     reportSchedulerIntervalMs: e.REPORT_SCHEDULER_INTERVAL_MS,
     incidentNoticeIntervalMs: e.INCIDENT_NOTICE_INTERVAL_MS,
     trustProxy: e.TRUST_PROXY,
