@@ -1,4 +1,7 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Browser } from 'puppeteer-core';
 import { APP_CONFIG, type AppConfig, AppError, ErrorCode } from '#platform';
@@ -234,7 +237,9 @@ async function bundledChromium(): Promise<LocatedChromium | null> {
   } catch {
     return null;
   }
-  const path = await mod.default.executablePath();
+  // The package unpacks into the temporary directory, and a second process that finds the file half-written would
+  // start a broken browser: processes on one machine (replicas, test workers) take turns through a lock directory.
+  const path = await withUnpackLock(() => mod.default.executablePath());
   if (!path || !executable(path)) return null;
   const args = [
     ...new Set([
@@ -243,4 +248,32 @@ async function bundledChromium(): Promise<LocatedChromium | null> {
     ]),
   ];
   return { path, source: 'bundled', args };
+}
+
+/** Longer than an unpack takes (about 2 s); a lock older than this was left by a process that died. */
+const UNPACK_LOCK_STALE_MS = 120_000;
+
+async function withUnpackLock<T>(run: () => Promise<T>): Promise<T> {
+  const lock = join(tmpdir(), 'governance-chromium-unpack.lock');
+  const deadline = Date.now() + UNPACK_LOCK_STALE_MS;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > UNPACK_LOCK_STALE_MS)
+          rmSync(lock, { recursive: true, force: true });
+      } catch {
+        // Released meanwhile: try again.
+      }
+      if (Date.now() > deadline) throw new Error('Timed out waiting for another process to unpack Chromium');
+      await sleep(100);
+    }
+  }
+  try {
+    return await run();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
