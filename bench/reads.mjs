@@ -7,7 +7,7 @@
 // server); the data goes to a scratch database that is dropped afterwards. BENCH_TRACES, BENCH_REPEAT,
 // BENCH_ONLY (a regular expression over the request names).
 import pg from 'pg';
-import { startService } from './support.mjs';
+import { registerOrganization, startService } from './support.mjs';
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TRACES = Number(process.env.BENCH_TRACES ?? 1_000_000);
@@ -34,20 +34,7 @@ const base = server.base;
 const db = new pg.Pool({ connectionString: server.databaseUrl, max: 2 });
 
 try {
-  const reg = await json(
-    await fetch(`${base}/api/v1/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'Bench',
-        email: `bench-reads-${Date.now()}@example.com`,
-        password: 'Bench-pass-123',
-        organizationName: 'Reads',
-      }),
-    }),
-  );
-  const token = reg.data.token;
-  const orgId = reg.data.organization.id;
+  const { token, orgId } = await registerOrganization(base, 'bench-reads');
   const auth = { authorization: `Bearer ${token}` };
   await db.query(`update organizations set plan = 'enterprise' where id = $1`, [orgId]);
   const agentIds = [];

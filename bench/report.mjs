@@ -13,7 +13,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { chainHash, GENESIS_HASH } from '../dist/libs/platform/src/audit/audit-hash.js';
-import { startService } from './support.mjs';
+import { registerOrganization, startService } from './support.mjs';
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TRACES = Number(process.env.BENCH_TRACES ?? 1_000_000);
@@ -116,20 +116,7 @@ const base = server.base;
 const db = new pg.Pool({ connectionString: server.databaseUrl, max: 2 });
 
 try {
-  const reg = await json(
-    await fetch(`${base}/api/v1/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'Bench',
-        email: `bench-report-${Date.now()}@example.com`,
-        password: 'Bench-pass-123',
-        organizationName: 'Report',
-      }),
-    }),
-  );
-  const token = reg.data.token;
-  const orgId = reg.data.organization.id;
+  const { token, orgId } = await registerOrganization(base, 'bench-report');
   const auth = { authorization: `Bearer ${token}` };
   const send = async (method, path, body) =>
     json(

@@ -108,6 +108,11 @@ export function autocannonRun(opts) {
 
 /** Registers a user with a new organization and returns its token. */
 export async function registerOwner(base, prefix = 'bench') {
+  return (await registerOrganization(base, prefix)).token;
+}
+
+/** Registers a user with a new organization: its owner's token and the organization's id. */
+export async function registerOrganization(base, prefix = 'bench') {
   const res = await fetch(`${base}/api/v1/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -119,5 +124,6 @@ export async function registerOwner(base, prefix = 'bench') {
     }),
   });
   if (res.status !== 201) throw new Error(`register: ${res.status} ${await res.text()}`);
-  return (await res.json()).data.token;
+  const { data } = await res.json();
+  return { token: data.token, orgId: data.organization.id };
 }

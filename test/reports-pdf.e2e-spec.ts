@@ -1,7 +1,10 @@
 import { desc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppConfig } from '#platform';
 import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
-import { type Registered, TestContext } from './support/app.js';
+import type { Browser } from 'puppeteer-core';
+import { PdfRenderer } from '../libs/compliance/src/reports/pdf-renderer.js';
+import { type Registered, TestContext, testConfig } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import type { TestAgent } from './support/builders.js';
 import { insertFria, patchMapping } from './support/compliance-suite.js';
@@ -267,24 +270,18 @@ describe('the compliance PDF limiter', () => {
 });
 
 describe('the compliance PDF without a usable Chromium', () => {
-  it('answers 503 naming CHROMIUM_PATH when it points at nothing', async () => {
-    const ctx = await TestContext.create({ config: { chromiumPath: '/nonexistent/chromium' } });
-    try {
-      const owner = await ctx.register();
-      const res = await ctx.get(REPORT, { token: owner.token });
-      expect(expectErrorEnvelope(res, 503, 'SERVICE_UNAVAILABLE').error).toContain('CHROMIUM_PATH');
-    } finally {
-      await ctx.close();
-    }
-  });
-
-  it('answers 503 when no system Chromium is looked for and the bundled one is disabled', async () => {
-    const ctx = await TestContext.create({
-      config: {
+  const cases: Array<[string, Partial<AppConfig>]> = [
+    ['CHROMIUM_PATH points at nothing', { chromiumPath: '/nonexistent/chromium' }],
+    [
+      'no system Chromium is looked for and the bundled one is disabled',
+      {
         chromiumPath: undefined,
         pdf: { chromiumSources: [], renderTimeoutMs: 60_000, maxConcurrentRenders: 2 },
       },
-    });
+    ],
+  ];
+  it.each(cases)('answers 503 naming CHROMIUM_PATH when %s', async (_case, config) => {
+    const ctx = await TestContext.create({ config });
     try {
       const owner = await ctx.register();
       const res = await ctx.get(REPORT, { token: owner.token });
@@ -373,5 +370,52 @@ describe('the audit chain in the compliance PDF', () => {
     const late = await b.render();
     expect(late).toContain('Result Broken');
     expect(late).toMatch(/First break entry 2 \(\w+\): hash mismatch/);
+  });
+});
+
+describe('the PDF renderer', () => {
+  let ctx: TestContext;
+  let owner: Registered;
+  beforeAll(async () => {
+    ctx = await TestContext.create({
+      config: {
+        userRateLimits: { ...testConfig().userRateLimits, compliancePdf: { max: 100, windowMs: 3600_000 } },
+      },
+    });
+    owner = await ctx.register({ organizationName: 'Renderer' });
+  });
+  afterAll(async () => ctx?.close());
+
+  it('renders requests beyond the two at a time once a slot frees', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => ctx.get(REPORT, { token: owner.token })),
+    );
+    expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    for (const r of results) expect(r.rawPayload.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+  });
+
+  it('starts Chromium again when it died', async () => {
+    expect((await ctx.get(REPORT, { token: owner.token })).statusCode).toBe(200);
+    const renderer = ctx.app.get(PdfRenderer) as unknown as { browser: Promise<Browser> | null };
+    const browser = await renderer.browser!;
+    const died = new Promise((resolve) => browser.once('disconnected', resolve));
+    browser.process()!.kill('SIGKILL');
+    await died;
+    const res = await ctx.get(REPORT, { token: owner.token });
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
+    expect(await renderer.browser).not.toBe(browser);
+  });
+
+  it('answers 503 when a render does not finish in time', async () => {
+    const slow = await TestContext.create({
+      config: { pdf: { ...testConfig().pdf, renderTimeoutMs: 1 } },
+    });
+    try {
+      const someone = await slow.register();
+      const res = await slow.get(REPORT, { token: someone.token });
+      expect(expectErrorEnvelope(res, 503, 'SERVICE_UNAVAILABLE').error).toContain('did not render in time');
+    } finally {
+      await slow.close();
+    }
   });
 });

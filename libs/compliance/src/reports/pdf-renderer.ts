@@ -157,6 +157,8 @@ export class PdfRenderer implements OnApplicationShutdown {
         });
         return Buffer.from(pdf);
       })();
+      // When the timeout wins, the render fails later as its page closes: that failure is expected, not unhandled.
+      rendered.catch(() => undefined);
       return await Promise.race([rendered, timeout]);
     } finally {
       clearTimeout(timer);

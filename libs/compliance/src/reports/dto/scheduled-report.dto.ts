@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import {
@@ -31,6 +32,19 @@ const recipientsTransform = ({ value }: { value: unknown }) => {
   return [...new Set((value as string[]).map((v) => v.trim().toLowerCase()))];
 };
 
+/** The recipients' rules, shared by create and update: 1 to 20 valid addresses once de-duplicated. */
+function Recipients(): PropertyDecorator {
+  return applyDecorators(
+    Transform(recipientsTransform),
+    IsArray(),
+    ArrayMinSize(1, { message: 'recipients must list at least 1 address' }),
+    ArrayMaxSize(RECIPIENTS_MAX, { message: `recipients must list at most ${RECIPIENTS_MAX} addresses` }),
+    IsString({ each: true }),
+    MaxLength(254, { each: true }),
+    IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' }),
+  );
+}
+
 const FREQUENCY_MESSAGE = `frequency must be one of ${REPORT_FREQUENCIES.join(', ')}`;
 
 export class CreateScheduledReportDto {
@@ -52,13 +66,7 @@ export class CreateScheduledReportDto {
     example: ['compliance@example.com'],
     description: 'E-mail addresses, lower-cased and de-duplicated; 1 to 20 after de-duplication.',
   })
-  @Transform(recipientsTransform)
-  @IsArray()
-  @ArrayMinSize(1, { message: 'recipients must list at least 1 address' })
-  @ArrayMaxSize(RECIPIENTS_MAX, { message: `recipients must list at most ${RECIPIENTS_MAX} addresses` })
-  @IsString({ each: true })
-  @MaxLength(254, { each: true })
-  @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' })
+  @Recipients()
   recipients: string[];
 
   @ApiPropertyOptional({
@@ -115,13 +123,7 @@ export class UpdateScheduledReportDto {
 
   @ApiPropertyOptional({ type: [String], minItems: 1, maxItems: RECIPIENTS_MAX })
   @IsOptional()
-  @Transform(recipientsTransform)
-  @IsArray()
-  @ArrayMinSize(1, { message: 'recipients must list at least 1 address' })
-  @ArrayMaxSize(RECIPIENTS_MAX, { message: `recipients must list at most ${RECIPIENTS_MAX} addresses` })
-  @IsString({ each: true })
-  @MaxLength(254, { each: true })
-  @IsEmail({}, { each: true, message: 'each recipient must be a valid e-mail address' })
+  @Recipients()
   recipients?: string[];
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() includeMetrics?: boolean;
