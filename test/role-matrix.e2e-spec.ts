@@ -150,6 +150,10 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/incidents': EDIT_AGENTS,
   'GET /api/v1/incidents/:id': ALL,
   'PATCH /api/v1/incidents/:id': EDIT_AGENTS,
+  // Billing: every role sees the plan; owners and admins start a checkout or open the portal
+  'GET /api/v1/billing/plan': ALL,
+  'POST /api/v1/billing/checkout': OWNER_ADMIN,
+  'POST /api/v1/billing/portal': OWNER_ADMIN,
   // Reports: everyone reads the compliance PDF; owners and admins schedule digests
   'GET /api/v1/reports/compliance': ALL,
   'GET /api/v1/reports/schedule': OWNER_ADMIN,

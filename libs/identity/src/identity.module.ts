@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { BillingController } from './billing/billing.controller.js';
 import { AccountModule } from './account/account.module.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AuthController } from './auth/auth.controller.js';
@@ -12,7 +13,13 @@ import { OrganizationsController } from './organizations/organizations.controlle
 
 @Module({
   imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule, TeamModule],
-  controllers: [AuthController, EmailFlowsController, PlaceholdersController, OrganizationsController],
+  controllers: [
+    AuthController,
+    EmailFlowsController,
+    PlaceholdersController,
+    OrganizationsController,
+    BillingController,
+  ],
   providers: [EmailFlowsService],
   exports: [IdentityCoreModule],
 })

@@ -1,0 +1,63 @@
+import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import {
+  Access,
+  type Actor,
+  ApiEnvelope,
+  ApiErrors,
+  CurrentActor,
+  Permission,
+  PLAN_FEATURES,
+  PLANS,
+} from '#platform';
+import { PlaceholderDto } from '../auth/dto/email-flows.dto.js';
+
+export class BillingPlanDto {
+  @ApiProperty({ enum: PLANS }) plan: string;
+  @ApiProperty({ type: [String], description: 'Features the plan unlocks.', example: ['friaWizard', 'sso'] })
+  features: string[];
+}
+
+const NOT_CONFIGURED =
+  'Payments are not available: no payment provider is configured. Contact the operator to change the plan.';
+
+/**
+ * Billing seams (contract §18): the caller's plan, and the checkout and portal routes, which answer the placeholder
+ * shape `{available: false, message}` until a payment provider is configured.
+ */
+@ApiTags('Billing')
+@Controller('billing')
+@ApiErrors([401, 403])
+export class BillingController {
+  @Get('plan')
+  @Access({ roles: Permission.read })
+  @ApiOperation({ summary: 'The organization’s plan', description: 'Any role. `{plan, features}`.' })
+  @ApiEnvelope(BillingPlanDto)
+  plan(@CurrentActor() actor: Actor): BillingPlanDto {
+    return { plan: actor.plan, features: [...PLAN_FEATURES[actor.plan]] };
+  }
+
+  @Post('checkout')
+  @HttpCode(200)
+  @Access({ roles: Permission.billing })
+  @ApiOperation({
+    summary: 'Start a payment checkout (not available)',
+    description: 'Owner or admin. `{available: false, message}` until a payment provider is configured.',
+  })
+  @ApiEnvelope(PlaceholderDto)
+  checkout(): PlaceholderDto {
+    return { available: false, message: NOT_CONFIGURED };
+  }
+
+  @Post('portal')
+  @HttpCode(200)
+  @Access({ roles: Permission.billing })
+  @ApiOperation({
+    summary: 'Open the customer portal (not available)',
+    description: 'Owner or admin. `{available: false, message}` until a payment provider is configured.',
+  })
+  @ApiEnvelope(PlaceholderDto)
+  portal(): PlaceholderDto {
+    return { available: false, message: NOT_CONFIGURED };
+  }
+}
