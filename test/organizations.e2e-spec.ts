@@ -10,7 +10,7 @@ describe('organizations, roles and plans', () => {
   });
   afterAll(async () => ctx?.close());
 
-  it('GET /organizations/current returns id, name, plan, features and createdAt for every role', async () => {
+  it('GET /organizations/current returns id, name, plan, features, retention and createdAt for every role', async () => {
     const owner = await ctx.register({ organizationName: 'Current Org' });
     const viewer = await ctx.addMember(owner.organization.id, 'viewer');
     for (const token of [owner.token, viewer.token]) {
@@ -21,6 +21,7 @@ describe('organizations, roles and plans', () => {
         name: 'Current Org',
         plan: 'sandbox',
         features: [],
+        traceRetentionDays: null,
         createdAt: expect.any(String),
       });
     }

@@ -85,6 +85,7 @@ describe('profile, organizations, preferences and login activity', () => {
           name: 'Partner Org',
           plan: 'sandbox',
           features: [],
+          traceRetentionDays: null,
           createdAt: expect.any(String),
         },
         role: 'admin',

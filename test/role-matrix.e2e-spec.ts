@@ -150,6 +150,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/incidents': EDIT_AGENTS,
   'GET /api/v1/incidents/:id': ALL,
   'PATCH /api/v1/incidents/:id': EDIT_AGENTS,
+  // Purge: the owner only
+  'POST /api/v1/traces/purge': ['owner'],
   // Billing: every role sees the plan; owners and admins start a checkout or open the portal
   'GET /api/v1/billing/plan': ALL,
   'POST /api/v1/billing/checkout': OWNER_ADMIN,

@@ -15,3 +15,4 @@ export * from './cpi/cpi.module.js';
 export { TraceRollups } from './traces/trace-rollups.js';
 export { ReviewItemsRepository } from './review/review-items.repository.js';
 export { AgentsRepository } from './agents/agents.repository.js';
+export * from './retention/retention.module.js';

@@ -13,5 +13,6 @@ import { TraceFeedbackRepository } from './trace-feedback.repository.js';
   imports: [TracesModule, AgentsModule, ReviewModule],
   controllers: [CpiController],
   providers: [CpiIngestService, TraceFeedbackRepository, CpiReadsService, CpiReadsRepository],
+  exports: [TraceFeedbackRepository],
 })
 export class CpiModule {}

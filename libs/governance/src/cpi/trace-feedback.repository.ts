@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
 import { type FeedbackAction, traceFeedback } from './cpi.schema.js';
 
@@ -65,5 +65,15 @@ export class TraceFeedbackRepository {
           submissions: sql`${traceFeedback.submissions} + 1`,
         },
       });
+  }
+
+  /** Deletes the feedback of purged traces. */
+  async deleteForTraces(organizationId: string, traceIds: readonly string[]): Promise<void> {
+    if (traceIds.length === 0) return;
+    await this.tx.db
+      .delete(traceFeedback)
+      .where(
+        and(eq(traceFeedback.organizationId, organizationId), inArray(traceFeedback.traceId, [...traceIds])),
+      );
   }
 }

@@ -178,4 +178,14 @@ export class ReviewItemsRepository {
       oldest: row?.oldest ? new Date(row.oldest) : null,
     };
   }
+
+  /** Deletes the items of purged traces. */
+  async deleteForTraces(organizationId: string, traceIds: readonly string[]): Promise<void> {
+    if (traceIds.length === 0) return;
+    await this.tx.db
+      .delete(reviewItems)
+      .where(
+        and(eq(reviewItems.organizationId, organizationId), inArray(reviewItems.traceId, [...traceIds])),
+      );
+  }
 }

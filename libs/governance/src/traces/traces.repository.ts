@@ -14,6 +14,22 @@ export interface TraceFilter {
   to?: Date;
 }
 
+/** Which traces a purge deletes: created before `before`, optionally one agent's or one status's. */
+export interface PurgeFilter {
+  before: Date;
+  agentId?: string;
+  status?: TraceStatus;
+}
+
+function purgeWhere(organizationId: string, filter: PurgeFilter): SQL {
+  return and(
+    eq(traces.organizationId, organizationId),
+    sql`${traces.createdAt} < ${filter.before}`,
+    filter.agentId ? eq(traces.agentId, filter.agentId) : undefined,
+    filter.status ? eq(traces.status, filter.status) : undefined,
+  )!;
+}
+
 export interface SimilarTraceRow {
   id: string;
   status: TraceStatus;
@@ -342,6 +358,48 @@ export class TracesRepository {
       )
       .orderBy(traces.confidence, desc(traces.createdAt), desc(traces.id))
       .limit(limit);
+  }
+  /** How many of the organization's traces a purge's filter matches. */
+  async countForPurge(organizationId: string, filter: PurgeFilter): Promise<number> {
+    const [row] = await this.tx.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(traces)
+      .where(purgeWhere(organizationId, filter));
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Deletes up to `limit` of the filter's traces, oldest first, with their idempotency keys; returns what was
+   * deleted. Rows another transaction holds are skipped (`SKIP LOCKED`): a later batch takes them.
+   */
+  async deleteBatch(
+    organizationId: string,
+    filter: PurgeFilter,
+    limit: number,
+  ): Promise<Array<{ id: string; createdAt: Date }>> {
+    const picked = this.tx.db
+      .select({ id: traces.id })
+      .from(traces)
+      .where(purgeWhere(organizationId, filter))
+      .orderBy(traces.createdAt)
+      .limit(limit)
+      .for('update', { skipLocked: true });
+    const rows = await this.tx.db
+      .delete(traces)
+      .where(and(eq(traces.organizationId, organizationId), inArray(traces.id, picked)))
+      .returning({ id: traces.id, createdAt: traces.createdAt });
+    if (rows.length > 0) {
+      await this.tx.db.delete(traceIdempotencyKeys).where(
+        and(
+          eq(traceIdempotencyKeys.organizationId, organizationId),
+          inArray(
+            traceIdempotencyKeys.traceId,
+            rows.map((r) => r.id),
+          ),
+        ),
+      );
+    }
+    return rows;
   }
 }
 

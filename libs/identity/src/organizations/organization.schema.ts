@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  varchar,
+} from 'drizzle-orm/pg-core';
 
 export const organizations = pgTable('organizations', {
   id: varchar('id', { length: 24 }).primaryKey(),
@@ -16,6 +26,8 @@ export const organizations = pgTable('organizations', {
     .$type<{ pattern: string; role: string }[]>()
     .notNull()
     .default(sql`'[]'::jsonb`),
+  /** Traces older than this many days are purged daily; null keeps them (contract §18: at least 183). */
+  traceRetentionDays: integer('trace_retention_days'),
   complianceNotes: jsonb('compliance_notes')
     .$type<Record<string, string>>()
     .notNull()

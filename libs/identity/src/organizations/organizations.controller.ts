@@ -30,8 +30,10 @@ export class OrganizationsController {
   @Patch('current')
   @Access({ roles: Permission.manageOrganization })
   @ApiOperation({
-    summary: 'Rename the active organization',
-    description: 'Owner or admin. Writes `organization.updated`.',
+    summary: 'Rename the active organization or set its trace retention',
+    description:
+      'Owner or admin. `name` and/or `traceRetentionDays` (at least 183, or null to keep traces for ever; the ' +
+      'scheduler purges older traces daily). Writes `organization.updated` with the changes.',
   })
   @ApiEnvelope(OrganizationDto)
   @ApiErrors([400, 403])

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, sql } from 'drizzle-orm';
 import { type Role, TransactionHost } from '#platform';
 import { revokedTokens } from '../sessions/session.schema.js';
 import { users } from '../users/user.schema.js';
@@ -63,7 +63,7 @@ export class OrganizationsRepository {
 
   async update(
     id: string,
-    patch: Partial<Pick<OrganizationRow, 'name' | 'plan'>>,
+    patch: Partial<Pick<OrganizationRow, 'name' | 'plan' | 'traceRetentionDays'>>,
     at: Date,
   ): Promise<OrganizationRow | undefined> {
     const [row] = await this.tx.db
@@ -184,5 +184,19 @@ export class OrganizationsRepository {
       .limit(1)
       .for('no key update');
     return row;
+  }
+
+  /** Organizations that keep traces for a limited time, by id after `afterId` (the retention job pages through). */
+  async withRetention(
+    afterId: string,
+    limit: number,
+  ): Promise<Array<{ id: string; traceRetentionDays: number }>> {
+    const rows = await this.tx.db
+      .select({ id: organizations.id, traceRetentionDays: organizations.traceRetentionDays })
+      .from(organizations)
+      .where(and(isNotNull(organizations.traceRetentionDays), gt(organizations.id, afterId)))
+      .orderBy(organizations.id)
+      .limit(limit);
+    return rows.map((r) => ({ id: r.id, traceRetentionDays: r.traceRetentionDays! }));
   }
 }

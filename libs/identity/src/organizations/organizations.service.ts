@@ -39,12 +39,26 @@ export class OrganizationsService {
     return this.tx.run(async () => {
       const before = await this.repo.findById(actor.organizationId);
       if (!before) throw AppError.notFound('Organization');
-      const row = (await this.repo.update(actor.organizationId, { name: dto.name }, this.clock.now()))!;
+      if (dto.name === undefined && dto.traceRetentionDays === undefined) {
+        throw AppError.validation('Nothing to update: send name or traceRetentionDays', [
+          { field: 'name', message: 'send name or traceRetentionDays' },
+        ]);
+      }
+      const patch = {
+        ...(dto.name !== undefined ? { name: dto.name } : {}),
+        ...(dto.traceRetentionDays !== undefined ? { traceRetentionDays: dto.traceRetentionDays } : {}),
+      };
+      const row = (await this.repo.update(actor.organizationId, patch, this.clock.now()))!;
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      if (dto.name !== undefined) changes.name = { from: before.name, to: row.name };
+      if (dto.traceRetentionDays !== undefined) {
+        changes.traceRetentionDays = { from: before.traceRetentionDays, to: row.traceRetentionDays };
+      }
       await this.audit.record(
         actor,
         'organization.updated',
         { type: 'organization', id: row.id },
-        { changes: { name: { from: before.name, to: row.name } } },
+        { changes },
         meta,
       );
       return toOrganizationResponse(row);
@@ -92,5 +106,10 @@ export class OrganizationsService {
 
   async list(limit: number, offset: number): Promise<OrganizationDto[]> {
     return (await this.repo.list(limit, offset)).map(toOrganizationResponse);
+  }
+
+  /** Organizations with a trace retention, a page at a time after `afterId` (the retention job). */
+  withRetention(afterId: string, limit: number): Promise<Array<{ id: string; traceRetentionDays: number }>> {
+    return this.repo.withRetention(afterId, limit);
   }
 }

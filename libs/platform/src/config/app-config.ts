@@ -78,6 +78,7 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(24 * 60 * 60 * 1000),
+  TRACE_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1000).default(60 * 60 * 1000),
   REPORT_SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   INCIDENT_NOTICE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   TRUST_PROXY: z
@@ -166,6 +167,8 @@ export interface AppConfig {
    * most this old, and from the first entry otherwise (0: always in full).
    */
   auditFullVerifyMaxAgeMs: number;
+  /** How often traces past an organization's retention are purged. */
+  traceRetentionIntervalMs: number;
   /** How often the scheduled-report scheduler and the incident-notice job look for due work. */
   reportSchedulerIntervalMs: number;
   incidentNoticeIntervalMs: number;
@@ -250,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxConcurrentRenders: e.PDF_MAX_CONCURRENT_RENDERS,
     },
     auditFullVerifyMaxAgeMs: e.AUDIT_FULL_VERIFY_MAX_AGE_MS,
+    traceRetentionIntervalMs: e.TRACE_RETENTION_INTERVAL_MS,
     reportSchedulerIntervalMs: e.REPORT_SCHEDULER_INTERVAL_MS,
     incidentNoticeIntervalMs: e.INCIDENT_NOTICE_INTERVAL_MS,
     trustProxy: e.TRUST_PROXY,

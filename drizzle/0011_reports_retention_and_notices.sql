@@ -30,6 +30,7 @@ CREATE TABLE "audit_chain_checkpoints" (
 --> statement-breakpoint
 ALTER TABLE "incidents" ADD COLUMN "due_soon_notice_at" timestamp (3) with time zone;--> statement-breakpoint
 ALTER TABLE "incidents" ADD COLUMN "overdue_notice_at" timestamp (3) with time zone;--> statement-breakpoint
+ALTER TABLE "organizations" ADD COLUMN "trace_retention_days" integer;--> statement-breakpoint
 CREATE INDEX "scheduled_reports_org_created_idx" ON "scheduled_reports" USING btree ("organization_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "scheduled_reports_due_idx" ON "scheduled_reports" USING btree ("next_send_at") WHERE is_active;--> statement-breakpoint
 CREATE INDEX "incidents_open_deadline_idx" ON "incidents" USING btree ("deadline_at") WHERE status = 'open';--> statement-breakpoint

@@ -1,0 +1,32 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import type { TraceStatus } from '../../traces/trace.schema.js';
+
+const STATUSES: readonly TraceStatus[] = ['approved', 'flagged', 'blocked', 'success'];
+
+export class PurgeTracesDto {
+  @ApiProperty({ format: 'date-time', description: 'Traces created before this instant (exclusive).' })
+  @IsISO8601({ strict: true }, { message: 'before must be an ISO 8601 date-time' })
+  before: string;
+
+  @ApiPropertyOptional({ description: 'Only this agent’s traces.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  agentId?: string;
+
+  @ApiPropertyOptional({ enum: STATUSES, description: 'Only traces with this status.' })
+  @IsOptional()
+  @IsIn(STATUSES, { message: `status must be one of ${STATUSES.join(', ')}` })
+  status?: TraceStatus;
+
+  @ApiPropertyOptional({ default: false, description: 'true: count what would be purged, delete nothing.' })
+  @IsOptional()
+  @IsBoolean()
+  dryRun?: boolean;
+}
+
+export class PurgeResultDto {
+  @ApiProperty({ description: 'Traces the filter matched.' }) matched: number;
+  @ApiProperty({ description: 'Traces deleted (0 for a dry run).' }) purged: number;
+}

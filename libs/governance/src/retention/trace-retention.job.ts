@@ -1,0 +1,60 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig, Clock, JobScheduler } from '#platform';
+import { OrganizationsService } from '#identity';
+import { TracePurgeService } from './trace-purge.service.js';
+
+const DAY_MS = 86_400_000;
+/** Organizations read per page. */
+const PAGE = 100;
+
+/**
+ * Trace retention (contract §18): for each organization with `traceRetentionDays`, purges the traces older than
+ * that. A job of the JobScheduler every TRACE_RETENTION_INTERVAL_MS (an hour by default, so at least daily whatever
+ * the restarts). Safe on several replicas: the purge's batches skip rows another replica is deleting.
+ */
+@Injectable()
+export class TraceRetentionJob implements OnModuleInit {
+  private readonly logger = new Logger('TraceRetention');
+
+  constructor(
+    private readonly scheduler: JobScheduler,
+    private readonly organizations: OrganizationsService,
+    private readonly purges: TracePurgeService,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'traceRetentionIntervalMs'>,
+  ) {}
+
+  onModuleInit(): void {
+    this.scheduler.register({
+      name: 'trace-retention',
+      intervalMs: this.config.traceRetentionIntervalMs,
+      run: () => this.run(),
+    });
+  }
+
+  /** One pass over every organization with a retention; returns the traces purged. */
+  async run(): Promise<number> {
+    let purged = 0;
+    let after = '';
+    for (;;) {
+      const page = await this.organizations.withRetention(after, PAGE);
+      for (const org of page) {
+        const before = new Date(this.clock.nowMs() - org.traceRetentionDays * DAY_MS);
+        try {
+          purged += await this.purges.purge(
+            { organizationId: org.id, actor: { type: 'system', id: 'retention', email: null } },
+            { before },
+            { trigger: 'retention', retentionDays: org.traceRetentionDays },
+          );
+        } catch (err) {
+          this.logger.warn(
+            { err, organizationId: org.id },
+            'Retention purge failed; retried at the next run',
+          );
+        }
+      }
+      if (page.length < PAGE) return purged;
+      after = page[page.length - 1]!.id;
+    }
+  }
+}
