@@ -150,6 +150,13 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /api/v1/incidents': EDIT_AGENTS,
   'GET /api/v1/incidents/:id': ALL,
   'PATCH /api/v1/incidents/:id': EDIT_AGENTS,
+  // Integrations: everyone reads; owners, admins and members (their own) create, edit, test and delete
+  'GET /api/v1/integrations': ALL,
+  'POST /api/v1/integrations': EDIT_AGENTS,
+  'GET /api/v1/integrations/:id': ALL,
+  'PATCH /api/v1/integrations/:id': EDIT_AGENTS,
+  'DELETE /api/v1/integrations/:id': EDIT_AGENTS,
+  'POST /api/v1/integrations/:id/test': EDIT_AGENTS,
   // Purge: the owner only
   'POST /api/v1/traces/purge': ['owner'],
   // Billing: every role sees the plan; owners and admins start a checkout or open the portal

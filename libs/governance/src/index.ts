@@ -16,3 +16,4 @@ export { TraceRollups } from './traces/trace-rollups.js';
 export { ReviewItemsRepository } from './review/review-items.repository.js';
 export { AgentsRepository } from './agents/agents.repository.js';
 export * from './retention/retention.module.js';
+export * from './integrations/integrations.module.js';

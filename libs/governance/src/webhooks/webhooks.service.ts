@@ -36,7 +36,7 @@ import {
   type WebhookDto,
   type WebhookSecretDto,
 } from './dto/webhook.dto.js';
-import { resolveTarget, SsrfRefusal } from './ssrf-guard.js';
+import { checkTargetUrl } from './target-url.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import { newWebhookSecret } from './webhook-secret.js';
 import type { WebhookRow } from './webhook.schema.js';
@@ -48,12 +48,6 @@ const LIST_PAGE = { limit: 50, max: 100 };
 export const MAX_WEBHOOKS = 50;
 
 const target = (id: string) => ({ type: 'webhook', id });
-const urlError = (message: string, code = 'VALIDATION_ERROR') =>
-  code === 'VALIDATION_ERROR'
-    ? AppError.validation(message, [{ field: 'url', message }])
-    : new AppError(400, WebhookErrorCode.WEBHOOK_URL_NOT_ALLOWED, message, {
-        details: [{ field: 'url', message }],
-      });
 
 /** Webhooks of an organization (contract §8): CRUD, secrets, test sends, the delivery log and redelivery. */
 @Injectable()
@@ -299,25 +293,8 @@ export class WebhooksService {
     }
   }
 
-  /** An absolute http(s) URL whose host resolves to addresses the SSRF guard allows; returns it normalised. */
-  private async checkUrl(raw: string): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw urlError('url must be an absolute http or https URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw urlError('url must be an absolute http or https URL');
-    }
-    if (url.hash) throw urlError('url must not have a fragment');
-    try {
-      await resolveTarget(url, this.config.webhookAllowPrivateNetworks);
-    } catch (err) {
-      if (err instanceof SsrfRefusal) throw urlError(err.message, WebhookErrorCode.WEBHOOK_URL_NOT_ALLOWED);
-      throw urlError(`url's host ${url.hostname} does not resolve`);
-    }
-    return url.toString();
+  private checkUrl(raw: string): Promise<string> {
+    return checkTargetUrl(raw, this.config.webhookAllowPrivateNetworks);
   }
 
   /** A URL for the audit log: without credentials or query (they may carry tokens). */

@@ -1,0 +1,105 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { PaginationQueryDto } from '#platform';
+import type { IntegrationRow, IntegrationType } from '../integration.schema.js';
+
+export const INTEGRATION_TYPES: readonly IntegrationType[] = ['email', 'slack', 'webhook'];
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+const CONFIG_DOC =
+  'email: `{recipients: [1 to 20 addresses]}`; slack and webhook: `{url}` (absolute http(s), refused when it ' +
+  'resolves to a private address: 400 WEBHOOK_URL_NOT_ALLOWED). The URL is write-only.';
+
+export class CreateIntegrationDto {
+  @ApiProperty({ enum: INTEGRATION_TYPES })
+  @IsIn(INTEGRATION_TYPES, { message: `type must be one of ${INTEGRATION_TYPES.join(', ')}` })
+  type: IntegrationType;
+
+  @ApiProperty({ minLength: 1, maxLength: 120, description: 'Trimmed.' })
+  @Transform(trim)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(120)
+  name: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: CONFIG_DOC,
+    example: { url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
+  })
+  @IsObject()
+  config: Record<string, unknown>;
+}
+
+export class UpdateIntegrationDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 120 })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(120)
+  name?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: `Replaces it. ${CONFIG_DOC}`,
+  })
+  @IsOptional()
+  @IsObject()
+  config?: Record<string, unknown>;
+}
+
+export class ListIntegrationsQueryDto extends PaginationQueryDto {}
+
+export class IntegrationConfigDto {
+  @ApiPropertyOptional({ type: [String], description: 'email: the recipients.' }) recipients?: string[];
+  @ApiPropertyOptional({
+    description: 'slack, webhook: the URL’s scheme and host; the URL itself is never shown.',
+    example: 'https://hooks.slack.com',
+  })
+  urlHost?: string;
+}
+
+export class IntegrationDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: INTEGRATION_TYPES }) type: IntegrationType;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: IntegrationConfigDto }) config: IntegrationConfigDto;
+  @ApiProperty({ type: String, nullable: true, description: 'User id of the creator.' }) createdBy:
+    string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+}
+
+export class CreatedIntegrationDto extends IntegrationDto {
+  @ApiPropertyOptional({
+    description: 'webhook only: the `whsec_` signing secret (Standard Webhooks), shown this once.',
+  })
+  secret?: string;
+}
+
+export class IntegrationTestResultDto {
+  @ApiProperty({ description: 'Whether the channel accepted the test message.' }) delivered: boolean;
+  @ApiPropertyOptional({ description: 'slack, webhook: the receiver’s HTTP status.' }) status?: number;
+  @ApiPropertyOptional({ description: 'Why it was not delivered.' }) error?: string;
+}
+
+export class IntegrationDeletedDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: [true] }) deleted: true;
+}
+
+export function toIntegrationResponse(row: IntegrationRow): IntegrationDto {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    config:
+      row.type === 'email' ? { recipients: row.recipients ?? [] } : { urlHost: row.urlHost ?? undefined },
+    createdBy: row.createdBy,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

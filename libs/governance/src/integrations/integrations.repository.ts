@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { and, count, desc, eq } from 'drizzle-orm';
+import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
+import { integrations, type IntegrationRow } from './integration.schema.js';
+
+type Insert = typeof integrations.$inferInsert;
+
+/** The integrations table; every method takes the organization id first. */
+@Injectable()
+export class IntegrationsRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async list(organizationId: string, page: PageRequest): Promise<{ rows: IntegrationRow[]; total: number }> {
+    const where = eq(integrations.organizationId, organizationId);
+    return pageWithTotal(
+      this.tx.db,
+      integrations,
+      where,
+      this.tx.db
+        .select()
+        .from(integrations)
+        .where(where)
+        .orderBy(desc(integrations.createdAt), desc(integrations.id))
+        .limit(page.limit)
+        .offset(page.offset),
+    );
+  }
+
+  async count(organizationId: string): Promise<number> {
+    const [row] = await this.tx.db
+      .select({ n: count() })
+      .from(integrations)
+      .where(eq(integrations.organizationId, organizationId));
+    return row?.n ?? 0;
+  }
+
+  async find(organizationId: string, id: string): Promise<IntegrationRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(integrations)
+      .where(and(eq(integrations.organizationId, organizationId), eq(integrations.id, id)))
+      .limit(1);
+    return row;
+  }
+
+  async insert(row: Insert): Promise<IntegrationRow> {
+    const [created] = await this.tx.db.insert(integrations).values(row).returning();
+    return created!;
+  }
+
+  async update(
+    organizationId: string,
+    id: string,
+    set: Partial<Insert>,
+  ): Promise<IntegrationRow | undefined> {
+    const [row] = await this.tx.db
+      .update(integrations)
+      .set(set)
+      .where(and(eq(integrations.organizationId, organizationId), eq(integrations.id, id)))
+      .returning();
+    return row;
+  }
+
+  async delete(organizationId: string, id: string): Promise<IntegrationRow | undefined> {
+    const [row] = await this.tx.db
+      .delete(integrations)
+      .where(and(eq(integrations.organizationId, organizationId), eq(integrations.id, id)))
+      .returning();
+    return row;
+  }
+}
