@@ -285,7 +285,8 @@ ${volumeChart(r.volume.daily, r.period.from, r.period.to)}
 
 <h2>6. Incident clock (EU AI Act article 73)</h2>
 <p>${int(r.incidents.open)} open incidents, ${int(r.incidents.overdue)} overdue.</p>
-<table><thead><tr><th>Incident</th><th>Category</th><th>Aware at</th><th>Deadline</th><th>Time left</th></tr></thead><tbody>${incidentRows}</tbody></table>
+<table class="incidents"><colgroup><col style="width:30%"><col style="width:19%"><col style="width:17%"><col style="width:17%"><col style="width:17%"></colgroup>
+<thead><tr><th>Incident</th><th>Category</th><th>Aware at</th><th>Deadline</th><th>Time left</th></tr></thead><tbody>${incidentRows}</tbody></table>
 ${moreIncidents}
 
 <h2>7. Regulator mapping</h2>
