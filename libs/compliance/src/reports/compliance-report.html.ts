@@ -214,7 +214,7 @@ export function complianceReportHtml(r: ComplianceReportData): string {
 <html lang="en"><head><meta charset="utf-8"><title>${e(title)}</title>
 <style>
   @page { size: A4; margin: 18mm 16mm 20mm 16mm; }
-  body { font-family: "Liberation Sans", "DejaVu Sans", Arial, Helvetica, sans-serif; font-size: 10.5pt; color: #1a1a1a; line-height: 1.4; }
+  body { font-family: "Liberation Sans", "DejaVu Sans", Arial, Helvetica, sans-serif; font-size: 10.5pt; color: #1a1a1a; line-height: 1.4; font-variant-ligatures: none; font-feature-settings: "liga" 0, "clig" 0; }
   h1 { font-size: 26pt; margin: 0 0 8mm; color: #0d2b5c; }
   h2 { font-size: 15pt; color: #0d2b5c; border-bottom: 1.5px solid #0d2b5c; padding-bottom: 2px; margin: 9mm 0 3mm; break-after: avoid; }
   h3 { font-size: 12pt; margin: 6mm 0 1mm; break-after: avoid; }
