@@ -15,7 +15,13 @@ import {
   TracesModule,
   WebhooksModule,
 } from '#governance';
-import { ComplianceMappingModule, FriaModule, IncidentsModule, ReportsModule } from '#compliance';
+import {
+  AlertsModule,
+  ComplianceMappingModule,
+  FriaModule,
+  IncidentsModule,
+  ReportsModule,
+} from '#compliance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
 @Module({
@@ -37,6 +43,7 @@ import { ComplianceMappingModule, FriaModule, IncidentsModule, ReportsModule } f
     ComplianceMappingModule,
     IncidentsModule,
     ReportsModule,
+    AlertsModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })

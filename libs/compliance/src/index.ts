@@ -3,3 +3,4 @@ export * from './mapping/compliance-mapping.module.js';
 export * from './incidents/incidents.module.js';
 export { FriaRepository } from './fria/fria.repository.js';
 export * from './reports/reports.module.js';
+export * from './alerts/alerts.module.js';

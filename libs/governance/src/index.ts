@@ -17,3 +17,5 @@ export { ReviewItemsRepository } from './review/review-items.repository.js';
 export { AgentsRepository } from './agents/agents.repository.js';
 export * from './retention/retention.module.js';
 export * from './integrations/integrations.module.js';
+export { IntegrationNotifier } from './integrations/integration-notifier.js';
+export { IntegrationsRepository } from './integrations/integrations.repository.js';

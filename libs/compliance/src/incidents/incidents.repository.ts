@@ -78,6 +78,22 @@ export class IncidentsRepository {
     return row;
   }
 
+  /** How many open incidents, of one agent or all, are past their deadline at `now`. */
+  async overdueCount(organizationId: string, now: Date, agentId?: string | null): Promise<number> {
+    const [row] = await this.tx.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(incidents)
+      .where(
+        and(
+          eq(incidents.organizationId, organizationId),
+          eq(incidents.status, 'open'),
+          lt(incidents.deadlineAt, now),
+          agentId ? eq(incidents.agentId, agentId) : undefined,
+        ),
+      );
+    return Number(row?.n ?? 0);
+  }
+
   /** The open incidents, nearest deadline first (at most `limit`), how many are open and how many overdue at `now`. */
   async openByDeadline(
     organizationId: string,

@@ -1,10 +1,20 @@
 import { escapeHtml as e, type RenderedMail } from '#platform';
 import { utc } from './compliance-report.html.js';
-import type { DigestData } from './report-figures.js';
+import { formatMetric, METRIC_LABELS } from '../alerts/alert-metrics.js';
+import type { DigestData, DigestTransition } from './report-figures.js';
 
 const percent = (rate: number): string => `${(rate * 100).toFixed(1)} %`;
 const int = (n: number): string => n.toLocaleString('en-GB');
 const confidence = (c: number | null): string => (c === null ? '–' : c.toFixed(3));
+
+/** "triggered: block rate 42.0 % > 20.0 %", "resolved: trace volume 3 < 10". */
+function transitionWords(t: DigestTransition): string {
+  const measured = `${METRIC_LABELS[t.metric]} ${formatMetric(t.metric, t.value)}`;
+  const threshold = formatMetric(t.metric, t.threshold);
+  return t.to === 'firing'
+    ? `triggered: ${measured} ${t.comparison === 'gt' ? '>' : '<'} ${threshold}`
+    : `resolved: ${measured}, threshold ${threshold}`;
+}
 
 const TABLE = 'border-collapse:collapse;margin:4px 0 16px';
 const CELL = 'padding:4px 10px;border-bottom:1px solid #ddd;text-align:left';
@@ -80,14 +90,40 @@ export function digestMail(reportName: string, d: DigestData, appUrl: string): R
       `  Blocked traces: ${int(a.blockedTraces)}`,
       `  Open incidents: ${int(a.openIncidents)}, overdue: ${int(a.overdueIncidents)}`,
       `  Audit chain: ${chain}`,
-      '',
+      `  Alert transitions: ${int(a.transitions.total)}`,
     );
+    for (const t of a.transitions.rows) {
+      text.push(`    ${utc(t.at)} ${t.alertName}: ${transitionWords(t)}`);
+    }
+    if (a.transitions.total > a.transitions.rows.length) {
+      text.push(`    … and ${int(a.transitions.total - a.transitions.rows.length)} more`);
+    }
+    text.push('');
     html.push(
       `<h2 style="font-size:16px;color:#0d2b5c">Alerts</h2><ul>`,
       `<li>Blocked traces: ${int(a.blockedTraces)}</li>`,
       `<li>Open incidents: ${int(a.openIncidents)}, overdue: ${a.overdueIncidents > 0 ? `<strong style="color:#c62828">${int(a.overdueIncidents)}</strong>` : '0'}</li>`,
-      `<li>Audit chain: ${a.chainValid ? '<span style="color:#2e7d32">valid</span>' : '<strong style="color:#c62828">BROKEN</strong>'}</li></ul>`,
+      `<li>Audit chain: ${a.chainValid ? '<span style="color:#2e7d32">valid</span>' : '<strong style="color:#c62828">BROKEN</strong>'}</li>`,
+      `<li>Alert transitions: ${int(a.transitions.total)}</li></ul>`,
     );
+    if (a.transitions.rows.length > 0) {
+      html.push(
+        htmlTable(
+          ['Time (UTC)', 'Alert', 'Change'],
+          a.transitions.rows.map((t) => [
+            utc(t.at),
+            e(t.alertName),
+            t.to === 'firing'
+              ? `<strong style="color:#c62828">${e(transitionWords(t))}</strong>`
+              : `<span style="color:#2e7d32">${e(transitionWords(t))}</span>`,
+          ]),
+          [false, false, false],
+        ),
+      );
+      if (a.transitions.total > a.transitions.rows.length) {
+        html.push(`<p>… and ${int(a.transitions.total - a.transitions.rows.length)} more.</p>`);
+      }
+    }
   }
 
   if (d.lowConfidence) {

@@ -14,6 +14,8 @@ import type { FriaStatus } from '../fria/fria.schema.js';
 import { FriaRepository } from '../fria/fria.repository.js';
 import { clockOf } from '../incidents/incident-clock.js';
 import type { IncidentCategory } from '../incidents/incident.schema.js';
+import { AlertsRepository } from '../alerts/alerts.repository.js';
+import type { AlertComparison, AlertMetric, AlertState } from '../alerts/alert.schema.js';
 import { IncidentsRepository } from '../incidents/incidents.repository.js';
 import type { ClauseStatus, Framework } from '../mapping/compliance-mapping.schema.js';
 import { ComplianceMappingService } from '../mapping/compliance-mapping.service.js';
@@ -80,7 +82,14 @@ export interface DigestData {
   period: Period;
   metrics?: { total: number; byStatus: StatusVolume[]; review: { pending: number; escalated: number } };
   topAgents?: Array<{ id: string; name: string; traces: number; flagRate: number; blockRate: number }>;
-  alerts?: { blockedTraces: number; openIncidents: number; overdueIncidents: number; chainValid: boolean };
+  alerts?: {
+    blockedTraces: number;
+    openIncidents: number;
+    overdueIncidents: number;
+    chainValid: boolean;
+    /** The alert rules' transitions of the period, oldest first (at most DIGEST_TRANSITIONS_MAX), and how many. */
+    transitions: { total: number; rows: DigestTransition[] };
+  };
   lowConfidence?: Array<{
     id: string;
     agentName: string;
@@ -89,6 +98,19 @@ export interface DigestData {
     createdAt: Date;
   }>;
 }
+
+export interface DigestTransition {
+  alertName: string;
+  metric: AlertMetric;
+  to: AlertState;
+  value: number;
+  threshold: number;
+  comparison: AlertComparison;
+  at: Date;
+}
+
+/** Transitions listed in a digest at most; the rest are counted. */
+export const DIGEST_TRANSITIONS_MAX = 20;
 
 export interface DigestSections {
   includeMetrics: boolean;
@@ -112,6 +134,7 @@ export class ReportFigures {
     private readonly audit: AuditService,
     private readonly agents: AgentsRepository,
     private readonly incidents: IncidentsRepository,
+    private readonly alerts: AlertsRepository,
     private readonly frias: FriaRepository,
     private readonly mapping: ComplianceMappingService,
     private readonly organizations: OrganizationsService,
@@ -217,15 +240,28 @@ export class ReportFigures {
     }
     if (sections.includeAlerts) {
       const now = this.clock.now();
-      const [incidents, chain] = await Promise.all([
+      const [incidents, chain, transitions] = await Promise.all([
         this.incidents.openByDeadline(organizationId, now, 0),
         this.audit.chainState(organizationId, this.config.auditFullVerifyMaxAgeMs),
+        this.alerts.transitionsBetween(organizationId, period.from, period.to, DIGEST_TRANSITIONS_MAX),
       ]);
       data.alerts = {
         blockedTraces: byStatus!.byStatus.find((s) => s.status === 'blocked')!.traces,
         openIncidents: incidents.open,
         overdueIncidents: incidents.overdue,
         chainValid: chain.valid,
+        transitions: {
+          total: transitions.total,
+          rows: transitions.rows.map((t) => ({
+            alertName: t.alertName,
+            metric: t.metric,
+            to: t.toState,
+            value: t.value,
+            threshold: t.threshold,
+            comparison: t.comparison,
+            at: t.createdAt,
+          })),
+        },
       };
     }
     if (sections.includeLowConf) {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule, AuditModule, PoliciesModule, ReviewModule, TracesModule } from '#governance';
 import { IdentityCoreModule } from '#identity';
+import { AlertsModule } from '../alerts/alerts.module.js';
 import { FriaModule } from '../fria/fria.module.js';
 import { IncidentsModule } from '../incidents/incidents.module.js';
 import { ComplianceMappingModule } from '../mapping/compliance-mapping.module.js';
@@ -26,6 +27,7 @@ import { ScheduledReportsService } from './scheduled-reports.service.js';
     FriaModule,
     IncidentsModule,
     ComplianceMappingModule,
+    AlertsModule,
   ],
   controllers: [ReportsController, ScheduledReportsController],
   providers: [

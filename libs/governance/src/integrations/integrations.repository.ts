@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, inArray } from 'drizzle-orm';
 import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import { integrations, type IntegrationRow } from './integration.schema.js';
 
@@ -41,6 +41,16 @@ export class IntegrationsRepository {
       .where(and(eq(integrations.organizationId, organizationId), eq(integrations.id, id)))
       .limit(1);
     return row;
+  }
+
+  /** Which of these ids are integrations of the organization. */
+  async existingIds(organizationId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.tx.db
+      .select({ id: integrations.id })
+      .from(integrations)
+      .where(and(eq(integrations.organizationId, organizationId), inArray(integrations.id, [...ids])));
+    return new Set(rows.map((r) => r.id));
   }
 
   async insert(row: Insert): Promise<IntegrationRow> {

@@ -43,6 +43,17 @@ const target = (id: string) => ({ type: 'integration', id });
 
 type Config = { recipients: string[] } | { url: string };
 
+/** A notification sent through an integration. */
+export interface IntegrationMessage {
+  /** The event type (`alert.triggered`, `integration.test`): the webhook envelope's `type`, the mail's template. */
+  type: string;
+  subject: string;
+  text: string;
+  data: Record<string, unknown>;
+  /** webhook: the `webhook-id`, the same on every attempt of one notification (receivers deduplicate on it). */
+  id?: string;
+}
+
 /** The config of a type, checked field by field (the DTO only knows it is an object). */
 function configError(message: string, field = 'config'): AppError {
   return AppError.validation(message, [{ field, message }]);
@@ -142,12 +153,13 @@ export class IntegrationsService {
   async test(actor: Actor, id: string): Promise<IntegrationTestResultDto> {
     const row = await this.loadEditable(actor, id);
     const text = `Test notification from the governance service for the integration "${row.name}".`;
-    return this.deliver(row, {
+    const { retryAfterMs: _retryAfter, ...result } = await this.deliver(row, {
       type: 'integration.test',
       subject: `Test notification: ${row.name}`,
       text,
       data: { integrationId: row.id, organizationId: row.organizationId },
     });
+    return result;
   }
 
   /**
@@ -156,8 +168,8 @@ export class IntegrationsService {
    */
   async deliver(
     row: IntegrationRow,
-    message: { type: string; subject: string; text: string; data: Record<string, unknown> },
-  ): Promise<IntegrationTestResultDto> {
+    message: IntegrationMessage,
+  ): Promise<IntegrationTestResultDto & { retryAfterMs?: number }> {
     if (row.type === 'email') {
       try {
         await this.mail.deliverNow({
@@ -179,7 +191,7 @@ export class IntegrationsService {
     if (row.type === 'slack') {
       body = JSON.stringify({ text: message.text });
     } else {
-      const messageId = `msg_${newId(nowMs)}`;
+      const messageId = message.id ?? `msg_${newId(nowMs)}`;
       const timestamp = Math.floor(nowMs / 1000);
       body = JSON.stringify({
         type: message.type,
@@ -202,6 +214,7 @@ export class IntegrationsService {
       delivered,
       ...(result.status !== undefined ? { status: result.status } : {}),
       ...(!delivered ? { error: (result.error ?? `HTTP ${result.status}`).slice(0, 300) } : {}),
+      ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
     };
   }
 

@@ -155,9 +155,10 @@ export class ReviewItemsRepository {
     return writeQuery(...(rows.length > 0 ? [bulkInsert(reviewItems, rows)] : []));
   }
 
-  /** The undecided items (pending and escalated): how many, and since when the oldest has waited. */
+  /** The undecided items (pending and escalated), of one agent or all: how many, and since when the oldest has waited. */
   async backlog(
     organizationId: string,
+    agentId?: string | null,
   ): Promise<{ pending: number; escalated: number; oldest: Date | null }> {
     const [row] = await this.tx.db
       .select({
@@ -170,6 +171,7 @@ export class ReviewItemsRepository {
         and(
           eq(reviewItems.organizationId, organizationId),
           inArray(reviewItems.status, ['pending', 'escalated']),
+          agentId ? eq(reviewItems.agentId, agentId) : undefined,
         ),
       );
     return {

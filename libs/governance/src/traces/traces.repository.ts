@@ -359,6 +359,31 @@ export class TracesRepository {
       .orderBy(traces.confidence, desc(traces.createdAt), desc(traces.id))
       .limit(limit);
   }
+  /** Traces created in [from, to], of one agent or all: how many, and how many with a confidence below `below`. */
+  async confidenceCounts(
+    organizationId: string,
+    from: Date,
+    to: Date,
+    below: number,
+    agentId?: string | null,
+  ): Promise<{ total: number; below: number }> {
+    const [row] = await this.tx.db
+      .select({
+        total: sql<number>`count(*)::int`,
+        below: sql<number>`count(*) filter (where ${traces.confidence} < ${below})::int`,
+      })
+      .from(traces)
+      .where(
+        and(
+          eq(traces.organizationId, organizationId),
+          gte(traces.createdAt, from),
+          lte(traces.createdAt, to),
+          agentId ? eq(traces.agentId, agentId) : undefined,
+        ),
+      );
+    return { total: Number(row?.total ?? 0), below: Number(row?.below ?? 0) };
+  }
+
   /** How many of the organization's traces a purge's filter matches. */
   async countForPurge(organizationId: string, filter: PurgeFilter): Promise<number> {
     const [row] = await this.tx.db

@@ -9,6 +9,8 @@ export const WEBHOOK_EVENTS = [
   'compliance.mapping.updated',
   'cpi.approved',
   'cpi.corrected',
+  'alert.triggered',
+  'alert.resolved',
   'webhook.test',
 ] as const;
 

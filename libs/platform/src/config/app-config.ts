@@ -79,7 +79,10 @@ const envSchema = z.object({
     .min(0)
     .default(24 * 60 * 60 * 1000),
   TRACE_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1000).default(60 * 60 * 1000),
+  ORG_DELETION_GRACE_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+  ORG_ERASURE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60 * 60 * 1000),
   REPORT_SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
+  ALERT_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   INCIDENT_NOTICE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   TRUST_PROXY: z
     .string()
@@ -169,8 +172,14 @@ export interface AppConfig {
   auditFullVerifyMaxAgeMs: number;
   /** How often traces past an organization's retention are purged. */
   traceRetentionIntervalMs: number;
+  /** Days between `DELETE /organizations/current` and the erasure of the organization (contract §18). */
+  orgDeletionGraceDays: number;
+  /** How often the erasure job looks for deleted organizations past their grace. */
+  orgErasureIntervalMs: number;
   /** How often the scheduled-report scheduler and the incident-notice job look for due work. */
   reportSchedulerIntervalMs: number;
+  /** How often alert rules are evaluated (contract §18). */
+  alertIntervalMs: number;
   incidentNoticeIntervalMs: number;
   trustProxy: boolean | number | string[];
   logLevel: string;
@@ -254,7 +263,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     auditFullVerifyMaxAgeMs: e.AUDIT_FULL_VERIFY_MAX_AGE_MS,
     traceRetentionIntervalMs: e.TRACE_RETENTION_INTERVAL_MS,
+    orgDeletionGraceDays: e.ORG_DELETION_GRACE_DAYS,
+    orgErasureIntervalMs: e.ORG_ERASURE_INTERVAL_MS,
     reportSchedulerIntervalMs: e.REPORT_SCHEDULER_INTERVAL_MS,
+    alertIntervalMs: e.ALERT_INTERVAL_MS,
     incidentNoticeIntervalMs: e.INCIDENT_NOTICE_INTERVAL_MS,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
