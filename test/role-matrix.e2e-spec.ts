@@ -21,6 +21,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   // Organization
   'GET /api/v1/organizations/current': ALL,
   'PATCH /api/v1/organizations/current': OWNER_ADMIN,
+  // Deleting the organization: the owner only (contract §18)
+  'DELETE /api/v1/organizations/current': ['owner'],
   // Audit log (owner, admin)
   'GET /api/v1/audit': OWNER_ADMIN,
   'GET /api/v1/audit/:id': OWNER_ADMIN,
@@ -157,6 +159,13 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PATCH /api/v1/integrations/:id': EDIT_AGENTS,
   'DELETE /api/v1/integrations/:id': EDIT_AGENTS,
   'POST /api/v1/integrations/:id/test': EDIT_AGENTS,
+  // Alerts: everyone reads; owners, admins and members (their own) create and edit; the owner alone deletes
+  'GET /api/v1/alerts': ALL,
+  'POST /api/v1/alerts': EDIT_AGENTS,
+  'GET /api/v1/alerts/:id': ALL,
+  'GET /api/v1/alerts/:id/history': ALL,
+  'PATCH /api/v1/alerts/:id': EDIT_AGENTS,
+  'DELETE /api/v1/alerts/:id': ['owner'],
   // Purge: the owner only
   'POST /api/v1/traces/purge': ['owner'],
   // Billing: every role sees the plan; owners and admins start a checkout or open the portal

@@ -1,13 +1,23 @@
 import 'reflect-metadata';
-import { writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../../api/src/app.module.js';
 import { createHttpApp } from '../../api/src/bootstrap.js';
 import { buildOpenApiDocument } from '../../api/src/openapi.js';
-import { createDatabaseHandle, loadConfig, MailService, PLANS, type Plan, runMigrations } from '#platform';
-import { OrganizationsService } from '#identity';
+import {
+  createDatabaseHandle,
+  ExportedChainVerifier,
+  loadConfig,
+  MailService,
+  PLANS,
+  type Plan,
+  runMigrations,
+} from '#platform';
+import { OrganizationExportService, OrganizationsService } from '#identity';
 import { AuditService } from '#governance';
 
 export type ContextRunner = <T>(fn: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
@@ -58,6 +68,55 @@ export function buildProgram(
       await withContext(async (app) =>
         print(await app.get(OrganizationsService).setPlan(orgId, plan as Plan)),
       );
+    });
+
+  program
+    .command('org:restore')
+    .description('Restore a deleted organization within its grace period (ORG_DELETION_GRACE_DAYS)')
+    .argument('<orgId>')
+    .action(async (orgId: string) => {
+      await withContext(async (app) => print(await app.get(OrganizationsService).restore(orgId)));
+    });
+
+  program
+    .command('org:export')
+    .description(
+      'Write every record of an organization (deleted or not, until erased) to a file as NDJSON, the audit ' +
+        'chain in sequence order',
+    )
+    .argument('<orgId>')
+    .argument('<file>')
+    .action(async (orgId: string, file: string) => {
+      await withContext(async (app) => {
+        const out = createWriteStream(file, { mode: 0o600 });
+        const counts: Record<string, number> = {};
+        try {
+          for await (const line of app.get(OrganizationExportService).lines(orgId)) {
+            if ('table' in line) counts[line.table] = (counts[line.table] ?? 0) + 1;
+            if (!out.write(JSON.stringify(line) + '\n')) await once(out, 'drain');
+          }
+          out.end();
+          await once(out, 'finish');
+        } catch (err) {
+          out.destroy();
+          rmSync(file, { force: true });
+          throw err;
+        }
+        print({ organizationId: orgId, file, records: counts });
+      });
+    });
+
+  program
+    .command('audit:verify-export')
+    .description('Verify offline the audit chain inside a file written by org:export (no database needed)')
+    .argument('<file>')
+    .action(async (file: string) => {
+      const verifier = new ExportedChainVerifier();
+      const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+      for await (const line of lines) verifier.push(line);
+      const result = verifier.result();
+      print(result);
+      if (!result.valid) process.exitCode = 2;
     });
 
   program

@@ -3,6 +3,8 @@ import { BEARER_RESOLVER } from '#platform';
 import { AuthService } from './auth/auth.service.js';
 import { MembersRepository } from './organizations/members.repository.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
+import { OrganizationErasureJob } from './organizations/organization-erasure.job.js';
+import { OrganizationExportService } from './organizations/organization-export.service.js';
 import { OrganizationsService } from './organizations/organizations.service.js';
 import { LoginEventsRepository } from './sessions/login-events.repository.js';
 import { SessionService } from './sessions/session.service.js';
@@ -16,6 +18,8 @@ const shared = [
   OrganizationsRepository,
   MembersRepository,
   OrganizationsService,
+  OrganizationExportService,
+  OrganizationErasureJob,
   SessionsRepository,
   LoginEventsRepository,
   TokenService,

@@ -1,5 +1,8 @@
 export * from './identity.module.js';
 export * from './organizations/organizations.service.js';
+export * from './organizations/organization-export.service.js';
+export * from './organizations/organization-erasure.job.js';
+export { OrganizationErrorCode } from './organizations/organizations.errors.js';
 export * from './sessions/session.service.js';
 export * from './sessions/token.service.js';
 export * from './api-keys/stream-token.service.js';
@@ -8,3 +11,4 @@ export * from './api-keys/api-keys.module.js';
 export * from './api-keys/agent-keys.repository.js';
 export * from './identity-core.module.js';
 export { MembersRepository, type MemberView } from './organizations/members.repository.js';
+export { organizationIsLive } from './organizations/organization.queries.js';

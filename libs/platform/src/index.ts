@@ -24,6 +24,7 @@ export * from './db/database.module.js';
 export * from './audit/audit.schema.js';
 export * from './audit/audit-hash.js';
 export * from './audit/audit-log.js';
+export * from './audit/export-verify.js';
 export * from './http/app-error.js';
 export * from './http/error-body.js';
 export * from './http/envelope.js';

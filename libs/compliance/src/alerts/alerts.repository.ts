@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, count, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
 import { deleteInBatches, type PageRequest, pageWithTotal, TransactionHost } from '#platform';
+import { organizationIsLive } from '#identity';
 import {
   alertRules,
   type AlertRuleRow,
@@ -81,13 +82,17 @@ export class AlertsRepository {
   }
 
   /**
-   * The evaluator's claim, across organizations: up to `limit` active rules due at `now`, their next evaluation
+   * The evaluator's claim, across organizations (not deleted ones): up to `limit` active rules due at `now`, their next evaluation
    * moved to `next`. One statement; rows are picked with `FOR UPDATE SKIP LOCKED` and the conditions checked again
    * by the update, so concurrent evaluators (of any replica) never claim a rule twice for one due time.
    */
   async claimDue(now: Date, next: Date, limit: number): Promise<AlertRuleRow[]> {
     const r = alertRules;
-    const due: SQL = and(eq(r.isActive, true), lte(r.nextEvaluationAt, now))!;
+    const due: SQL = and(
+      eq(r.isActive, true),
+      lte(r.nextEvaluationAt, now),
+      organizationIsLive(r.organizationId),
+    )!;
     const picked = this.tx.db
       .select({ id: r.id })
       .from(r)

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, desc, eq, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
+import { organizationIsLive } from '#identity';
 import { scheduledReports, type ScheduledReportRow } from './scheduled-report.schema.js';
 
 type Insert = typeof scheduledReports.$inferInsert;
@@ -69,7 +70,7 @@ export class ScheduledReportsRepository {
   }
 
   /**
-   * The scheduler's claim, across organizations: up to `limit` active reports due at `now` and not claimed by a
+   * The scheduler's claim, across organizations (not deleted ones): up to `limit` active reports due at `now` and not claimed by a
    * live lease, leased until `leaseUntil`. One statement; rows are picked with `FOR UPDATE SKIP LOCKED` and the
    * conditions checked again by the update, so two replicas never claim the same report.
    */
@@ -79,6 +80,7 @@ export class ScheduledReportsRepository {
       eq(r.isActive, true),
       lte(r.nextSendAt, now),
       or(isNull(r.claimedUntil), lt(r.claimedUntil, now)),
+      organizationIsLive(r.organizationId),
     )!;
     const picked = this.tx.db
       .select({ id: r.id })

@@ -6,11 +6,12 @@ import {
   type DatabaseHandle,
   InvalidatedCache,
   type InvalidatedCacheOptions,
+  NotificationBus,
   safeEqual,
   sha256Hex,
   TransactionHost,
 } from '#platform';
-import { AgentKeysRepository } from '#identity';
+import { AgentKeysRepository, ORGANIZATION_DELETED_CHANNEL } from '#identity';
 import { AGENT_KEY_PREFIX, isWellFormedAgentKey } from './agent-key.js';
 
 /** The channel on which a revoked agent key is announced to every replica; the payload is the key's hash. */
@@ -24,12 +25,16 @@ export const AGENT_KEY_CACHE_DEFAULTS: Partial<InvalidatedCacheOptions> = { maxE
  * actor's agentId and scope). Regenerating or deleting the agent revokes the key and announces it: this process
  * drops it at commit and other replicas when the NOTIFY arrives. Trace writes re-check the key under the
  * organization's chain lock as well, so no trace is stored with a key revoked before the write commits.
- * Unknown and revoked keys are never cached.
+ * Unknown and revoked keys are never cached. Deleting an organization (contract §18) empties the cache on every
+ * replica (`ORGANIZATION_DELETED_CHANNEL`): the lookup refuses keys of a deleted organization, and deletions are
+ * rare enough that dropping every entry costs nothing.
  */
 @Injectable()
 export class AgentKeyResolver implements ApiKeyResolver, OnModuleInit, OnModuleDestroy {
   readonly prefix = AGENT_KEY_PREFIX;
   private readonly cache: InvalidatedCache<Actor>;
+  private readonly bus: NotificationBus;
+  private unsubscribeDeletions: (() => Promise<void>) | null = null;
 
   constructor(
     private readonly keys: AgentKeysRepository,
@@ -41,14 +46,23 @@ export class AgentKeyResolver implements ApiKeyResolver, OnModuleInit, OnModuleD
       ...AGENT_KEY_CACHE_DEFAULTS,
       ...options,
     });
+    this.bus = NotificationBus.of(handle);
   }
 
-  onModuleInit(): Promise<void> {
-    return this.cache.start();
+  async onModuleInit(): Promise<void> {
+    // Subscribed before the cache starts: no key is cached before a deletion can be heard.
+    this.unsubscribeDeletions = await this.bus.subscribe(ORGANIZATION_DELETED_CHANNEL, {
+      onMessage: () => this.cache.clear(),
+      onListening: () => this.cache.clear(),
+    });
+    await this.cache.start();
   }
 
-  onModuleDestroy(): Promise<void> {
-    return this.cache.stop();
+  async onModuleDestroy(): Promise<void> {
+    await this.cache.stop();
+    const unsubscribe = this.unsubscribeDeletions;
+    this.unsubscribeDeletions = null;
+    await unsubscribe?.();
   }
 
   resolveKey(key: string): Promise<Actor | null> {

@@ -101,9 +101,11 @@ export class EventStreamGateway implements OnApplicationBootstrap {
         },
         heartbeat: () => socket.ping(),
         close: (reason) =>
-          reason === 'shutdown'
-            ? socket.close(WS_CLOSE_GOING_AWAY, 'Server shutting down')
-            : socket.close(WS_CLOSE_TRY_AGAIN_LATER, 'Too slow: reconnect with lastEventId'),
+          reason === 'revoked'
+            ? socket.close(WS_CLOSE_UNAUTHORIZED, 'The organization was deleted')
+            : reason === 'shutdown'
+              ? socket.close(WS_CLOSE_GOING_AWAY, 'Server shutting down')
+              : socket.close(WS_CLOSE_TRY_AGAIN_LATER, 'Too slow: reconnect with lastEventId'),
       },
       lastEventId,
     );

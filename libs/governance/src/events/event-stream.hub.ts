@@ -17,7 +17,7 @@ import {
   ErrorCode,
   NotificationBus,
 } from '#platform';
-import { MembersRepository, StreamTokenService } from '#identity';
+import { MembersRepository, ORGANIZATION_DELETED_CHANNEL, StreamTokenService } from '#identity';
 import { type StreamSink, StreamSubscription } from './stream-subscription.js';
 
 /** Keep-alives every 15 s (contract §16). */
@@ -44,6 +44,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   private readonly byOrganization = new Map<string, Set<StreamSubscription>>();
   private readonly bus: NotificationBus;
   private unsubscribe: (() => Promise<void>) | null = null;
+  private unsubscribeDeletions: (() => Promise<void>) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   /** A stream is about to open (`ready`): listen even before it is counted. */
   private warm = false;
@@ -63,9 +64,18 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     this.bus = NotificationBus.of(handle);
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     this.heartbeat = setInterval(() => this.beat(), STREAM_HEARTBEAT_MS);
     this.heartbeat.unref();
+    // A deleted organization's open streams end at once, on every replica (contract §18).
+    this.unsubscribeDeletions = await this.bus.subscribe(ORGANIZATION_DELETED_CHANNEL, {
+      onMessage: (organizationId) => this.closeOrganization(organizationId),
+    });
+  }
+
+  /** Ends every open stream of the organization (it was deleted). */
+  closeOrganization(organizationId: string): void {
+    for (const s of [...(this.byOrganization.get(organizationId) ?? [])]) s.drop('revoked');
   }
 
   /** Open connections are closed before the server stops, so that it can stop. */
@@ -75,6 +85,9 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   async onModuleDestroy(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
+    const unsubscribeDeletions = this.unsubscribeDeletions;
+    this.unsubscribeDeletions = null;
+    await unsubscribeDeletions?.();
     await this.listening;
     await this.unsubscribe?.();
     this.unsubscribe = null;

@@ -1,5 +1,7 @@
 import type { DomainEventRow } from '#platform';
 
+export type StreamCloseReason = 'shutdown' | 'slow' | 'revoked';
+
 /** Where a subscription's events go: an SSE response or a WebSocket. */
 export interface StreamSink {
   /**
@@ -9,8 +11,8 @@ export interface StreamSink {
   write(events: readonly DomainEventRow[]): boolean;
   /** A keep-alive (an SSE comment, a WebSocket ping). */
   heartbeat(): void;
-  /** Ends the connection (shutdown, a slow client). */
-  close(reason: 'shutdown' | 'slow'): void;
+  /** Ends the connection (shutdown, a slow client, or access revoked: the organization was deleted). */
+  close(reason: StreamCloseReason): void;
 }
 
 /** Events held while the replay runs, at most; a client that falls further behind is dropped. */
@@ -58,7 +60,7 @@ export class StreamSubscription {
   }
 
   /** Ends the connection from the server's side. */
-  drop(reason: 'shutdown' | 'slow'): void {
+  drop(reason: StreamCloseReason): void {
     if (this.closed) return;
     this.sink.close(reason);
     this.ended();

@@ -159,7 +159,7 @@ export class SessionsManagementService {
       const organization = membership?.isActive
         ? await this.organizations.findById(organizationId)
         : undefined;
-      if (!membership || !organization) throw AppError.notFound('Organization');
+      if (!membership || !organization || organization.deletedAt) throw AppError.notFound('Organization');
       const user = await this.requireUser(current.userId);
       const entry = await this.audit.record(
         { organizationId, actor: auditActorOf(actor) },

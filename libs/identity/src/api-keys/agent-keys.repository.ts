@@ -93,8 +93,9 @@ export class AgentKeysRepository {
   }
 
   /**
-   * Of the given (organization, key id) pairs, of keys of any kind, those not revoked, as `organizationId:id`: one
-   * statement for a whole batch, for the pipelined transaction of trace ingestion.
+   * Of the given (organization, key id) pairs, of keys of any kind, those not revoked and whose organization is not
+   * deleted, as `organizationId:id`: one statement for a whole batch, for the pipelined transaction of trace
+   * ingestion.
    */
   liveKeysQuery(pairs: readonly OrganizationScopedId[]): Query<Set<string>> {
     return {
@@ -103,7 +104,8 @@ export class AgentKeysRepository {
               where (${apiKeys.organizationId}, ${apiKeys.id}) in (
                 select * from unnest(${sql.param(pairs.map((p) => p.organizationId))}::text[],
                                      ${sql.param(pairs.map((p) => p.id))}::text[]))
-                and ${apiKeys.revokedAt} is null`,
+                and ${apiKeys.revokedAt} is null
+                and ${organizationPlanOf(apiKeys.organizationId)} is not null`,
       ],
       read: ([rows]) => new Set(rows!.map((row) => `${String(row.organization_id)}:${String(row.id)}`)),
     };

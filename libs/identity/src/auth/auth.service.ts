@@ -14,6 +14,7 @@ import {
 } from '#platform';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { organizationDeleted } from '../organizations/organizations.errors.js';
 import { SessionService } from '../sessions/session.service.js';
 import { toUserResponse } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -147,14 +148,19 @@ export class AuthService {
   }
 
   /**
-   * The user's oldest active membership, or 401 ACCOUNT_DEACTIVATED (recorded as a failed login) when the
-   * account or every membership is suspended.
+   * The user's oldest active membership in an organization that is not deleted, or 401 ACCOUNT_DEACTIVATED
+   * (recorded as a failed login) when the account or every membership is suspended, or 401 ORGANIZATION_DELETED
+   * when every active membership is in a deleted organization.
    */
   async activeMembership(user: UserRow, method: string, meta: RequestMeta): Promise<MembershipRow> {
     const membership = user.isActive
       ? (await this.organizations.membershipsOf(user.id)).find((m) => m.isActive)
       : undefined;
     if (!membership) {
+      if (user.isActive && (await this.organizations.hasActiveMembershipInDeleted(user.id))) {
+        await this.recordFailure(user, method, 'organization_deleted', meta);
+        throw organizationDeleted();
+      }
       await this.recordFailure(user, method, 'deactivated', meta);
       throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
     }

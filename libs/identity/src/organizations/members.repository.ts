@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, count, eq, inArray } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull } from 'drizzle-orm';
 import { type PageRequest, type Role, pageWithTotal, TransactionHost } from '#platform';
-import { memberships, type MembershipRow } from './organization.schema.js';
+import { memberships, type MembershipRow, organizations } from './organization.schema.js';
 import { users } from '../users/user.schema.js';
 
 /** A membership with the user columns the member list shows: never a hash or secret. */
@@ -55,12 +55,20 @@ export class MembersRepository {
     );
   }
 
+  /** The member, unless there is none or the organization is deleted (the event stream's check of a stream token). */
   async findMember(organizationId: string, userId: string): Promise<MemberView | undefined> {
     const [row] = await this.tx.db
       .select(MEMBER)
       .from(memberships)
       .innerJoin(users, eq(users.id, memberships.userId))
-      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)))
+      .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+      .where(
+        and(
+          eq(memberships.organizationId, organizationId),
+          eq(memberships.userId, userId),
+          isNull(organizations.deletedAt),
+        ),
+      )
       .limit(1);
     return row;
   }
@@ -78,7 +86,8 @@ export class MembersRepository {
 
   /**
    * The e-mails of the active members (active membership, active user) holding one of `roles`, oldest membership
-   * first, at most `limit`: the recipients of an organization's notices.
+   * first, at most `limit`: the recipients of an organization's notices. None for a deleted organization: nobody
+   * is written to on its behalf while it awaits erasure.
    */
   async listEmailsByRoles(organizationId: string, roles: readonly Role[], limit = 200): Promise<string[]> {
     if (roles.length === 0) return [];
@@ -86,12 +95,14 @@ export class MembersRepository {
       .select({ email: users.email })
       .from(memberships)
       .innerJoin(users, eq(users.id, memberships.userId))
+      .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
       .where(
         and(
           eq(memberships.organizationId, organizationId),
           inArray(memberships.role, [...roles]),
           eq(memberships.isActive, true),
           eq(users.isActive, true),
+          isNull(organizations.deletedAt),
         ),
       )
       .orderBy(asc(memberships.createdAt), asc(memberships.id))

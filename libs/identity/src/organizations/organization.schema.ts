@@ -11,30 +11,45 @@ import {
   varchar,
 } from 'drizzle-orm/pg-core';
 
-export const organizations = pgTable('organizations', {
-  id: varchar('id', { length: 24 }).primaryKey(),
-  name: varchar('name', { length: 200 }).notNull(),
-  plan: varchar('plan', { length: 20 })
-    .$type<'sandbox' | 'scale' | 'governance' | 'enterprise' | 'custom'>()
-    .notNull(),
-  emailDomains: text('email_domains')
-    .array()
-    .notNull()
-    .default(sql`'{}'::text[]`),
-  ssoConfig: jsonb('sso_config').$type<Record<string, unknown> | null>(),
-  roleMappingRules: jsonb('role_mapping_rules')
-    .$type<{ pattern: string; role: string }[]>()
-    .notNull()
-    .default(sql`'[]'::jsonb`),
-  /** Traces older than this many days are purged daily; null keeps them (contract §18: at least 183). */
-  traceRetentionDays: integer('trace_retention_days'),
-  complianceNotes: jsonb('compliance_notes')
-    .$type<Record<string, string>>()
-    .notNull()
-    .default(sql`'{}'::jsonb`),
-  createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
-});
+export const organizations = pgTable(
+  'organizations',
+  {
+    id: varchar('id', { length: 24 }).primaryKey(),
+    name: varchar('name', { length: 200 }).notNull(),
+    plan: varchar('plan', { length: 20 })
+      .$type<'sandbox' | 'scale' | 'governance' | 'enterprise' | 'custom'>()
+      .notNull(),
+    emailDomains: text('email_domains')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
+    ssoConfig: jsonb('sso_config').$type<Record<string, unknown> | null>(),
+    roleMappingRules: jsonb('role_mapping_rules')
+      .$type<{ pattern: string; role: string }[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    /** Traces older than this many days are purged daily; null keeps them (contract §18: at least 183). */
+    traceRetentionDays: integer('trace_retention_days'),
+    complianceNotes: jsonb('compliance_notes')
+      .$type<Record<string, string>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+    /**
+     * Set by `DELETE /organizations/current` (contract §18): from then on no membership, key or token of the
+     * organization is accepted; `org:restore` clears both columns before `eraseAfter`, the erasure job removes every
+     * row of the organization after it.
+     */
+    deletedAt: timestamp('deleted_at', { withTimezone: true, precision: 3 }),
+    eraseAfter: timestamp('erase_after', { withTimezone: true, precision: 3 }),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    index('organizations_erase_after_idx')
+      .on(t.eraseAfter)
+      .where(sql`erase_after is not null`),
+  ],
+);
 
 /** One row per (organization, user): the role and whether the membership is active. */
 export const memberships = pgTable(

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   Access,
@@ -10,6 +10,7 @@ import {
   ReqMeta,
   type RequestMeta,
 } from '#platform';
+import { DeleteOrganizationDto, OrganizationDeletionDto } from './dto/organization-deletion.dto.js';
 import { OrganizationDto, UpdateOrganizationDto } from './dto/organization.dto.js';
 import { OrganizationsService } from './organizations.service.js';
 
@@ -43,5 +44,27 @@ export class OrganizationsController {
     @ReqMeta() meta: RequestMeta,
   ): Promise<OrganizationDto> {
     return this.organizations.update(actor, dto, meta);
+  }
+
+  @Delete('current')
+  @HttpCode(202)
+  @Access({ roles: Permission.deleteOrganization })
+  @ApiOperation({
+    summary: 'Delete the active organization (owner only)',
+    description:
+      'Body `{confirmName}`, which must equal the organization’s name exactly (else 400 `VALIDATION_ERROR` and ' +
+      'nothing changes). From the answer on, every session, membership, workspace key, agent key and pending ' +
+      'invitation of the organization is refused (401). Its data is erased after `ORG_DELETION_GRACE_DAYS` ' +
+      '(default 30, `eraseAfter`); until then the operator can restore it (`org:restore`) and export it ' +
+      '(`org:export`). Writes `organization.delete_requested`.',
+  })
+  @ApiEnvelope(OrganizationDeletionDto, { status: 202 })
+  @ApiErrors([400, 403], { 400: 'VALIDATION_ERROR (confirmName missing or not the organization’s name)' })
+  remove(
+    @CurrentActor() actor: Actor,
+    @Body() dto: DeleteOrganizationDto,
+    @ReqMeta() meta: RequestMeta,
+  ): Promise<OrganizationDeletionDto> {
+    return this.organizations.requestDeletion(actor, dto, meta);
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, eq, gt, isNotNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, isNull, lte, sql } from 'drizzle-orm';
 import { type Role, TransactionHost } from '#platform';
 import { revokedTokens } from '../sessions/session.schema.js';
 import { users } from '../users/user.schema.js';
@@ -113,18 +113,41 @@ export class OrganizationsRepository {
     return inserted!;
   }
 
-  /** Memberships of a user, oldest first. */
+  /**
+   * Memberships of a user in organizations that are not deleted, oldest first: what login picks from and where
+   * a user's own audit entries go. A deleted organization's memberships count as gone until it is restored.
+   */
   async membershipsOf(userId: string): Promise<MembershipRow[]> {
-    return this.tx.db
-      .select()
+    const rows = await this.tx.db
+      .select({ membership: memberships })
       .from(memberships)
-      .where(eq(memberships.userId, userId))
+      .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+      .where(and(eq(memberships.userId, userId), isNull(organizations.deletedAt)))
       .orderBy(asc(memberships.createdAt), asc(memberships.id));
+    return rows.map((row) => row.membership);
+  }
+
+  /** Whether the user holds an active membership in a deleted (not yet erased) organization: login explains it. */
+  async hasActiveMembershipInDeleted(userId: string): Promise<boolean> {
+    const [row] = await this.tx.db
+      .select({ id: memberships.id })
+      .from(memberships)
+      .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+      .where(
+        and(
+          eq(memberships.userId, userId),
+          eq(memberships.isActive, true),
+          isNotNull(organizations.deletedAt),
+        ),
+      )
+      .limit(1);
+    return row !== undefined;
   }
 
   /**
    * Everything the access guard needs about a JWT in one round trip: whether its jti is revoked, and the
-   * user, membership and plan it points at (null columns when the membership no longer exists).
+   * user, membership and plan it points at (null columns when the membership no longer exists; a null plan when
+   * the organization is deleted, which the guard answers with 401).
    */
   async sessionPrincipal(jti: string, organizationId: string, userId: string): Promise<SessionPrincipal> {
     const result = await this.tx.db.execute(sql`
@@ -134,7 +157,7 @@ export class OrganizationsRepository {
       from (select 1) as one
       left join ${memberships} m on m.organization_id = ${organizationId} and m.user_id = ${userId}
       left join ${users} u on u.id = m.user_id
-      left join ${organizations} o on o.id = m.organization_id`);
+      left join ${organizations} o on o.id = m.organization_id and o.deleted_at is null`);
     const row = (result as unknown as { rows: PrincipalRow[] }).rows[0]!;
     return {
       revoked: row.revoked,
@@ -156,7 +179,7 @@ export class OrganizationsRepository {
     return row;
   }
 
-  /** The organizations where the user's membership is active, oldest membership first. */
+  /** The organizations (not deleted) where the user's membership is active, oldest membership first. */
   async activeOrganizationsOf(userId: string): Promise<UserOrganization[]> {
     return this.tx.db
       .select({
@@ -167,7 +190,9 @@ export class OrganizationsRepository {
       })
       .from(memberships)
       .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-      .where(and(eq(memberships.userId, userId), eq(memberships.isActive, true)))
+      .where(
+        and(eq(memberships.userId, userId), eq(memberships.isActive, true), isNull(organizations.deletedAt)),
+      )
       .orderBy(asc(memberships.createdAt), asc(memberships.id));
   }
 
@@ -194,9 +219,57 @@ export class OrganizationsRepository {
     const rows = await this.tx.db
       .select({ id: organizations.id, traceRetentionDays: organizations.traceRetentionDays })
       .from(organizations)
-      .where(and(isNotNull(organizations.traceRetentionDays), gt(organizations.id, afterId)))
+      .where(
+        and(
+          isNotNull(organizations.traceRetentionDays),
+          isNull(organizations.deletedAt),
+          gt(organizations.id, afterId),
+        ),
+      )
       .orderBy(organizations.id)
       .limit(limit);
     return rows.map((r) => ({ id: r.id, traceRetentionDays: r.traceRetentionDays! }));
+  }
+
+  /**
+   * Marks the organization deleted (contract §18) unless it already is; undefined when it is unknown or already
+   * deleted. Every credential of it is refused from the commit on.
+   */
+  async markDeleted(id: string, at: Date, eraseAfter: Date): Promise<OrganizationRow | undefined> {
+    const [row] = await this.tx.db
+      .update(organizations)
+      .set({ deletedAt: at, eraseAfter, updatedAt: at })
+      .where(and(eq(organizations.id, id), isNull(organizations.deletedAt)))
+      .returning();
+    return row;
+  }
+
+  /** Clears the deletion while its grace runs (`eraseAfter` later than `now`); undefined otherwise. */
+  async restore(id: string, now: Date): Promise<OrganizationRow | undefined> {
+    const [row] = await this.tx.db
+      .update(organizations)
+      .set({ deletedAt: null, eraseAfter: null, updatedAt: now })
+      .where(
+        and(eq(organizations.id, id), isNotNull(organizations.deletedAt), gt(organizations.eraseAfter, now)),
+      )
+      .returning();
+    return row;
+  }
+
+  /** Deleted organizations whose grace has ended, by id after `afterId` (the erasure job pages through). */
+  async dueForErasure(now: Date, afterId: string, limit: number): Promise<string[]> {
+    const rows = await this.tx.db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(
+        and(
+          isNotNull(organizations.deletedAt),
+          lte(organizations.eraseAfter, now),
+          gt(organizations.id, afterId),
+        ),
+      )
+      .orderBy(organizations.id)
+      .limit(limit);
+    return rows.map((row) => row.id);
   }
 }

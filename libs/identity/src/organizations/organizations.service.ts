@@ -1,13 +1,23 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   type Actor,
+  APP_CONFIG,
+  type AppConfig,
   AppError,
   AuditLog,
   Clock,
+  DATABASE,
+  type DatabaseHandle,
+  NotificationBus,
   type Plan,
   type RequestMeta,
   TransactionHost,
 } from '#platform';
+import {
+  type DeleteOrganizationDto,
+  type OrganizationDeletionDto,
+  toOrganizationDeletionResponse,
+} from './dto/organization-deletion.dto.js';
 import {
   type OrganizationDto,
   toOrganizationResponse,
@@ -15,14 +25,28 @@ import {
 } from './dto/organization.dto.js';
 import { OrganizationsRepository } from './organizations.repository.js';
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Announced, on every replica, when an organization is deleted (payload: its id), from the deleting transaction's
+ * commit: caches of credentials (the agent-key cache) drop what they hold, so that every key answers 401 at once.
+ */
+export const ORGANIZATION_DELETED_CHANNEL = 'svc_organization_deleted';
+
 @Injectable()
 export class OrganizationsService {
+  private readonly bus: NotificationBus;
+
   constructor(
     private readonly repo: OrganizationsRepository,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
-  ) {}
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'orgDeletionGraceDays'>,
+    @Inject(DATABASE) handle: DatabaseHandle,
+  ) {
+    this.bus = NotificationBus.of(handle);
+  }
 
   /** The organization's name, for documents generated without a caller (scheduled reports). */
   async nameOf(organizationId: string): Promise<string | undefined> {
@@ -63,6 +87,73 @@ export class OrganizationsService {
       );
       return toOrganizationResponse(row);
     });
+  }
+
+  /**
+   * `DELETE /organizations/current` (contract §18, owner only): `confirmName` must equal the name exactly (else 400
+   * and nothing changes). Marks the organization deleted with its erasure date, writes
+   * `organization.delete_requested` in the same transaction and announces the deletion to every replica's caches.
+   * From the commit on, no JWT, key or invitation of the organization is accepted.
+   */
+  requestDeletion(
+    actor: Actor,
+    dto: DeleteOrganizationDto,
+    meta: RequestMeta,
+  ): Promise<OrganizationDeletionDto> {
+    return this.tx.run(async () => {
+      const before = await this.repo.findByIdForUpdate(actor.organizationId);
+      if (!before || before.deletedAt) throw AppError.notFound('Organization');
+      if (dto.confirmName !== before.name) {
+        throw AppError.validation('confirmName must equal the organization’s name', [
+          { field: 'confirmName', message: 'must equal the organization’s name exactly' },
+        ]);
+      }
+      const now = this.clock.now();
+      const eraseAfter = new Date(now.getTime() + this.config.orgDeletionGraceDays * DAY_MS);
+      const row = (await this.repo.markDeleted(before.id, now, eraseAfter))!;
+      await this.audit.record(
+        actor,
+        'organization.delete_requested',
+        { type: 'organization', id: row.id },
+        { name: row.name, eraseAfter: eraseAfter.toISOString(), graceDays: this.config.orgDeletionGraceDays },
+        meta,
+      );
+      await this.bus.notify(this.tx, ORGANIZATION_DELETED_CHANNEL, row.id);
+      return toOrganizationDeletionResponse(row);
+    });
+  }
+
+  /**
+   * Operator command (`org:restore`): clears the deletion while its grace runs. 404 when the organization is
+   * unknown (or already erased), 400 when it is not deleted or its grace has ended. The row lock waits for an
+   * erasure batch in progress (which holds a share lock), and the time is read after it, so a restore never
+   * lands in the middle of an erasure.
+   */
+  restore(organizationId: string): Promise<OrganizationDto> {
+    return this.tx.run(async () => {
+      const before = await this.repo.findByIdForUpdate(organizationId);
+      if (!before) throw AppError.notFound('Organization');
+      if (!before.deletedAt) throw AppError.validation('This organization is not deleted');
+      const now = this.clock.now();
+      const row = await this.repo.restore(organizationId, now);
+      if (!row) {
+        throw AppError.validation(
+          `The grace period ended at ${before.eraseAfter?.toISOString()}; the organization can no longer be restored`,
+        );
+      }
+      await this.audit.record(
+        { organizationId, actor: { type: 'system', id: 'cli', email: null } },
+        'organization.restored',
+        { type: 'organization', id: organizationId },
+        { deletedAt: before.deletedAt.toISOString(), eraseAfter: before.eraseAfter?.toISOString() ?? null },
+      );
+      return toOrganizationResponse(row);
+    });
+  }
+
+  /** Deleted organizations whose grace has ended, a page at a time after `afterId` (the erasure job). */
+  dueForErasure(afterId: string, limit: number): Promise<string[]> {
+    return this.repo.dueForErasure(this.clock.now(), afterId, limit);
   }
 
   /** Operator command (CLI only): no HTTP route changes plans. */

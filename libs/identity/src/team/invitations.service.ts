@@ -276,7 +276,7 @@ export class InvitationsService {
 
   private async lockOrganization(organizationId: string): Promise<OrganizationRow> {
     const organization = await this.organizations.findByIdForUpdate(organizationId);
-    if (!organization) throw AppError.notFound('Organization');
+    if (!organization || organization.deletedAt) throw AppError.notFound('Organization');
     return organization;
   }
 

@@ -22,6 +22,7 @@ describe('role table', () => {
     expect(Permission.manageTeam).toEqual(['owner', 'admin']);
     expect(Permission.deleteAlerts).toEqual(['owner']);
     expect(Permission.purge).toEqual(['owner']);
+    expect(Permission.deleteOrganization).toEqual(['owner']);
   });
 
   it('matches the plan table', () => {

@@ -44,6 +44,7 @@ export const Permission = {
   deleteAlerts: ['owner'],
   billing: ['owner', 'admin'],
   purge: ['owner'],
+  deleteOrganization: ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
 
 /**
