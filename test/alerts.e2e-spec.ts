@@ -226,6 +226,40 @@ describe('alert rules', () => {
       expect((await ctx.get(ALERTS, { token: owner.token })).json().pagination.total).toBe(before);
     });
 
+    it('refuses null for a field of an update with 400 and changes nothing', async () => {
+      const created = (await create(rule({ name: 'Nulls' }))).json().data;
+      for (const field of [
+        'name',
+        'metric',
+        'comparison',
+        'threshold',
+        'windowMinutes',
+        'integrationIds',
+        'isActive',
+      ]) {
+        const res = await ctx.patch(`${ALERTS}/${created.id}`, {
+          token: owner.token,
+          body: { [field]: null },
+        });
+        expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
+        expect(res.body).toContain(field);
+      }
+      const integrationNull = await ctx.patch(`${INTEGRATIONS}/${emailId}`, {
+        token: owner.token,
+        body: { name: null, config: null },
+      });
+      expectErrorEnvelope(integrationNull, 400, 'VALIDATION_ERROR');
+      const after = await stateOf(created.id);
+      expect(after).toEqual({ ...created, updatedAt: after.updatedAt });
+      // agentId null means every agent.
+      const cleared = await ctx.patch(`${ALERTS}/${created.id}`, {
+        token: owner.token,
+        body: { agentId: null },
+      });
+      expect(cleared.statusCode, cleared.body).toBe(200);
+      await ctx.delete(`${ALERTS}/${created.id}`, { token: owner.token });
+    });
+
     it('lets members edit only their own, viewers nothing, and only the owner delete', async () => {
       const mine = (await create(rule({ name: 'Member rule' }), member.token)).json().data;
       const owners = (await create(rule({ name: 'Owner rule' }))).json().data;
@@ -519,6 +553,98 @@ describe('alert rules', () => {
       const verified = verify(hookSecret, second);
       expect(verified).toMatchObject({ type: 'alert.triggered', data: { alertId: id, name: 'Retried' } });
       await ctx.patch(`${ALERTS}/${id}`, { token: owner.token, body: { isActive: false } });
+    });
+
+    it('drops a stale evaluation: the rule edited, or claimed again, since it was read', async () => {
+      const id = (
+        await create(
+          rule({ name: 'Stale', metric: 'trace_volume', threshold: 0, windowMinutes: 5, agentId: agent.id }),
+        )
+      ).json().data.id as string;
+      ctx.clock.advance(10 * MINUTE);
+      await ingest(agent.key, 1, clean);
+      const [read] = await ctx.db.db.select().from(alertRules).where(eq(alertRules.id, id));
+      ctx.clock.advance(1000);
+      await ctx.patch(`${ALERTS}/${id}`, { token: owner.token, body: { windowMinutes: 6 } });
+      const evaluator = ctx.app.get(AlertEvaluatorJob);
+      expect(await evaluator.evaluate(read!, ctx.clock.now())).toBe('raced');
+      // Claimed again by a tick: the first claim's evaluation is stale too.
+      const [edited] = await ctx.db.db.select().from(alertRules).where(eq(alertRules.id, id));
+      await tick();
+      expect(await evaluator.evaluate(edited!, ctx.clock.now())).toBe('raced');
+      expect(await transitionsOf(id)).toHaveLength(1); // the tick's
+      await ctx.patch(`${ALERTS}/${id}`, { token: owner.token, body: { isActive: false } });
+    });
+
+    it('escapes Slack’s control sequences in what it posts', async () => {
+      const id = (
+        await create(
+          rule({
+            name: '<!channel> <https://evil.example|bank> & co',
+            metric: 'trace_volume',
+            threshold: 0,
+            windowMinutes: 5,
+            agentId: agent.id,
+            integrationIds: [slackId],
+          }),
+        )
+      ).json().data.id as string;
+      ctx.clock.advance(10 * MINUTE);
+      await ingest(agent.key, 1, clean);
+      const before = slackTexts().length;
+      await nextTick();
+      await waitUntil('the Slack message', () => slackTexts().length === before + 1);
+      const text = slackTexts().at(-1)!;
+      expect(text).toContain('&lt;!channel&gt; &lt;https://evil.example|bank&gt; &amp; co');
+      expect(text).not.toMatch(/<!channel>|<https:/);
+      await ctx.patch(`${ALERTS}/${id}`, { token: owner.token, body: { isActive: false } });
+    });
+
+    it('writes and sends nothing for an organization deleted meanwhile', async () => {
+      const leaving = await ctx.register({ organizationName: 'Leaving' });
+      const leavingAgent = await ctx.newAgent(leaving.organization.id, 'Their agent');
+      const hook = (
+        await ctx.post(INTEGRATIONS, {
+          token: leaving.token,
+          body: { type: 'webhook', name: 'Hook', config: { url: channel.url } },
+        })
+      ).json().data;
+      const ruleOf = async (name: string) =>
+        (
+          await ctx.post(ALERTS, {
+            token: leaving.token,
+            body: rule({
+              name,
+              metric: 'trace_volume',
+              threshold: 0,
+              windowMinutes: 5,
+              integrationIds: [hook.id],
+            }),
+          })
+        ).json().data.id as string;
+      const retried = await ruleOf('Retried after deletion');
+      ctx.clock.advance(10 * MINUTE);
+      expect((await ctx.post(TRACES, { apiKey: leavingAgent.key, body: clean })).statusCode).toBe(201);
+      // A notification refused once, waiting for its retry.
+      const before = channel.received.length;
+      channel.answer({ status: 503 });
+      await nextTick();
+      await waitUntil('the refused attempt', () => channel.received.length === before + 1);
+      expect((await transitionsOf(retried)).map((t) => t.toState)).toEqual(['firing']);
+      // A rule claimed before the deletion and evaluated after it.
+      const raced = await ruleOf('Claimed before deletion');
+      const [claimed] = await ctx.db.db.select().from(alertRules).where(eq(alertRules.id, raced));
+      const deleted = await ctx.delete('/api/v1/organizations/current', {
+        token: leaving.token,
+        body: { confirmName: 'Leaving' },
+      });
+      expect(deleted.statusCode, deleted.body).toBe(202);
+      expect(await ctx.app.get(AlertEvaluatorJob).evaluate(claimed!, ctx.clock.now())).toBe('raced');
+      expect(await transitionsOf(raced)).toHaveLength(0);
+      ctx.clock.advance(10 * MINUTE);
+      await ctx.app.get(JobScheduler).runNow('outbox');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(channel.received.length).toBe(before + 1);
     });
 
     it('lists the period’s transitions in the digest’s alerts section', async () => {

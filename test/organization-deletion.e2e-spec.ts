@@ -312,6 +312,13 @@ describe('organization deletion (contract §18)', () => {
 
   it('exports every record of the deleted organization as NDJSON whose audit chain verifies offline', async () => {
     const file = join(dir, 'doomed.ndjson');
+    // An existing file is neither overwritten nor removed.
+    const existing = join(dir, 'existing.ndjson');
+    writeFileSync(existing, 'keep me\n');
+    await expect(cli().parseAsync(['node', 'cli', 'org:export', orgId(), existing])).rejects.toThrow(
+      /EEXIST/,
+    );
+    expect(readFileSync(existing, 'utf8')).toBe('keep me\n');
     const lines = await exportTo(file);
     const parsed = lines.map((line) => JSON.parse(line) as ExportedLine);
     const header = parsed[0]!.export!;

@@ -88,7 +88,9 @@ export function buildProgram(
     .argument('<file>')
     .action(async (orgId: string, file: string) => {
       await withContext(async (app) => {
-        const out = createWriteStream(file, { mode: 0o600 });
+        // A new file only ('wx'): an existing one is neither overwritten nor, on failure, removed.
+        const out = createWriteStream(file, { mode: 0o600, flags: 'wx' });
+        await once(out, 'open');
         const counts: Record<string, number> = {};
         try {
           for await (const line of app.get(OrganizationExportService).lines(orgId)) {

@@ -46,3 +46,4 @@ export * from './security/rate-limit.js';
 export * from './security/current-actor.decorator.js';
 export * from './platform.module.js';
 export * from './notifications/notification-bus.js';
+export * from './net/ssrf-guard.js';

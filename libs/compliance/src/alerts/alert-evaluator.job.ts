@@ -16,6 +16,8 @@ import { AlertsRepository } from './alerts.repository.js';
 
 /** Rules claimed per statement. */
 export const ALERT_CLAIM_BATCH = 50;
+/** Batches one tick evaluates at most. */
+export const ALERT_TICK_BATCHES = 20;
 /** Transitions are kept this long (history and digests), then purged. */
 export const ALERT_TRANSITION_RETENTION_MS = 400 * 86_400_000;
 const PURGE_INTERVAL_MS = 24 * 3_600_000;
@@ -86,10 +88,13 @@ export class AlertEvaluatorJob implements OnModuleInit {
     });
   }
 
-  /** One tick: claims and evaluates batch after batch while claims come back full. */
+  /**
+   * One tick: claims and evaluates batch after batch while claims come back full, at most ALERT_TICK_BATCHES
+   * batches (the rest are due at the next tick, so a slow tick cannot run for ever).
+   */
   async tick(): Promise<Record<EvaluationOutcome | 'failed', number>> {
     const counts = { unmeasured: 0, steady: 0, triggered: 0, resolved: 0, raced: 0, failed: 0 };
-    for (;;) {
+    for (let batch = 0; batch < ALERT_TICK_BATCHES; batch++) {
       const now = this.clock.now();
       const claimed = await this.repo.claimDue(
         now,
@@ -125,7 +130,11 @@ export class AlertEvaluatorJob implements OnModuleInit {
       return value === null ? 'unmeasured' : 'steady';
     }
     return this.tx.run(async () => {
-      const moved = await this.repo.transition(org, rule.id, rule.state, want!, now, value);
+      // The organization's write lock, then its state: a deletion either committed before (nothing is written or
+      // notified) or waits for this transaction.
+      await this.audit.lockOrganization(org);
+      if (!(await this.repo.organizationLive(org))) return 'raced';
+      const moved = await this.repo.transition(rule, want!, now, value);
       if (!moved) return 'raced';
       const type = want === 'firing' ? 'alert.triggered' : 'alert.resolved';
       const live = await this.integrations.existingIds(org, moved.integrationIds);

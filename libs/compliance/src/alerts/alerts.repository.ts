@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
 import { deleteInBatches, type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import { organizationIsLive } from '#identity';
 import {
@@ -107,6 +107,14 @@ export class AlertsRepository {
       .returning();
   }
 
+  /** Whether the organization exists and is not deleted (read in the transaction that writes a transition). */
+  async organizationLive(organizationId: string): Promise<boolean> {
+    const result = await this.tx.db.execute(
+      sql`select ${organizationIsLive(sql`${organizationId}`)} as live`,
+    );
+    return (result as unknown as { rows: { live: boolean }[] }).rows[0]?.live === true;
+  }
+
   /** Records an evaluation that changed nothing: when, and the value measured. */
   async recordEvaluation(organizationId: string, id: string, at: Date, value: number | null): Promise<void> {
     await this.tx.db
@@ -116,18 +124,17 @@ export class AlertsRepository {
   }
 
   /**
-   * Moves a rule from `from` to `to`, only if it is still active and in `from` (a conditional update: of two
-   * evaluators that read the same state, one moves it and the other gets nothing). Call it in the transaction
-   * that writes the transition.
+   * Moves a claimed rule from the state it was claimed in to `to`, only if it is still active, in that state, and
+   * neither claimed again nor edited since (a conditional update: of two evaluators that read the same state, one
+   * moves it and the other gets nothing). Call it in the transaction that writes the transition.
    */
   async transition(
-    organizationId: string,
-    id: string,
-    from: AlertState,
+    claimed: Pick<AlertRuleRow, 'organizationId' | 'id' | 'state' | 'nextEvaluationAt' | 'updatedAt'>,
     to: AlertState,
     at: Date,
     value: number,
   ): Promise<AlertRuleRow | undefined> {
+    const { organizationId, id, state: from } = claimed;
     const r = alertRules;
     const [row] = await this.tx.db
       .update(r)
@@ -137,7 +144,18 @@ export class AlertsRepository {
         lastValue: value,
         ...(to === 'firing' ? { lastTriggeredAt: at } : {}),
       })
-      .where(and(eq(r.organizationId, organizationId), eq(r.id, id), eq(r.state, from), eq(r.isActive, true)))
+      .where(
+        and(
+          eq(r.organizationId, organizationId),
+          eq(r.id, id),
+          eq(r.state, from),
+          eq(r.isActive, true),
+          // The claim is a token: a later claim (a stalled evaluator's rule evaluated again meanwhile) or an edit
+          // of the rule (its measure changed) makes this evaluation stale.
+          eq(r.nextEvaluationAt, claimed.nextEvaluationAt),
+          eq(r.updatedAt, claimed.updatedAt),
+        ),
+      )
       .returning();
     return row;
   }

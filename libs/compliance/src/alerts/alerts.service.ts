@@ -123,12 +123,21 @@ export class AlertsService {
     }
     checkThreshold(dto.metric ?? existing.metric, dto.threshold ?? existing.threshold);
     if (typeof dto.agentId === 'string') await assertAgentsOf(this.agents, org, [dto.agentId], 'agentId');
-    if (dto.integrationIds) await this.checkIntegrations(org, dto.integrationIds);
+    // Ids the rule already holds are accepted even if their integration was deleted since (they are skipped when
+    // notifying), so a list read from GET can be sent back.
+    if (dto.integrationIds) {
+      await this.checkIntegrations(
+        org,
+        dto.integrationIds.filter((i) => !existing.integrationIds.includes(i)),
+      );
+    }
     const fields = (Object.keys(dto) as (keyof UpdateAlertDto)[]).filter((k) => dto[k] !== undefined);
     const now = this.clock.now();
     const measured = ['metric', 'agentId', 'comparison', 'threshold', 'windowMinutes', 'isActive'];
     const deactivated = dto.isActive === false;
     return this.tx.run(async () => {
+      // The organization's lock before the rule's row, in the evaluator's order (no deadlock between the two).
+      await this.audit.lockOrganization(org);
       const row = await this.repo.update(org, id, {
         ...(dto.name !== undefined ? { name: dto.name } : {}),
         ...(dto.metric !== undefined ? { metric: dto.metric } : {}),
@@ -153,6 +162,7 @@ export class AlertsService {
   async remove(actor: Actor, id: string, meta: RequestMeta): Promise<AlertDeletedDto> {
     if (!isObjectId(id)) throw AppError.notFound('Alert');
     return this.tx.run(async () => {
+      await this.audit.lockOrganization(actor.organizationId);
       const row = await this.repo.delete(actor.organizationId, id);
       if (!row) throw AppError.notFound('Alert');
       await this.audit.record(

@@ -24,7 +24,7 @@ declare module '#platform' {
  * caller's transaction, so a notification exists if and only if the change that caused it committed, and it is
  * sent after the commit, retried with backoff (a receiver's `Retry-After` honoured) until accepted or out of
  * attempts. A webhook integration's `webhook-id` is the message id, the same on every attempt. An integration
- * deleted in between is skipped.
+ * deleted in between is skipped, and so is every notification of an organization deleted in between.
  */
 @Injectable()
 export class IntegrationNotifier implements OnModuleInit {
@@ -67,7 +67,14 @@ export class IntegrationNotifier implements OnModuleInit {
   private async attempt(delivery: OutboxDelivery<'integration.notify'>): Promise<void> {
     const organizationId = delivery.organizationId;
     const { integrationId, message } = delivery.payload;
-    const row = organizationId ? await this.repo.find(organizationId, integrationId) : undefined;
+    if (!organizationId || !(await this.repo.organizationLive(organizationId))) {
+      this.logger.log(
+        { integrationId, messageId: delivery.id },
+        'Organization deleted; notification dropped',
+      );
+      return;
+    }
+    const row = await this.repo.find(organizationId, integrationId);
     if (!row) {
       this.logger.log({ integrationId, messageId: delivery.id }, 'Integration gone; notification dropped');
       return;

@@ -54,6 +54,11 @@ export interface IntegrationMessage {
   id?: string;
 }
 
+/** Slack's escaping of message text: `&`, `<` and `>` only. */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 /** The config of a type, checked field by field (the DTO only knows it is an object). */
 function configError(message: string, field = 'config'): AppError {
   return AppError.validation(message, [{ field, message }]);
@@ -189,7 +194,9 @@ export class IntegrationsService {
     let body: string;
     let headers: Record<string, string> = { 'content-type': 'application/json' };
     if (row.type === 'slack') {
-      body = JSON.stringify({ text: message.text });
+      // Slack reads <…> as mentions and links: text from the organization (an alert's name) is escaped as
+      // Slack asks, so it cannot ping a channel or disguise a link.
+      body = JSON.stringify({ text: slackEscape(message.text) });
     } else {
       const messageId = message.id ?? `msg_${newId(nowMs)}`;
       const timestamp = Math.floor(nowMs / 1000);

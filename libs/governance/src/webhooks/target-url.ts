@@ -1,5 +1,5 @@
 import { AppError } from '#platform';
-import { resolveTarget, SsrfRefusal } from './ssrf-guard.js';
+import { resolveTarget, SsrfRefusal } from '#platform';
 import { WebhookErrorCode } from './webhooks.errors.js';
 
 const urlError = (field: string, message: string, code = 'VALIDATION_ERROR') =>

@@ -1,7 +1,7 @@
 import { type Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { resolveTarget, SsrfRefusal } from './ssrf-guard.js';
+import { resolveTarget, SsrfRefusal } from '#platform';
 
 /** A receiver has this long to answer, connection included (contract §8). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;

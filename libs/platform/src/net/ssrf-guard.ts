@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Addresses a webhook may not reach unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set: loopback, private, shared,
+ * Addresses an outbound request to a URL a customer gave (webhooks, integrations, SSO identity providers) may not reach unless private networks are allowed: loopback, private, shared,
  * link-local (cloud metadata), unspecified, documentation, benchmarking, multicast and reserved ranges, in both
  * families.
  */
