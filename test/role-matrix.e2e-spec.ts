@@ -166,6 +166,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/alerts/:id/history': ALL,
   'PATCH /api/v1/alerts/:id': EDIT_AGENTS,
   'DELETE /api/v1/alerts/:id': ['owner'],
+  // SSO configuration: owners and admins
+  'GET /api/v1/sso/config': OWNER_ADMIN,
+  'PUT /api/v1/sso/config': OWNER_ADMIN,
+  'DELETE /api/v1/sso/config': OWNER_ADMIN,
+  'POST /api/v1/sso/config/test': OWNER_ADMIN,
   // Purge: the owner only
   'POST /api/v1/traces/purge': ['owner'],
   // Billing: every role sees the plan; owners and admins start a checkout or open the portal

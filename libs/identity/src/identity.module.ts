@@ -10,9 +10,10 @@ import { IdentityCoreModule } from './identity-core.module.js';
 import { MfaModule } from './mfa/mfa.module.js';
 import { TeamModule } from './team/team.module.js';
 import { OrganizationsController } from './organizations/organizations.controller.js';
+import { SsoModule } from './sso/sso.module.js';
 
 @Module({
-  imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule, TeamModule],
+  imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule, TeamModule, SsoModule],
   controllers: [
     AuthController,
     EmailFlowsController,

@@ -3,9 +3,6 @@ import { ReviewItemsRepository, TraceRollups, TracesRepository } from '#governan
 import { IncidentsRepository } from '../incidents/incidents.repository.js';
 import type { AlertComparison, AlertMetric, AlertRuleRow } from './alert.schema.js';
 
-/** A trace counts towards `low_confidence_rate` below this confidence (the digest's threshold too). */
-export const LOW_CONFIDENCE_BELOW = 0.5;
-
 /** Metrics that are shares of the window's traces (0 to 1); the others are counts. */
 export const RATE_METRICS: readonly AlertMetric[] = ['block_rate', 'flag_rate', 'low_confidence_rate'];
 
@@ -36,7 +33,8 @@ export function formatMetric(metric: AlertMetric, value: number): string {
  * organization:
  * - `block_rate`, `flag_rate`: blocked (flagged) traces over all traces created in the window, from the daily
  *   rollups and the live edges (TraceRollups), so a week's window costs a few rows, not a scan;
- * - `low_confidence_rate`: traces below 0.5 confidence over all traces of the window, counted live;
+ * - `low_confidence_rate`: traces below 0.5 confidence (counted through their partial index) over all traces of
+ *   the window (from the rollups);
  * - `trace_volume`: traces created in the window;
  * - `review_backlog`: review items awaiting a decision now (pending or escalated);
  * - `overdue_incidents`: open incidents past their article 73 deadline now.
@@ -72,8 +70,12 @@ export class AlertMetrics {
         return row?.traces ?? 0;
       }
       case 'low_confidence_rate': {
-        const counts = await this.traces.confidenceCounts(org, from, now, LOW_CONFIDENCE_BELOW, rule.agentId);
-        return counts.total === 0 ? null : counts.below / counts.total;
+        const [[all], below] = await Promise.all([
+          this.rollups.summed(org, [], filter),
+          this.traces.lowConfidenceCount(org, from, now, rule.agentId),
+        ]);
+        const total = all?.traces ?? 0;
+        return total === 0 ? null : below / total;
       }
       case 'review_backlog': {
         const backlog = await this.reviews.backlog(org, rule.agentId);

@@ -57,6 +57,11 @@ export const traces = pgTable(
     index('traces_org_matched_idx')
       .on(t.organizationId, t.createdAt)
       .where(sql`policy_results <> '[]'::jsonb`),
+    // Low-confidence traces (below 0.5, LOW_CONFIDENCE_BELOW): the alerts' low_confidence_rate and the digest's list
+    // count them over a window without reading the window's other traces.
+    index('traces_org_low_confidence_idx')
+      .on(t.organizationId, t.createdAt)
+      .where(sql`confidence < 0.5`),
     index('traces_search_trgm_idx').using('gin', t.searchText.op('gin_trgm_ops')),
   ],
 );

@@ -74,6 +74,31 @@ export class OrganizationsRepository {
     return row;
   }
 
+  /** The SSO configuration and role-mapping rules of a live organization (the SSO module's reads). */
+  async ssoFields(
+    organizationId: string,
+  ): Promise<Pick<OrganizationRow, 'ssoConfig' | 'roleMappingRules'> | undefined> {
+    const [row] = await this.tx.db
+      .select({ ssoConfig: organizations.ssoConfig, roleMappingRules: organizations.roleMappingRules })
+      .from(organizations)
+      .where(and(eq(organizations.id, organizationId), isNull(organizations.deletedAt)))
+      .limit(1);
+    return row;
+  }
+
+  /** Replaces them (null clears the configuration). */
+  async setSsoFields(
+    organizationId: string,
+    ssoConfig: Record<string, unknown> | null,
+    roleMappingRules: { pattern: string; role: string }[],
+    at: Date,
+  ): Promise<void> {
+    await this.tx.db
+      .update(organizations)
+      .set({ ssoConfig, roleMappingRules, updatedAt: at })
+      .where(eq(organizations.id, organizationId));
+  }
+
   /** The legacy `complianceNotes` map of the organization (empty when it has none). */
   async complianceNotes(organizationId: string): Promise<Record<string, string>> {
     const [row] = await this.tx.db

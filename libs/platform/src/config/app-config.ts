@@ -91,6 +91,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKERS: z.enum(['on', 'off']).default('on'),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  SSO_ALLOW_INSECURE_HTTP: bool.default(false),
+  SSO_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -185,6 +187,10 @@ export interface AppConfig {
   logLevel: string;
   workers: boolean;
   webhookAllowPrivateNetworks: boolean;
+  /** Identity-provider URLs may use plain http (local identity providers in tests); refused in production. */
+  ssoAllowInsecureHttp: boolean;
+  /** Identity-provider URLs may resolve to loopback, private and link-local addresses (an IdP on the private network). */
+  ssoAllowPrivateNetworks: boolean;
   bodyLimitBytes: number;
   /** Shape limits of a JSON body or query (keys per object, keys and array items in all), checked before validation. */
   bodyShape: { maxObjectKeys: number; maxTotalKeys: number };
@@ -224,6 +230,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(
       'Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS',
     );
+  }
+  if (e.NODE_ENV === 'production' && e.SSO_ALLOW_INSECURE_HTTP) {
+    throw new ConfigError('Invalid configuration:\n  SSO_ALLOW_INSECURE_HTTP: not allowed when NODE_ENV=production');
   }
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
@@ -272,6 +281,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: e.LOG_LEVEL,
     workers: e.WORKERS === 'on',
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    ssoAllowInsecureHttp: e.SSO_ALLOW_INSECURE_HTTP,
+    ssoAllowPrivateNetworks: e.SSO_ALLOW_PRIVATE_NETWORKS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     bodyShape: { maxObjectKeys: e.BODY_MAX_OBJECT_KEYS, maxTotalKeys: e.BODY_MAX_TOTAL_KEYS },
     bodyMaxInflateRatio: e.BODY_MAX_INFLATE_RATIO,

@@ -1,0 +1,47 @@
+import { RE2JS } from 're2js';
+import type { Role } from '#platform';
+
+/** A rule of the role mapping: the first rule whose pattern matches one of the user's groups gives the role. */
+export interface RoleMappingRule {
+  pattern: string;
+  role: MappableRole;
+}
+
+/** Roles an identity provider's groups may grant. Ownership is never handed out by a directory group. */
+export type MappableRole = Exclude<Role, 'owner'>;
+export const MAPPABLE_ROLES: readonly MappableRole[] = ['admin', 'member', 'viewer'];
+export const ROLE_PATTERN_MAX = 256;
+/** RE2 runs in linear time, with a constant that grows with the compiled program: bounded as for policies. */
+const PROGRAM_SIZE_MAX = 1000;
+export const ROLE_RULES_MAX = 50;
+/** Groups considered per login; a directory may send thousands. */
+export const GROUPS_MAX = 500;
+export const DEFAULT_SSO_ROLE: MappableRole = 'member';
+
+/** Compiles a rule's pattern (RE2 semantics, case-sensitive, matched anywhere in a group name); or why not. */
+export function compileRolePattern(pattern: string): RE2JS | string {
+  if (pattern.length === 0) return 'pattern must not be empty';
+  if (pattern.length > ROLE_PATTERN_MAX) return `pattern must be at most ${ROLE_PATTERN_MAX} characters`;
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (err) {
+    return `invalid RE2 pattern: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  if (re.programSize() > PROGRAM_SIZE_MAX) return 'pattern is too complex (reduce repetition counts)';
+  return re;
+}
+
+/**
+ * The role an SSO login provisions (contract §3): the first rule, in order, whose pattern matches any of the
+ * user's groups; `member` when none does. Patterns run in linear time (RE2), so a group name cannot stall it.
+ */
+export function mapRole(rules: readonly RoleMappingRule[], groups: readonly string[]): MappableRole {
+  const names = groups.slice(0, GROUPS_MAX).filter((g) => typeof g === 'string');
+  for (const rule of rules) {
+    const re = compileRolePattern(rule.pattern);
+    if (typeof re === 'string') continue;
+    if (names.some((group) => re.matcher(group).find())) return rule.role;
+  }
+  return DEFAULT_SSO_ROLE;
+}
