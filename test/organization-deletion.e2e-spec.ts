@@ -327,7 +327,7 @@ describe('organization deletion (contract §18)', () => {
     expect(header.tables).toEqual(expect.arrayContaining(['organizations', 'users', ...expectedTables]));
 
     const counts: Record<string, number> = {};
-    for (const line of parsed.slice(1)) counts[line.table!] = (counts[line.table!] ?? 0) + 1;
+    for (const line of parsed.slice(1, -1)) counts[line.table!] = (counts[line.table!] ?? 0) + 1;
     const stored = await rowCounts(orgId());
     for (const [table, n] of Object.entries(stored)) expect(counts[table] ?? 0, table).toBe(n);
     expect(counts.traces).toBe(ERASURE_BATCH * 2 + 5 + 3);
@@ -335,6 +335,10 @@ describe('organization deletion (contract §18)', () => {
     for (const table of ['memberships', 'agents', 'api_keys', 'policies', 'review_items', 'invitations']) {
       expect(counts[table], table).toBeGreaterThan(0);
     }
+    // The invitation's mail is the organization's too: exported, then erased with it.
+    expect(
+      parsed.some((line) => line.table === 'outbox_messages' && line.record.topic === 'mail.send'),
+    ).toBe(true);
     const usersLines = parsed.filter((line) => line.table === 'users');
     expect(Object.keys(usersLines[0]!.record).sort()).toEqual([
       'created_at',
@@ -368,6 +372,19 @@ describe('organization deletion (contract §18)', () => {
     });
     const removed = lines.filter((_, i) => i !== index);
     expect(verifyExportedChain(removed)).toMatchObject({ valid: false, brokenAt: { sequence: 3 } });
+    // The end line closes the file: cut short, or a trace line removed, the export no longer verifies.
+    const end = parsed.at(-1) as unknown as { end: { records: Record<string, number>; audit: unknown } };
+    expect(end.end.records.traces).toBe(counts.traces);
+    expect(end.end.audit).toEqual({ entries: audit.length, head: audit.at(-1)!.hash });
+    expect(verifyExportedChain(lines.slice(0, -1))).toMatchObject({
+      valid: false,
+      brokenAt: { reason: 'no end line: the export is cut short' },
+    });
+    const traceLine = parsed.findIndex((line) => line.table === 'traces');
+    expect(verifyExportedChain(lines.filter((_, i) => i !== traceLine))).toMatchObject({
+      valid: false,
+      brokenAt: { reason: 'the end line counts other records of traces than the file holds' },
+    });
     const tamperedFile = join(dir, 'tampered.ndjson');
     writeFileSync(tamperedFile, tampered.join('\n') + '\n');
     const afterTamper: unknown[] = [];

@@ -92,7 +92,12 @@ export class IncidentNoticesJob implements OnModuleInit {
       if (to.length === 0) continue;
       const message = incidentNoticeMail(kind, row, this.config.appUrl);
       for (const address of to) {
-        await this.mail.send({ to: address, template: INCIDENT_NOTICE_TEMPLATES[kind], ...message });
+        await this.mail.send({
+          to: address,
+          organizationId: row.organizationId,
+          template: INCIDENT_NOTICE_TEMPLATES[kind],
+          ...message,
+        });
       }
     }
   }

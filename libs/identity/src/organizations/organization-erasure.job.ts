@@ -134,6 +134,13 @@ export class OrganizationErasureJob implements OnModuleInit {
     if (members.length > 0) deleted.memberships = members.length;
     const userIds = members.map((m) => m.userId);
     if (userIds.length > 0) {
+      // The accounts locked first, in id order: two erasures sharing a user, or an invitation accepted by one at
+      // this moment, take turns, and the statement below sees what the other committed.
+      await rowsOf(
+        this.tx.db,
+        sql`select ${users.id} from ${users} where ${users.id} = any(${sql.param(userIds)}::text[])
+            order by ${users.id} for update`,
+      );
       // Users left without any membership were people of this organization only: erased with it.
       const erased = await rowsOf(
         this.tx.db,

@@ -7,11 +7,24 @@ import { users } from '../users/user.schema.js';
 
 /** Rows read per query: memory stays bounded whatever the organization holds. */
 export const EXPORT_PAGE = 500;
+/** Traces carry up to megabytes of context each: fewer per query. */
+const LARGE_ROW_PAGE = 50;
+const LARGE_ROW_TABLES = new Set(['traces', 'domain_events', 'outbox_messages']);
 
 /** One line of an export: a header first, then `{table, record}` lines, records as the database holds them. */
 export type ExportLine =
   | { export: { organizationId: string; exportedAt: string; format: 1; tables: string[] } }
-  | { table: string; record: Record<string, unknown> };
+  | { table: string; record: Record<string, unknown> }
+  | { end: ExportEnd };
+
+/**
+ * The last line: how many records of each table came, and the audit chain's length and head. A verifier that
+ * finds it missing, or not matching the lines, knows the file was cut or lines were removed.
+ */
+export interface ExportEnd {
+  records: Record<string, number>;
+  audit: { entries: number; head: string | null };
+}
 
 /**
  * The organization export (`org:export`, contract §18): every record of the organization, as NDJSON lines, read a
@@ -19,7 +32,9 @@ export type ExportLine =
  * fields only: no password hash, MFA secret or preferences) and every table with an `organization_id` column
  * (from the catalogue, as erasure reads it), each in primary-key order, the audit log in sequence order so the
  * chain verifies line by line (`verifyExportedChain`). Records carry the database's column names; secrets are as
- * stored (hashes, sealed ciphertext). Works on a deleted organization until it is erased.
+ * stored (hashes, sealed ciphertext). A last line (`end`) counts the records of each table and gives the chain's
+ * length and head, so that a cut file or removed lines are found. Works on a deleted organization until it is
+ * erased.
  */
 @Injectable()
 export class OrganizationExportService {
@@ -44,9 +59,25 @@ export class OrganizationExportService {
         tables: ['organizations', 'users', ...tables.map((t) => t.name)],
       },
     };
+    const records: Record<string, number> = {};
+    const audit: ExportEnd['audit'] = { entries: 0, head: null };
+    const counted = async function* (lines: AsyncGenerator<ExportLine>): AsyncGenerator<ExportLine> {
+      for await (const line of lines) {
+        if ('table' in line) {
+          records[line.table] = (records[line.table] ?? 0) + 1;
+          if (line.table === AUDIT_TABLE) {
+            audit.entries += 1;
+            audit.head = String(line.record.hash);
+          }
+        }
+        yield line;
+      }
+    };
     yield { table: 'organizations', record: organization.r as Record<string, unknown> };
-    yield* this.memberUsers(organizationId);
-    for (const table of tables) yield* this.table(organizationId, table);
+    records.organizations = 1;
+    yield* counted(this.memberUsers(organizationId));
+    for (const table of tables) yield* counted(this.table(organizationId, table));
+    yield { end: { records, audit } };
   }
 
   /** The accounts of the organization's members, without credentials, by id. */
@@ -92,6 +123,7 @@ export class OrganizationExportService {
       key.map((column) => sql`t.${ident(column)}`),
       sql`, `,
     );
+    const pageSize = LARGE_ROW_TABLES.has(table.name) ? LARGE_ROW_PAGE : EXPORT_PAGE;
     let last: Row | null = null;
     for (;;) {
       const after: SQL = last
@@ -108,10 +140,10 @@ export class OrganizationExportService {
         this.tx.db,
         sql`select row_to_json(t) as r, ${keySelect} from ${ident(table.name)} t
             where t.organization_id = ${organizationId} ${after}
-            order by ${keyColumns} limit ${EXPORT_PAGE}`,
+            order by ${keyColumns} limit ${pageSize}`,
       );
       for (const row of rows) yield { table: table.name, record: row.r as Record<string, unknown> };
-      if (rows.length < EXPORT_PAGE) return;
+      if (rows.length < pageSize) return;
       last = rows[rows.length - 1]!;
     }
   }

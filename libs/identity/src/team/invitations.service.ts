@@ -240,6 +240,11 @@ export class InvitationsService {
     return this.tx.run(async () => {
       const now = this.clock.now();
       const organization = await this.lockOrganization(invite.organizationId);
+      // An existing account's row stays locked until commit: an erasure that would remove the account (its only
+      // organization erased at this moment) waits, then sees the new membership and keeps it.
+      if (existing && !(await this.users.findByIdForUpdate(existing.id))) {
+        throw AppError.conflict('The account changed while the invitation was accepted; try again');
+      }
       const userId = existing?.id ?? newId(now.getTime());
       if (!(await this.invitations.markAccepted(invite.id, userId, now))) {
         const current = await this.invitations.findByTokenHash(sha256Hex(token));
@@ -340,6 +345,7 @@ export class InvitationsService {
   ): Promise<void> {
     await this.mail.send({
       to,
+      organizationId: organization.id,
       template: 'team-invite',
       ...TeamMail.invitation(this.config.appUrl, {
         organizationName: organization.name,

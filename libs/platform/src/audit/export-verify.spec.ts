@@ -52,12 +52,52 @@ function exportLines(n: number): string[] {
   return lines;
 }
 
+/** The same lines closed with their end line, as `org:export` writes them. */
+function endedLines(n: number): string[] {
+  const lines = exportLines(n);
+  const head = n > 0 ? (JSON.parse(lines.at(-1)!) as { record: { hash: string } }).record.hash : null;
+  const records = { audit_entries: n, ...(n > 0 ? { agents: 1 } : {}) };
+  return [...lines, JSON.stringify({ end: { records, audit: { entries: n, head } } })];
+}
+
 describe('verifyExportedChain', () => {
   it('accepts an untouched chain and reports its head', () => {
-    const lines = exportLines(5);
+    const lines = endedLines(5);
     const result = verifyExportedChain(lines);
     expect(result).toMatchObject({ valid: true, entries: 5, organizationId: ORG });
-    expect(result.head).toBe((JSON.parse(lines.at(-1)!) as { record: { hash: string } }).record.hash);
+    expect(result.head).toBe((JSON.parse(lines.at(-2)!) as { record: { hash: string } }).record.hash);
+  });
+
+  it('finds a cut file, removed lines of any table, a forged end line and lines after the end', () => {
+    const lines = endedLines(4);
+    expect(verifyExportedChain(lines.slice(0, -1))).toMatchObject({
+      valid: false,
+      brokenAt: { reason: 'no end line: the export is cut short' },
+    });
+    // The last two entries gone, the end line kept: the chain alone would still verify.
+    const cut = [...lines.slice(0, -3), lines.at(-1)!];
+    expect(verifyExportedChain(cut)).toMatchObject({
+      valid: false,
+      brokenAt: { reason: expect.stringMatching(/end line/) },
+    });
+    const noAgent = lines.filter((line) => !line.startsWith('{"table":"agents"'));
+    expect(verifyExportedChain(noAgent)).toMatchObject({
+      valid: false,
+      brokenAt: { reason: 'the end line counts other records of agents than the file holds' },
+    });
+    expect(verifyExportedChain([...lines, lines[1]!])).toMatchObject({
+      valid: false,
+      brokenAt: { reason: 'a line after the end line' },
+    });
+  });
+
+  it('refuses an entry of another organization than the header’s', () => {
+    const lines = endedLines(2);
+    const header = JSON.stringify({ export: { organizationId: 'b'.repeat(24), format: 1, tables: [] } });
+    expect(verifyExportedChain([header, ...lines.slice(1)])).toMatchObject({
+      valid: false,
+      brokenAt: { sequence: 1, reason: 'entry of another organization' },
+    });
   });
 
   it('accepts an export without audit entries', () => {

@@ -19,33 +19,56 @@ export interface ExportedChainResult {
  * Verifies, line by line, the audit chain inside an organization export (NDJSON of `{table, record}` lines, the
  * records with the database's column names, the audit entries in sequence order), with the rules the service
  * applies (`chainHash`, `GENESIS_HASH`): sequences 1, 2, 3 … without gaps, each `prev_hash` the previous entry's
- * `hash` (the first one 64 zeros), each `hash` recomputed from the entry, one organization. Needs nothing but the
- * file: no database, no key. Lines of other tables are skipped; a line that is not JSON breaks the chain.
+ * `hash` (the first one 64 zeros), each `hash` recomputed from the entry, one organization (the header's). The end
+ * line must match what came: the chain's length and head, and each table's count, so a cut file or removed lines
+ * are found. Needs nothing but the file: no database, no key. A line that is not JSON breaks the chain.
  */
 export class ExportedChainVerifier {
   private line = 0;
   private entries = 0;
   private previous = GENESIS_HASH;
   private organizationId: string | null = null;
+  /** The header's organization, when the file has a header. */
+  private exportedOrganization: string | null = null;
+  private readonly records = new Map<string, number>();
+  private ended = false;
   private broken: ExportedChainResult['brokenAt'];
 
   push(text: string): void {
     this.line += 1;
     if (this.broken || text.trim() === '') return;
+    if (this.ended) return this.fail(null, 'a line after the end line');
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       return this.fail(null, 'line is not JSON');
     }
-    const { table, record } = (parsed ?? {}) as { table?: unknown; record?: Record<string, unknown> };
+    const {
+      table,
+      record,
+      end,
+      export: header,
+    } = (parsed ?? {}) as {
+      table?: unknown;
+      record?: Record<string, unknown>;
+      end?: { records?: Record<string, unknown>; audit?: { entries?: unknown; head?: unknown } };
+      export?: { organizationId?: unknown };
+    };
+    if (header && typeof header === 'object' && typeof header.organizationId === 'string') {
+      this.exportedOrganization = header.organizationId;
+      return;
+    }
+    if (end && typeof end === 'object') return this.end(end);
+    if (typeof table === 'string') this.records.set(table, (this.records.get(table) ?? 0) + 1);
     if (table !== EXPORTED_AUDIT_TABLE) return;
     if (!record || typeof record !== 'object') return this.fail(null, 'audit line without a record');
     const sequence = Number(record.sequence);
     const expected = this.entries + 1;
     if (sequence !== expected) return this.fail(sequence, `expected sequence ${expected}`);
     const organizationId = String(record.organization_id);
-    if (this.organizationId !== null && organizationId !== this.organizationId) {
+    const expectedOrganization = this.organizationId ?? this.exportedOrganization;
+    if (expectedOrganization !== null && organizationId !== expectedOrganization) {
       return this.fail(sequence, 'entry of another organization');
     }
     if (record.prev_hash !== this.previous) return this.fail(sequence, 'prev_hash is not the previous hash');
@@ -70,7 +93,35 @@ export class ExportedChainVerifier {
     this.entries = expected;
   }
 
+  /** The end line: every count it gives must be what the lines held, and the chain's length and head too. */
+  private end(end: {
+    records?: Record<string, unknown>;
+    audit?: { entries?: unknown; head?: unknown };
+  }): void {
+    this.ended = true;
+    if (
+      end.audit?.entries !== this.entries ||
+      end.audit?.head !== (this.entries > 0 ? this.previous : null)
+    ) {
+      return this.fail(null, 'the end line does not match the audit chain (entries removed or the file cut)');
+    }
+    const counts = end.records ?? {};
+    const tables = new Set([...Object.keys(counts), ...this.records.keys()]);
+    for (const table of tables) {
+      if ((this.records.get(table) ?? 0) !== counts[table]) {
+        return this.fail(null, `the end line counts other records of ${table} than the file holds`);
+      }
+    }
+  }
+
+  /**
+   * The verdict. A file with a header must end with its end line (else it was cut); a bare list of lines (no
+   * header) is checked as a chain alone.
+   */
   result(): ExportedChainResult {
+    if (!this.broken && this.exportedOrganization !== null && !this.ended) {
+      this.fail(null, 'no end line: the export is cut short');
+    }
     return {
       valid: !this.broken,
       entries: this.entries,

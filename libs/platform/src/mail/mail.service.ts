@@ -18,6 +18,8 @@ export interface OutgoingMail extends RenderedMail {
   to: string;
   /** Template name, for logs and the outbox listing (bodies are never logged). */
   template: string;
+  /** The organization the message is about, if any: its message is erased and exported with it. */
+  organizationId?: string;
 }
 
 /** A message as the operator listing shows it. */
@@ -83,6 +85,7 @@ export class MailService implements OnModuleInit, OnModuleDestroy {
   async send(mail: OutgoingMail): Promise<string> {
     const body: MailBody = { text: mail.text, html: mail.html };
     const id = await this.outbox.enqueue('mail.send', {
+      organizationId: mail.organizationId ?? null,
       payload: { to: mail.to, subject: mail.subject.slice(0, 300), template: mail.template },
       secret: body,
       hold: !this.transport,
