@@ -166,6 +166,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/alerts/:id/history': ALL,
   'PATCH /api/v1/alerts/:id': EDIT_AGENTS,
   'DELETE /api/v1/alerts/:id': ['owner'],
+  // SSO sign-in: the browser's side is public (the dispatcher, the IdP's return, the cookie hand-offs)
+  'POST /api/v1/auth/sso/initiate': 'public',
+  'GET /api/v1/auth/sso/callback': 'public',
+  'GET /api/v1/auth/oauth-token': 'public',
+  'GET /api/v1/auth/sso/mfa-exchange': 'public',
   // SSO configuration: owners and admins
   'GET /api/v1/sso/config': OWNER_ADMIN,
   'PUT /api/v1/sso/config': OWNER_ADMIN,

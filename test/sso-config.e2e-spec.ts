@@ -1,15 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizations } from '../libs/identity/src/organizations/organization.schema.js';
 import { ssoDomains } from '../libs/identity/src/sso/sso.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { auditEntriesOf } from './support/compliance-suite.js';
+import { OidcIdp } from './support/oidc-idp.js';
 
 const SSO = '/api/v1/sso/config';
 const CLIENT_SECRET = 'oidc-client-secret-do-not-echo';
@@ -17,29 +15,11 @@ const CERT = readFileSync(join(import.meta.dirname, 'fixtures', 'saml-idp.cert.p
 const CERT_BODY = CERT.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
 const KEY = readFileSync(join(import.meta.dirname, 'fixtures', 'saml-idp.key.pem'), 'utf8');
 
-/** The real oidc-provider on loopback, as the organization's identity provider. */
-async function startIdp(): Promise<{ issuer: string; server: Server }> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'governance',
-        client_secret: CLIENT_SECRET,
-        redirect_uris: ['http://localhost:3000/api/v1/auth/sso/callback'],
-      },
-    ],
-  });
-  server.on('request', provider.callback());
-  return { issuer, server };
-}
-
 describe('SSO configuration (contract §3)', () => {
   let ctx: TestContext;
   /** Default settings: IdP URLs must be https and public. */
   let strict: TestContext;
-  let idp: { issuer: string; server: Server };
+  let idp: OidcIdp;
   let owner: Registered;
   let rival: Registered;
   let admin: { token: string; userId: string };
@@ -74,7 +54,11 @@ describe('SSO configuration (contract §3)', () => {
     (await ctx.db.db.select().from(organizations).where(eq(organizations.id, organizationId)))[0]!;
 
   beforeAll(async () => {
-    idp = await startIdp();
+    idp = await OidcIdp.start({
+      redirectUri: 'http://localhost:3000/api/v1/auth/sso/callback',
+      accounts: {},
+      clientSecret: CLIENT_SECRET,
+    });
     ctx = await TestContext.create({ config: { ssoAllowInsecureHttp: true, ssoAllowPrivateNetworks: true } });
     strict = await TestContext.create();
     owner = await ctx.register({ organizationName: 'Acme' });
@@ -88,7 +72,7 @@ describe('SSO configuration (contract §3)', () => {
   afterAll(async () => {
     await ctx?.close();
     await strict?.close();
-    await new Promise((resolve) => idp?.server.close(resolve));
+    await idp?.close();
   });
 
   it('is for owners and admins on a plan with sso', async () => {

@@ -29,7 +29,12 @@ const doc: OpenApiDoc = {
       },
     },
     '/api/v1/export': {
-      get: { responses: { '200': { content: { 'application/x-ndjson': { schema: { type: 'string' } } } } } },
+      get: {
+        responses: {
+          '200': { content: { 'application/x-ndjson': { schema: { type: 'string' } } } },
+          '302': { description: 'a documented redirect, without content' },
+        },
+      },
     },
     '/api/v1/otel': {
       post: {
@@ -133,6 +138,15 @@ describe('oracles', () => {
       'envelope',
       'request-id',
     ]);
+  });
+
+  it('allow an empty redirect where the document declares it, and nowhere else', () => {
+    const redirect = answer(302, Buffer.alloc(0), {
+      'content-type': '',
+      location: 'https://app.example/login',
+    });
+    expect(judge(exportOp!, get('/api/v1/export'), redirect, opts)).toEqual([]);
+    expect(oracles(judge(things!, get('/api/v1/things'), redirect, opts))).toEqual(['envelope']);
   });
 
   it('allow a non-JSON answer only where the document declares it', () => {

@@ -114,6 +114,9 @@ export function envelopeProblem(
   if (status === 204 || status === 304 || method === 'HEAD') {
     return body.length === 0 ? undefined : `${status} with a body of ${body.length} bytes`;
   }
+  // A redirect the document declares without content (a browser endpoint such as the SSO callback).
+  if (status >= 300 && status < 400 && documented && !documented.content && body.length === 0)
+    return undefined;
   if (!media || !isJsonMedia(media)) {
     const declared = Object.keys(documented?.content ?? {}).map((m) => m.toLowerCase());
     if (media && declared.includes(media) && !isJsonMedia(media)) return undefined;

@@ -1,4 +1,4 @@
-import { index, pgTable, timestamp, varchar } from 'drizzle-orm/pg-core';
+import { index, pgTable, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 /**
  * The e-mail domains that route to an organization's single sign-on (contract §3). The domain is the primary key,
@@ -15,3 +15,26 @@ export const ssoDomains = pgTable(
 );
 
 export type SsoDomainRow = typeof ssoDomains.$inferSelect;
+
+/**
+ * A sign-in under way, from `POST /auth/sso/initiate` to the IdP's return (10 minutes at most). Keyed by the
+ * SHA-256 of the `state` sent to the IdP and deleted when the callback reads it, so a state (and its code) is
+ * used once, on any replica. `browserHash` binds it to the browser that started it (the SHA-256 of its binding
+ * cookie); the PKCE verifier is sealed.
+ */
+export const ssoLoginStates = pgTable(
+  'sso_login_states',
+  {
+    id: varchar('id', { length: 64 }).primaryKey(),
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    provider: varchar('provider', { length: 8 }).notNull(),
+    nonce: varchar('nonce', { length: 64 }).notNull(),
+    codeVerifierSealed: text('code_verifier_sealed').notNull(),
+    browserHash: varchar('browser_hash', { length: 64 }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [index('sso_login_states_expires_idx').on(t.expiresAt)],
+);
+
+export type SsoLoginStateRow = typeof ssoLoginStates.$inferSelect;
