@@ -171,6 +171,13 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/auth/sso/callback': 'public',
   'GET /api/v1/auth/oauth-token': 'public',
   'GET /api/v1/auth/sso/mfa-exchange': 'public',
+  // Social login: browser redirects, public
+  'GET /api/v1/auth/github': 'public',
+  'GET /api/v1/auth/github/callback': 'public',
+  'GET /api/v1/auth/google': 'public',
+  'GET /api/v1/auth/google/callback': 'public',
+  'GET /api/v1/auth/microsoft': 'public',
+  'GET /api/v1/auth/microsoft/callback': 'public',
   // SSO configuration: owners and admins
   'GET /api/v1/sso/config': OWNER_ADMIN,
   'PUT /api/v1/sso/config': OWNER_ADMIN,

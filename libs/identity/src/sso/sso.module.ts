@@ -6,12 +6,20 @@ import { SsoConfigService } from './sso-config.service.js';
 import { SsoDomainsRepository } from './sso-domains.repository.js';
 import { SsoLoginController } from './sso-login.controller.js';
 import { SsoLoginService } from './sso-login.service.js';
+import { SocialLoginController } from './social-login.controller.js';
+import { SocialLoginService } from './social-login.service.js';
 
-/** Enterprise single sign-on: the configuration API and OIDC sign-in (next: SAML and social login). */
+/** Sign-in from elsewhere: the SSO configuration API, OIDC sign-in and social login (next: SAML). */
 @Module({
   imports: [IdentityCoreModule],
-  controllers: [SsoConfigController, SsoLoginController],
-  providers: [SsoDomainsRepository, SsoConfigService, OidcConfigurations, SsoLoginService],
+  controllers: [SsoConfigController, SsoLoginController, SocialLoginController],
+  providers: [
+    SsoDomainsRepository,
+    SsoConfigService,
+    OidcConfigurations,
+    SsoLoginService,
+    SocialLoginService,
+  ],
   exports: [SsoConfigService, SsoDomainsRepository],
 })
 export class SsoModule {}

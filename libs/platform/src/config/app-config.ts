@@ -92,6 +92,26 @@ const envSchema = z.object({
   WORKERS: z.enum(['on', 'off']).default('on'),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   SSO_ALLOW_INSECURE_HTTP: bool.default(false),
+  OAUTH_GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_GITHUB_AUTHORIZATION_URL: url.optional(),
+  OAUTH_GITHUB_TOKEN_URL: url.optional(),
+  OAUTH_GITHUB_USERINFO_URL: url.optional(),
+  OAUTH_GITHUB_EMAILS_URL: url.optional(),
+  OAUTH_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_GOOGLE_AUTHORIZATION_URL: url.optional(),
+  OAUTH_GOOGLE_TOKEN_URL: url.optional(),
+  OAUTH_GOOGLE_USERINFO_URL: url.optional(),
+  OAUTH_MICROSOFT_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_MICROSOFT_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_MICROSOFT_AUTHORIZATION_URL: url.optional(),
+  OAUTH_MICROSOFT_TOKEN_URL: url.optional(),
+  OAUTH_MICROSOFT_USERINFO_URL: url.optional(),
+  OAUTH_MICROSOFT_TENANT: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id or domain')
+    .default('common'),
   SSO_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -187,6 +207,8 @@ export interface AppConfig {
   logLevel: string;
   workers: boolean;
   webhookAllowPrivateNetworks: boolean;
+  /** Social login providers (contract §3): each enabled when its client id and secret are set, else null. */
+  oauthProviders: Record<SocialProvider, SocialProviderConfig | null>;
   /** Identity-provider URLs may use plain http (local identity providers in tests); refused in production. */
   ssoAllowInsecureHttp: boolean;
   /** Identity-provider URLs may resolve to loopback, private and link-local addresses (an IdP on the private network). */
@@ -282,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workers: e.WORKERS === 'on',
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     ssoAllowInsecureHttp: e.SSO_ALLOW_INSECURE_HTTP,
+    oauthProviders: socialProviders(e),
     ssoAllowPrivateNetworks: e.SSO_ALLOW_PRIVATE_NETWORKS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     bodyShape: { maxObjectKeys: e.BODY_MAX_OBJECT_KEYS, maxTotalKeys: e.BODY_MAX_TOTAL_KEYS },
@@ -299,6 +322,74 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
   };
+}
+
+export type SocialProvider = 'github' | 'google' | 'microsoft';
+export const SOCIAL_PROVIDERS: readonly SocialProvider[] = ['github', 'google', 'microsoft'];
+
+export interface SocialProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  userinfoUrl: string;
+  /** GitHub: the list of the user's addresses, with the primary verified one. */
+  emailsUrl?: string;
+  scope: string;
+}
+
+/** The social providers from the environment: the public endpoints unless overridden (tests run a local provider). */
+function socialProviders(e: z.infer<typeof envSchema>): Record<SocialProvider, SocialProviderConfig | null> {
+  const tenant = e.OAUTH_MICROSOFT_TENANT;
+  const providers: Record<SocialProvider, SocialProviderConfig | null> = {
+    github:
+      e.OAUTH_GITHUB_CLIENT_ID && e.OAUTH_GITHUB_CLIENT_SECRET
+        ? {
+            clientId: e.OAUTH_GITHUB_CLIENT_ID,
+            clientSecret: e.OAUTH_GITHUB_CLIENT_SECRET,
+            authorizationUrl: e.OAUTH_GITHUB_AUTHORIZATION_URL ?? 'https://github.com/login/oauth/authorize',
+            tokenUrl: e.OAUTH_GITHUB_TOKEN_URL ?? 'https://github.com/login/oauth/access_token',
+            userinfoUrl: e.OAUTH_GITHUB_USERINFO_URL ?? 'https://api.github.com/user',
+            emailsUrl: e.OAUTH_GITHUB_EMAILS_URL ?? 'https://api.github.com/user/emails',
+            scope: 'read:user user:email',
+          }
+        : null,
+    google:
+      e.OAUTH_GOOGLE_CLIENT_ID && e.OAUTH_GOOGLE_CLIENT_SECRET
+        ? {
+            clientId: e.OAUTH_GOOGLE_CLIENT_ID,
+            clientSecret: e.OAUTH_GOOGLE_CLIENT_SECRET,
+            authorizationUrl: e.OAUTH_GOOGLE_AUTHORIZATION_URL ?? 'https://accounts.google.com/o/oauth2/v2/auth',
+            tokenUrl: e.OAUTH_GOOGLE_TOKEN_URL ?? 'https://oauth2.googleapis.com/token',
+            userinfoUrl: e.OAUTH_GOOGLE_USERINFO_URL ?? 'https://openidconnect.googleapis.com/v1/userinfo',
+            scope: 'openid email profile',
+          }
+        : null,
+    microsoft:
+      e.OAUTH_MICROSOFT_CLIENT_ID && e.OAUTH_MICROSOFT_CLIENT_SECRET
+        ? {
+            clientId: e.OAUTH_MICROSOFT_CLIENT_ID,
+            clientSecret: e.OAUTH_MICROSOFT_CLIENT_SECRET,
+            authorizationUrl:
+              e.OAUTH_MICROSOFT_AUTHORIZATION_URL ??
+              `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/authorize`,
+            tokenUrl: e.OAUTH_MICROSOFT_TOKEN_URL ?? `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/token`,
+            userinfoUrl: e.OAUTH_MICROSOFT_USERINFO_URL ?? 'https://graph.microsoft.com/oidc/userinfo',
+            scope: 'openid email profile',
+          }
+        : null,
+  };
+  for (const [name, provider] of Object.entries(providers)) {
+    if (!provider) continue;
+    for (const endpoint of [provider.authorizationUrl, provider.tokenUrl, provider.userinfoUrl, provider.emailsUrl]) {
+      if (endpoint && new URL(endpoint).protocol === 'http:' && !e.SSO_ALLOW_INSECURE_HTTP) {
+        throw new ConfigError(
+          `Invalid configuration:\n  OAUTH_${name.toUpperCase()}_*: ${endpoint} is http; set SSO_ALLOW_INSECURE_HTTP=true outside production`,
+        );
+      }
+    }
+  }
+  return providers;
 }
 
 /** Outside production a missing JWT_SECRET is generated once and kept in the data directory (mode 0600). */

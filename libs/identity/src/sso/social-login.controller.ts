@@ -1,0 +1,172 @@
+import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ApiErrors,
+  APP_CONFIG,
+  type AppConfig,
+  Public,
+  RawResponse,
+  ReqMeta,
+  type RequestMeta,
+} from '#platform';
+import { OAUTH_TOKEN_COOKIE, readCookie, setCookie, SSO_MFA_COOKIE } from './sso-cookies.js';
+import { SOCIAL_STATE_TTL_MS, SocialFailure, SocialLoginService } from './social-login.service.js';
+
+export const SOCIAL_STATE_COOKIE = 'svc_oauth_state';
+const AUTH_PATH = '/api/v1/auth';
+const SSO_PATH = '/api/v1/auth/sso';
+const SEVEN_DAYS_S = 7 * 86_400;
+const MFA_COOKIE_S = 300;
+
+const START = (provider: string, extra = '') =>
+  ApiOperation({
+    summary: `Sign in with ${provider}`,
+    description:
+      `Browser redirect (302) to ${provider}${extra}, with state and PKCE (S256) in the sealed httpOnly cookie ` +
+      '`svc_oauth_state` (10 minutes). 404 when the provider is not configured.',
+  });
+const CALLBACK = (provider: string) =>
+  ApiOperation({
+    summary: `${provider}’s return (browser redirect)`,
+    description:
+      'Checks the state against the cookie, exchanges the code (PKCE), takes the e-mail (GitHub: the primary ' +
+      'verified address; Google: only when verified), and signs in the user with that e-mail or creates one with ' +
+      'an organization. Success: 302 to `APP_URL/auth/callback` with the httpOnly `svc_oauth_token` cookie (7 ' +
+      'days; `Secure; SameSite=None` in production), collected by `GET /auth/oauth-token`; a user with TOTP goes to ' +
+      '`APP_URL/login?ssoMfa=1` with `svc_sso_mfa`. Failure: 302 to `APP_URL/login?error=oauth_failed`. Writes ' +
+      '`auth.login` with `metadata.method = "oauth"` and the provider. No token in any URL.',
+  });
+
+/** Social login's browser routes (contract §3): one start and one return per provider. */
+@ApiTags('Auth')
+@Controller('auth')
+export class SocialLoginController {
+  constructor(
+    private readonly social: SocialLoginService,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'appUrl' | 'nodeEnv'>,
+  ) {}
+
+  private cookie(name: string, value: string, path: string, maxAgeSeconds: number): string {
+    return setCookie(name, value, { path, maxAgeSeconds, production: this.config.nodeEnv === 'production' });
+  }
+
+  private async start(provider: string, reply: FastifyReply) {
+    const { url, cookie } = await this.social.start(provider);
+    return reply
+      .header('set-cookie', this.cookie(SOCIAL_STATE_COOKIE, cookie, AUTH_PATH, SOCIAL_STATE_TTL_MS / 1000))
+      .redirect(url, 302);
+  }
+
+  private async finish(provider: string, request: FastifyRequest, reply: FastifyReply, meta: RequestMeta) {
+    this.social.provider(provider); // 404 when not configured, before anything else
+    const clearState = this.cookie(SOCIAL_STATE_COOKIE, '', AUTH_PATH, 0);
+    try {
+      const outcome = await this.social.callback(
+        provider,
+        (request.query ?? {}) as Record<string, unknown>,
+        readCookie(request.headers.cookie, SOCIAL_STATE_COOKIE),
+        meta,
+      );
+      if (outcome.kind === 'mfa') {
+        return reply
+          .header('set-cookie', [
+            clearState,
+            this.cookie(SSO_MFA_COOKIE, outcome.tempToken, SSO_PATH, MFA_COOKIE_S),
+          ])
+          .redirect(`${this.config.appUrl}/login?ssoMfa=1`, 302);
+      }
+      return reply
+        .header('set-cookie', [
+          clearState,
+          this.cookie(OAUTH_TOKEN_COOKIE, outcome.token, AUTH_PATH, SEVEN_DAYS_S),
+        ])
+        .redirect(`${this.config.appUrl}/auth/callback`, 302);
+    } catch (err) {
+      // A refused sign-in (or an account refused by login rules: deactivated, organization deleted).
+      if (!(err instanceof SocialFailure) && !(err instanceof Error && 'status' in err)) throw err;
+      return reply
+        .header('set-cookie', clearState)
+        .redirect(`${this.config.appUrl}/login?error=oauth_failed`, 302);
+    }
+  }
+
+  @Get('github')
+  @Public()
+  @RawResponse()
+  @START('GitHub', ' (scope `read:user user:email`)')
+  @ApiResponse({ status: 302, description: 'To GitHub.' })
+  @ApiErrors([404])
+  github(@Res() reply: FastifyReply) {
+    return this.start('github', reply);
+  }
+
+  @Get('github/callback')
+  @Public()
+  @RawResponse()
+  @CALLBACK('GitHub')
+  @ApiQuery({ name: 'state', required: false, type: String })
+  @ApiQuery({ name: 'code', required: false, type: String })
+  @ApiResponse({
+    status: 302,
+    description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
+  })
+  @ApiErrors([404])
+  githubCallback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
+    return this.finish('github', request, reply, meta);
+  }
+
+  @Get('google')
+  @Public()
+  @RawResponse()
+  @START('Google')
+  @ApiResponse({ status: 302, description: 'To Google.' })
+  @ApiErrors([404])
+  google(@Res() reply: FastifyReply) {
+    return this.start('google', reply);
+  }
+
+  @Get('google/callback')
+  @Public()
+  @RawResponse()
+  @CALLBACK('Google')
+  @ApiQuery({ name: 'state', required: false, type: String })
+  @ApiQuery({ name: 'code', required: false, type: String })
+  @ApiResponse({
+    status: 302,
+    description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
+  })
+  @ApiErrors([404])
+  googleCallback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
+    return this.finish('google', request, reply, meta);
+  }
+
+  @Get('microsoft')
+  @Public()
+  @RawResponse()
+  @START('Microsoft', ' (`prompt=select_account`)')
+  @ApiResponse({ status: 302, description: 'To Microsoft.' })
+  @ApiErrors([404])
+  microsoft(@Res() reply: FastifyReply) {
+    return this.start('microsoft', reply);
+  }
+
+  @Get('microsoft/callback')
+  @Public()
+  @RawResponse()
+  @CALLBACK('Microsoft')
+  @ApiQuery({ name: 'state', required: false, type: String })
+  @ApiQuery({ name: 'code', required: false, type: String })
+  @ApiResponse({
+    status: 302,
+    description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
+  })
+  @ApiErrors([404])
+  microsoftCallback(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @ReqMeta() meta: RequestMeta,
+  ) {
+    return this.finish('microsoft', request, reply, meta);
+  }
+}

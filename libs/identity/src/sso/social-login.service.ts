@@ -1,0 +1,269 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import * as oidc from 'openid-client';
+import {
+  APP_CONFIG,
+  type AppConfig,
+  AppError,
+  AuditLog,
+  Clock,
+  newId,
+  type RequestMeta,
+  safeEqual,
+  SecretBox,
+  type SocialProvider,
+  type SocialProviderConfig,
+  TransactionHost,
+} from '#platform';
+import { AuthService } from '../auth/auth.service.js';
+import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { UsersRepository } from '../users/users.repository.js';
+import type { UserRow } from '../users/user.schema.js';
+
+/** How long a social sign-in may take between the start and the provider's return. */
+export const SOCIAL_STATE_TTL_MS = 10 * 60_000;
+const HTTP_TIMEOUT_MS = 10_000;
+const RESPONSE_MAX_BYTES = 256 * 1024;
+
+/** The sealed cookie of a social sign-in under way: provider, state, PKCE verifier, expiry. */
+interface SocialState {
+  p: SocialProvider;
+  s: string;
+  v: string;
+  exp: number;
+}
+
+export class SocialFailure extends Error {}
+
+export type SocialOutcome = { kind: 'session'; token: string } | { kind: 'mfa'; tempToken: string };
+
+/**
+ * Social login (contract §3) with GitHub, Google and Microsoft: the authorization-code flow with state and PKCE
+ * (S256) kept in a sealed, short-lived, httpOnly cookie; the e-mail is GitHub's primary verified address, Google's
+ * verified one, or Microsoft's; a user is matched by that e-mail, or created with an organization of their own.
+ * A user with TOTP still gives the code (the SSO MFA hand-off), so social login never skips a second factor.
+ */
+@Injectable()
+export class SocialLoginService {
+  private readonly logger = new Logger('SocialLogin');
+
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly auth: AuthService,
+    private readonly box: SecretBox,
+    private readonly audit: AuditLog,
+    private readonly tx: TransactionHost,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG)
+    private readonly config: Pick<AppConfig, 'oauthProviders' | 'publicUrl' | 'defaultPlan'>,
+  ) {}
+
+  /** The provider's settings, or 404 when it is not configured. */
+  provider(name: string): SocialProviderConfig & { name: SocialProvider } {
+    const settings = (this.config.oauthProviders as Record<string, SocialProviderConfig | null>)[name];
+    if (!settings) throw AppError.notFound('Login provider');
+    return { ...settings, name: name as SocialProvider };
+  }
+
+  redirectUri(provider: SocialProvider): string {
+    return `${this.config.publicUrl}/api/v1/auth/${provider}/callback`;
+  }
+
+  /** Where to send the browser, and the sealed state cookie's value. */
+  async start(name: string): Promise<{ url: string; cookie: string }> {
+    const provider = this.provider(name);
+    const state: SocialState = {
+      p: provider.name,
+      s: oidc.randomState(),
+      v: oidc.randomPKCECodeVerifier(),
+      exp: this.clock.nowMs() + SOCIAL_STATE_TTL_MS,
+    };
+    const url = new URL(provider.authorizationUrl);
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('client_id', provider.clientId);
+    url.searchParams.set('redirect_uri', this.redirectUri(provider.name));
+    url.searchParams.set('scope', provider.scope);
+    url.searchParams.set('state', state.s);
+    url.searchParams.set('code_challenge', await oidc.calculatePKCECodeChallenge(state.v));
+    url.searchParams.set('code_challenge_method', 'S256');
+    if (provider.name === 'microsoft') url.searchParams.set('prompt', 'select_account');
+    return { url: url.href, cookie: this.box.seal(JSON.stringify(state)) };
+  }
+
+  /** The provider's return: checks the state against the cookie, exchanges the code, signs the user in. */
+  async callback(
+    providerName: string,
+    query: Record<string, unknown>,
+    cookie: string | undefined,
+    meta: RequestMeta,
+  ): Promise<SocialOutcome> {
+    const provider = this.provider(providerName);
+    const state = this.openState(cookie);
+    if (!state || state.p !== provider.name) throw new SocialFailure('no sign-in under way in this browser');
+    if (state.exp <= this.clock.nowMs()) throw new SocialFailure('the sign-in took too long');
+    if (typeof query.state !== 'string' || !safeEqual(query.state, state.s))
+      throw new SocialFailure('state mismatch');
+    if (typeof query.error === 'string')
+      throw new SocialFailure(`the provider answered ${query.error.slice(0, 100)}`);
+    if (typeof query.code !== 'string' || query.code.length === 0 || query.code.length > 2048) {
+      throw new SocialFailure('no code');
+    }
+    const accessToken = await this.exchange(provider, query.code, state.v);
+    const profile = await this.getJson(provider.userinfoUrl, accessToken);
+    const email = await this.emailOf(provider, profile, accessToken);
+    const name =
+      (typeof profile.name === 'string' && profile.name.trim()) ||
+      (typeof profile.login === 'string' && profile.login) ||
+      email.split('@')[0]!;
+    return this.signIn(provider.name, email, name.slice(0, 200), meta);
+  }
+
+  private openState(cookie: string | undefined): SocialState | undefined {
+    if (!cookie || cookie.length > 4096) return undefined;
+    try {
+      const parsed = JSON.parse(this.box.open(cookie)) as SocialState;
+      return typeof parsed.s === 'string' && typeof parsed.v === 'string' ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async exchange(
+    provider: SocialProviderConfig & { name: SocialProvider },
+    code: string,
+    verifier: string,
+  ): Promise<string> {
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: this.redirectUri(provider.name),
+      client_id: provider.clientId,
+      client_secret: provider.clientSecret,
+      code_verifier: verifier,
+    });
+    const res = await this.fetch(provider.tokenUrl, {
+      method: 'POST',
+      body,
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    const token = typeof res.access_token === 'string' ? res.access_token : '';
+    if (!token) throw new SocialFailure('the provider issued no access token');
+    return token;
+  }
+
+  private getJson(url: string, accessToken: string): Promise<Record<string, unknown>> {
+    return this.fetch(url, {
+      headers: { accept: 'application/json', authorization: `Bearer ${accessToken}` },
+    });
+  }
+
+  /** A JSON object from the provider, within 10 seconds and 256 KiB, or a SocialFailure. */
+  private async fetch(url: string, init: RequestInit): Promise<Record<string, unknown>> {
+    let res: Response;
+    try {
+      res = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+    } catch (err) {
+      throw new SocialFailure(`the provider could not be reached: ${(err as Error).message.slice(0, 100)}`);
+    }
+    const text = await res.text();
+    if (!res.ok) throw new SocialFailure(`the provider answered HTTP ${res.status}`);
+    if (text.length > RESPONSE_MAX_BYTES) throw new SocialFailure('the provider’s answer is too large');
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      if (parsed && typeof parsed === 'object') return parsed as Record<string, unknown>;
+    } catch {
+      // falls through
+    }
+    throw new SocialFailure('the provider’s answer is not JSON');
+  }
+
+  /** GitHub: the primary verified address; Google: the userinfo e-mail when verified; Microsoft: its e-mail. */
+  private async emailOf(
+    provider: SocialProviderConfig & { name: SocialProvider },
+    profile: Record<string, unknown>,
+    accessToken: string,
+  ): Promise<string> {
+    let email: unknown;
+    if (provider.name === 'github') {
+      const list = await this.getJson(provider.emailsUrl!, accessToken);
+      const entries = Array.isArray(list) ? (list as Array<Record<string, unknown>>) : [];
+      email = entries.find((e) => e && e.primary === true && e.verified === true)?.email;
+      if (typeof email !== 'string') throw new SocialFailure('no primary verified GitHub address');
+    } else {
+      if (provider.name === 'google' && profile.email_verified !== true) {
+        throw new SocialFailure('the Google address is not verified');
+      }
+      email = profile.email;
+    }
+    const normalized = typeof email === 'string' ? email.trim().toLowerCase() : '';
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(normalized) || normalized.length > 254) {
+      throw new SocialFailure('no usable e-mail address');
+    }
+    return normalized;
+  }
+
+  private async signIn(
+    provider: SocialProvider,
+    email: string,
+    name: string,
+    meta: RequestMeta,
+  ): Promise<SocialOutcome> {
+    let user: UserRow | undefined = await this.users.findByEmail(email);
+    if (!user) user = await this.createAccount(provider, email, name, meta);
+    const membership = await this.auth.activeMembership(user, 'oauth', meta);
+    if (user.mfaEnabled) {
+      return {
+        kind: 'mfa',
+        tempToken: this.auth.mfaChallenge(user.id, membership.organizationId, 'oauth').tempToken,
+      };
+    }
+    const session = await this.auth.completeLogin(user, membership, 'oauth', meta, { provider });
+    return { kind: 'session', token: session.token };
+  }
+
+  /** A new user and their own organization (owner), as sign-up makes them, without a password. */
+  private createAccount(
+    provider: SocialProvider,
+    email: string,
+    name: string,
+    meta: RequestMeta,
+  ): Promise<UserRow> {
+    return this.tx.run(async () => {
+      const now = this.clock.now();
+      const user = await this.users.insertIfEmailFree({
+        id: newId(now.getTime()),
+        email,
+        name,
+        passwordHash: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      if (!user) throw new SocialFailure('the account was created meanwhile; sign in again');
+      const organization = await this.organizations.insert({
+        id: newId(now.getTime()),
+        name: `${name}'s organization`.slice(0, 200),
+        plan: this.config.defaultPlan,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await this.organizations.insertMembership({
+        id: newId(now.getTime()),
+        organizationId: organization.id,
+        userId: user.id,
+        role: 'owner',
+        isActive: true,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await this.audit.record(
+        { organizationId: organization.id, actor: { type: 'user', id: user.id, email: user.email } },
+        'auth.register',
+        { type: 'user', id: user.id },
+        { method: 'oauth', provider, organizationName: organization.name },
+        meta,
+      );
+      this.logger.log({ provider, userId: user.id }, 'Account created by social login');
+      return user;
+    });
+  }
+}
