@@ -78,9 +78,17 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(24 * 60 * 60 * 1000),
-  TRACE_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1000).default(60 * 60 * 1000),
+  TRACE_RETENTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(60 * 60 * 1000),
   ORG_DELETION_GRACE_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
-  ORG_ERASURE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60 * 60 * 1000),
+  ORG_ERASURE_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(60 * 60 * 1000),
   REPORT_SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   ALERT_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
   INCIDENT_NOTICE_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
@@ -254,7 +262,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     );
   }
   if (e.NODE_ENV === 'production' && e.SSO_ALLOW_INSECURE_HTTP) {
-    throw new ConfigError('Invalid configuration:\n  SSO_ALLOW_INSECURE_HTTP: not allowed when NODE_ENV=production');
+    throw new ConfigError(
+      'Invalid configuration:\n  SSO_ALLOW_INSECURE_HTTP: not allowed when NODE_ENV=production',
+    );
   }
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
@@ -359,7 +369,8 @@ function socialProviders(e: z.infer<typeof envSchema>): Record<SocialProvider, S
         ? {
             clientId: e.OAUTH_GOOGLE_CLIENT_ID,
             clientSecret: e.OAUTH_GOOGLE_CLIENT_SECRET,
-            authorizationUrl: e.OAUTH_GOOGLE_AUTHORIZATION_URL ?? 'https://accounts.google.com/o/oauth2/v2/auth',
+            authorizationUrl:
+              e.OAUTH_GOOGLE_AUTHORIZATION_URL ?? 'https://accounts.google.com/o/oauth2/v2/auth',
             tokenUrl: e.OAUTH_GOOGLE_TOKEN_URL ?? 'https://oauth2.googleapis.com/token',
             userinfoUrl: e.OAUTH_GOOGLE_USERINFO_URL ?? 'https://openidconnect.googleapis.com/v1/userinfo',
             scope: 'openid email profile',
@@ -373,7 +384,8 @@ function socialProviders(e: z.infer<typeof envSchema>): Record<SocialProvider, S
             authorizationUrl:
               e.OAUTH_MICROSOFT_AUTHORIZATION_URL ??
               `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/authorize`,
-            tokenUrl: e.OAUTH_MICROSOFT_TOKEN_URL ?? `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/token`,
+            tokenUrl:
+              e.OAUTH_MICROSOFT_TOKEN_URL ?? `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/token`,
             userinfoUrl: e.OAUTH_MICROSOFT_USERINFO_URL ?? 'https://graph.microsoft.com/oidc/userinfo',
             scope: 'openid email profile',
           }
@@ -381,7 +393,12 @@ function socialProviders(e: z.infer<typeof envSchema>): Record<SocialProvider, S
   };
   for (const [name, provider] of Object.entries(providers)) {
     if (!provider) continue;
-    for (const endpoint of [provider.authorizationUrl, provider.tokenUrl, provider.userinfoUrl, provider.emailsUrl]) {
+    for (const endpoint of [
+      provider.authorizationUrl,
+      provider.tokenUrl,
+      provider.userinfoUrl,
+      provider.emailsUrl,
+    ]) {
       if (endpoint && new URL(endpoint).protocol === 'http:' && !e.SSO_ALLOW_INSECURE_HTTP) {
         throw new ConfigError(
           `Invalid configuration:\n  OAUTH_${name.toUpperCase()}_*: ${endpoint} is http; set SSO_ALLOW_INSECURE_HTTP=true outside production`,
