@@ -2,17 +2,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { cookieValue as valueOf, setCookies } from './support/cookies.js';
 import { auditEntriesOf } from './support/compliance-suite.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { LocalOAuthProvider, type SocialUser } from './support/oauth-provider.js';
-
-function setCookies(res: LightMyRequestResponse): Map<string, string> {
-  const raw = res.headers['set-cookie'];
-  const lines = Array.isArray(raw) ? raw : raw ? [String(raw)] : [];
-  return new Map(lines.map((line) => [line.slice(0, line.indexOf('=')), line]));
-}
-const valueOf = (line: string | undefined) =>
-  line ? decodeURIComponent(line.slice(line.indexOf('=') + 1, line.indexOf(';'))) : undefined;
 
 describe('social login (contract §3)', () => {
   let ctx: TestContext;

@@ -5,21 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ssoLoginStates } from '../libs/identity/src/sso/sso.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { cookieValue as valueOf, setCookies } from './support/cookies.js';
 import { auditEntriesOf } from './support/compliance-suite.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { OidcIdp } from './support/oidc-idp.js';
 
 const INITIATE = '/api/v1/auth/sso/initiate';
 const CALLBACK = '/api/v1/auth/sso/callback';
-
-/** The cookies a response sets: name → the whole Set-Cookie line. */
-function setCookies(res: LightMyRequestResponse): Map<string, string> {
-  const raw = res.headers['set-cookie'];
-  const lines = Array.isArray(raw) ? raw : raw ? [String(raw)] : [];
-  return new Map(lines.map((line) => [line.slice(0, line.indexOf('=')), line]));
-}
-const valueOf = (line: string | undefined) =>
-  line ? decodeURIComponent(line.slice(line.indexOf('=') + 1, line.indexOf(';'))) : undefined;
 
 describe('OIDC single sign-on (contract §3)', () => {
   let ctx: TestContext;

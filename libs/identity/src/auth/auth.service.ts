@@ -3,6 +3,7 @@ import {
   type Actor,
   APP_CONFIG,
   type AppConfig,
+  type AuditEntryRow,
   AppError,
   AuditLog,
   Clock,
@@ -28,7 +29,7 @@ import type {
   RegisterResultDto,
 } from './dto/auth.dto.js';
 import { hashPassword, verifyPassword } from './password.js';
-import type { MembershipRow } from '../organizations/organization.schema.js';
+import type { MembershipRow, OrganizationRow } from '../organizations/organization.schema.js';
 import type { UserRow } from '../users/user.schema.js';
 import { LoginEventsRepository } from '../sessions/login-events.repository.js';
 import { TokenService } from '../sessions/token.service.js';
@@ -66,16 +67,42 @@ export class AuthService {
     method: 'password' | 'email_verification',
     meta: RequestMeta,
   ): Promise<RegisterResultDto> {
-    const dto = input;
-    const passwordHash = input.passwordHash;
+    return this.tx.run(async () => {
+      const { user, organization, entry } = await this.insertAccount(input, { method }, meta);
+      const session = await this.sessions.open({
+        sessionId: entry.id,
+        userId: user.id,
+        organizationId: organization.id,
+        role: 'owner',
+        timeout: user.sessionTimeout,
+        meta,
+      });
+      return {
+        token: session.token,
+        user: toUserResponse(user),
+        organization: toOrganizationResponse(organization),
+      };
+    });
+  }
+
+  /**
+   * A new user, their organization (on the default plan) and their owner membership, and `auth.register`, in the
+   * current transaction (or one of its own). 409 EMAIL_IN_USE when the address is taken, even concurrently. No
+   * password for an account made by social login.
+   */
+  insertAccount(
+    input: { name: string; email: string; passwordHash: string | null; organizationName: string },
+    metadata: Record<string, unknown>,
+    meta: RequestMeta,
+  ): Promise<{ user: UserRow; organization: OrganizationRow; entry: AuditEntryRow }> {
     return this.tx.run(async () => {
       const now = this.clock.now();
       const user = await this.users.insertIfEmailFree({
         id: newId(now.getTime()),
-        email: dto.email,
-        name: dto.name,
-        passwordHash,
-        passwordChangedAt: now,
+        email: input.email,
+        name: input.name,
+        passwordHash: input.passwordHash,
+        passwordChangedAt: input.passwordHash ? now : null,
         createdAt: now,
         updatedAt: now,
       });
@@ -83,7 +110,7 @@ export class AuthService {
         throw AppError.conflict('An account with this e-mail address already exists', ErrorCode.EMAIL_IN_USE);
       const organization = await this.organizations.insert({
         id: newId(now.getTime()),
-        name: dto.organizationName,
+        name: input.organizationName,
         plan: this.config.defaultPlan,
         createdAt: now,
         updatedAt: now,
@@ -101,22 +128,10 @@ export class AuthService {
         { organizationId: organization.id, actor: { type: 'user', id: user.id, email: user.email } },
         'auth.register',
         { type: 'user', id: user.id },
-        { method, organizationName: organization.name },
+        { ...metadata, organizationName: organization.name },
         meta,
       );
-      const session = await this.sessions.open({
-        sessionId: entry.id,
-        userId: user.id,
-        organizationId: organization.id,
-        role: 'owner',
-        timeout: user.sessionTimeout,
-        meta,
-      });
-      return {
-        token: session.token,
-        user: toUserResponse(user),
-        organization: toOrganizationResponse(organization),
-      };
+      return { user, organization, entry };
     });
   }
 

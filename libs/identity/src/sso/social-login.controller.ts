@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -19,24 +19,46 @@ const SSO_PATH = '/api/v1/auth/sso';
 const SEVEN_DAYS_S = 7 * 86_400;
 const MFA_COOKIE_S = 300;
 
-const START = (provider: string, extra = '') =>
-  ApiOperation({
-    summary: `Sign in with ${provider}`,
-    description:
-      `Browser redirect (302) to ${provider}${extra}, with state and PKCE (S256) in the sealed httpOnly cookie ` +
-      '`svc_oauth_state` (10 minutes). 404 when the provider is not configured.',
-  });
-const CALLBACK = (provider: string) =>
-  ApiOperation({
-    summary: `${provider}’s return (browser redirect)`,
-    description:
-      'Checks the state against the cookie, exchanges the code (PKCE), takes the e-mail (GitHub: the primary ' +
-      'verified address; Google: only when verified), and signs in the user with that e-mail or creates one with ' +
-      'an organization. Success: 302 to `APP_URL/auth/callback` with the httpOnly `svc_oauth_token` cookie (7 ' +
-      'days; `Secure; SameSite=None` in production), collected by `GET /auth/oauth-token`; a user with TOTP goes to ' +
-      '`APP_URL/login?ssoMfa=1` with `svc_sso_mfa`. Failure: 302 to `APP_URL/login?error=oauth_failed`. Writes ' +
-      '`auth.login` with `metadata.method = "oauth"` and the provider. No token in any URL.',
-  });
+/** The decorators of a provider's start route. */
+function StartRoute(provider: string, extra = ''): MethodDecorator {
+  return applyDecorators(
+    Public(),
+    RawResponse(),
+    ApiOperation({
+      summary: `Sign in with ${provider}`,
+      description:
+        `Browser redirect (302) to ${provider}${extra}, with state and PKCE (S256) in the sealed httpOnly cookie ` +
+        '`svc_oauth_state` (10 minutes). 404 when the provider is not configured.',
+    }),
+    ApiResponse({ status: 302, description: `To ${provider}.` }),
+    ApiErrors([404]),
+  );
+}
+
+/** The decorators of a provider's return route. */
+function ReturnRoute(provider: string): MethodDecorator {
+  return applyDecorators(
+    Public(),
+    RawResponse(),
+    ApiOperation({
+      summary: `${provider}’s return (browser redirect)`,
+      description:
+        'Checks the state against the cookie, exchanges the code (PKCE), takes the e-mail (GitHub: the primary ' +
+        'verified address; Google: only when verified), and signs in the user with that e-mail or creates one with ' +
+        'an organization. Success: 302 to `APP_URL/auth/callback` with the httpOnly `svc_oauth_token` cookie (7 ' +
+        'days; `Secure; SameSite=None` in production), collected by `GET /auth/oauth-token`; a user with TOTP goes ' +
+        'to `APP_URL/login?ssoMfa=1` with `svc_sso_mfa`. Failure: 302 to `APP_URL/login?error=oauth_failed`. Writes ' +
+        '`auth.login` with `metadata.method = "oauth"` and the provider. No token in any URL.',
+    }),
+    ApiQuery({ name: 'state', required: false, type: String }),
+    ApiQuery({ name: 'code', required: false, type: String }),
+    ApiResponse({
+      status: 302,
+      description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
+    }),
+    ApiErrors([404]),
+  );
+}
 
 /** Social login's browser routes (contract §3): one start and one return per provider. */
 @ApiTags('Auth')
@@ -92,76 +114,37 @@ export class SocialLoginController {
   }
 
   @Get('github')
-  @Public()
-  @RawResponse()
-  @START('GitHub', ' (scope `read:user user:email`)')
-  @ApiResponse({ status: 302, description: 'To GitHub.' })
-  @ApiErrors([404])
+  @StartRoute('GitHub', ' (scope `read:user user:email`)')
   github(@Res() reply: FastifyReply) {
     return this.start('github', reply);
   }
 
   @Get('github/callback')
-  @Public()
-  @RawResponse()
-  @CALLBACK('GitHub')
-  @ApiQuery({ name: 'state', required: false, type: String })
-  @ApiQuery({ name: 'code', required: false, type: String })
-  @ApiResponse({
-    status: 302,
-    description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
-  })
-  @ApiErrors([404])
+  @ReturnRoute('GitHub')
   githubCallback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
     return this.finish('github', request, reply, meta);
   }
 
   @Get('google')
-  @Public()
-  @RawResponse()
-  @START('Google')
-  @ApiResponse({ status: 302, description: 'To Google.' })
-  @ApiErrors([404])
+  @StartRoute('Google')
   google(@Res() reply: FastifyReply) {
     return this.start('google', reply);
   }
 
   @Get('google/callback')
-  @Public()
-  @RawResponse()
-  @CALLBACK('Google')
-  @ApiQuery({ name: 'state', required: false, type: String })
-  @ApiQuery({ name: 'code', required: false, type: String })
-  @ApiResponse({
-    status: 302,
-    description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
-  })
-  @ApiErrors([404])
+  @ReturnRoute('Google')
   googleCallback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
     return this.finish('google', request, reply, meta);
   }
 
   @Get('microsoft')
-  @Public()
-  @RawResponse()
-  @START('Microsoft', ' (`prompt=select_account`)')
-  @ApiResponse({ status: 302, description: 'To Microsoft.' })
-  @ApiErrors([404])
+  @StartRoute('Microsoft', ' (`prompt=select_account`)')
   microsoft(@Res() reply: FastifyReply) {
     return this.start('microsoft', reply);
   }
 
   @Get('microsoft/callback')
-  @Public()
-  @RawResponse()
-  @CALLBACK('Microsoft')
-  @ApiQuery({ name: 'state', required: false, type: String })
-  @ApiQuery({ name: 'code', required: false, type: String })
-  @ApiResponse({
-    status: 302,
-    description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
-  })
-  @ApiErrors([404])
+  @ReturnRoute('Microsoft')
   microsoftCallback(
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,

@@ -4,18 +4,14 @@ import {
   APP_CONFIG,
   type AppConfig,
   AppError,
-  AuditLog,
   Clock,
-  newId,
   type RequestMeta,
   safeEqual,
   SecretBox,
   type SocialProvider,
   type SocialProviderConfig,
-  TransactionHost,
 } from '#platform';
 import { AuthService } from '../auth/auth.service.js';
-import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { UserRow } from '../users/user.schema.js';
 
@@ -48,14 +44,11 @@ export class SocialLoginService {
 
   constructor(
     private readonly users: UsersRepository,
-    private readonly organizations: OrganizationsRepository,
     private readonly auth: AuthService,
     private readonly box: SecretBox,
-    private readonly audit: AuditLog,
-    private readonly tx: TransactionHost,
     private readonly clock: Clock,
     @Inject(APP_CONFIG)
-    private readonly config: Pick<AppConfig, 'oauthProviders' | 'publicUrl' | 'defaultPlan'>,
+    private readonly config: Pick<AppConfig, 'oauthProviders' | 'publicUrl'>,
   ) {}
 
   /** The provider's settings, or 404 when it is not configured. */
@@ -222,48 +215,25 @@ export class SocialLoginService {
   }
 
   /** A new user and their own organization (owner), as sign-up makes them, without a password. */
-  private createAccount(
+  private async createAccount(
     provider: SocialProvider,
     email: string,
     name: string,
     meta: RequestMeta,
   ): Promise<UserRow> {
-    return this.tx.run(async () => {
-      const now = this.clock.now();
-      const user = await this.users.insertIfEmailFree({
-        id: newId(now.getTime()),
-        email,
-        name,
-        passwordHash: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-      if (!user) throw new SocialFailure('the account was created meanwhile; sign in again');
-      const organization = await this.organizations.insert({
-        id: newId(now.getTime()),
-        name: `${name}'s organization`.slice(0, 200),
-        plan: this.config.defaultPlan,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await this.organizations.insertMembership({
-        id: newId(now.getTime()),
-        organizationId: organization.id,
-        userId: user.id,
-        role: 'owner',
-        isActive: true,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await this.audit.record(
-        { organizationId: organization.id, actor: { type: 'user', id: user.id, email: user.email } },
-        'auth.register',
-        { type: 'user', id: user.id },
-        { method: 'oauth', provider, organizationName: organization.name },
+    try {
+      const { user } = await this.auth.insertAccount(
+        { email, name, passwordHash: null, organizationName: `${name}'s organization`.slice(0, 200) },
+        { method: 'oauth', provider },
         meta,
       );
       this.logger.log({ provider, userId: user.id }, 'Account created by social login');
       return user;
-    });
+    } catch (err) {
+      if (err instanceof AppError && err.status === 409) {
+        throw new SocialFailure('the account was created meanwhile; sign in again');
+      }
+      throw err;
+    }
   }
 }
