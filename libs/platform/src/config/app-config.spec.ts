@@ -71,6 +71,48 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), [name]: value })).toThrow(pattern);
   });
 
+  it('enables a social provider when its client id and secret are both set, with the public endpoints', () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir(),
+      OAUTH_GITHUB_CLIENT_ID: 'id',
+      OAUTH_GITHUB_CLIENT_SECRET: 'secret',
+      OAUTH_GOOGLE_CLIENT_ID: 'only-the-id',
+      OAUTH_MICROSOFT_CLIENT_ID: 'ms',
+      OAUTH_MICROSOFT_CLIENT_SECRET: 'ms-secret',
+      OAUTH_MICROSOFT_TENANT: 'contoso.onmicrosoft.com',
+    });
+    expect(config.oauthProviders.github).toMatchObject({
+      authorizationUrl: 'https://github.com/login/oauth/authorize',
+      emailsUrl: 'https://api.github.com/user/emails',
+      scope: 'read:user user:email',
+    });
+    expect(config.oauthProviders.google).toBeNull();
+    expect(config.oauthProviders.microsoft?.authorizationUrl).toBe(
+      'https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize',
+    );
+  });
+
+  it('refuses http identity-provider endpoints unless SSO_ALLOW_INSECURE_HTTP, and that flag in production', () => {
+    const local = {
+      DATA_DIR: dataDir(),
+      OAUTH_GOOGLE_CLIENT_ID: 'id',
+      OAUTH_GOOGLE_CLIENT_SECRET: 'secret',
+      OAUTH_GOOGLE_TOKEN_URL: 'http://127.0.0.1:9/token',
+    };
+    expect(() => loadConfig(local)).toThrow(/OAUTH_GOOGLE_\*: http:\/\/127.0.0.1:9\/token is http/);
+    expect(loadConfig({ ...local, SSO_ALLOW_INSECURE_HTTP: 'true' }).oauthProviders.google?.tokenUrl).toBe(
+      'http://127.0.0.1:9/token',
+    );
+    expect(() =>
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: 'x'.repeat(32),
+        DATA_DIR: dataDir(),
+        SSO_ALLOW_INSECURE_HTTP: 'true',
+      }),
+    ).toThrow(/SSO_ALLOW_INSECURE_HTTP: not allowed/);
+  });
+
   it('requires JWT_SECRET in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir() })).toThrow(/JWT_SECRET: required/);
   });
