@@ -126,9 +126,17 @@ describe('social login (contract §3)', () => {
     );
     expect((await me(token)).organization.id).toBe(existing.organization.id);
 
-    const ms = await signIn('microsoft', { userinfo: { email: 'mia@example.com', name: 'Mia' } });
+    const mia = { userinfo: { sub: 'mia-oid', tid: 'tenant-1', email: 'mia@example.com', name: 'Mia' } };
+    const ms = await signIn('microsoft', mia);
     expect(provider.authorizations.at(-1)!.searchParams.get('prompt')).toBe('select_account');
-    expect((await me(await collect(ms.res))).user.email).toBe('mia@example.com');
+    const miaOrg = (await me(await collect(ms.res))).organization.id;
+    // The same Microsoft identity signs in again to the account it created.
+    expect((await me(await collect((await signIn('microsoft', mia)).res))).organization.id).toBe(miaOrg);
+    // Microsoft's address is not verified: another tenant's identity with the same address, or an address of an
+    // account made otherwise (Grace's), signs in nobody.
+    failed((await signIn('microsoft', { userinfo: { ...mia.userinfo, tid: 'tenant-2' } })).res);
+    failed((await signIn('microsoft', { userinfo: { sub: 'x', email: 'grace@example.com' } })).res);
+    failed((await signIn('microsoft', { userinfo: { email: 'nosub@example.com' } })).res);
   });
 
   it('refuses a tampered or missing state, a state of another provider, and a replayed code', async () => {

@@ -145,6 +145,7 @@ describe('SSO configuration (contract §3)', () => {
       [oidcBody({ emailDomains: [] }), 'emailDomains'],
       [oidcBody({ emailDomains: ['not a domain'] }), 'emailDomains'],
       [oidcBody({ emailDomains: ['localhost'] }), 'emailDomains'],
+      [oidcBody({ emailDomains: ['acme.example', 'Gmail.com'] }), 'public mail domain'],
       [oidcBody({ emailDomains: Array.from({ length: 21 }, (_, i) => `d${i}.example`) }), 'emailDomains'],
       [oidcBody({ roleMappingRules: [{ pattern: 'a'.repeat(257), role: 'admin' }] }), 'pattern'],
       [
@@ -233,6 +234,7 @@ describe('SSO configuration (contract §3)', () => {
       checks: [
         { name: 'issuer_address', ok: true, detail: expect.stringContaining('127.0.0.1') },
         { name: 'discovery', ok: true, detail: `issuer ${idp.issuer}` },
+        { name: 'endpoints_address', ok: true, detail: 'every endpoint resolves to an allowed address' },
         { name: 'authorization_code', ok: true, detail: 'response type code supported' },
         { name: 'pkce_s256', ok: true, detail: 'S256 supported' },
         { name: 'jwks', ok: true, detail: 'jwks_uri present' },

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memberships } from '../libs/identity/src/organizations/organization.schema.js';
 import { ssoLoginStates } from '../libs/identity/src/sso/sso.schema.js';
+import { newId } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { cookieValue as valueOf, setCookies } from './support/cookies.js';
@@ -124,6 +126,28 @@ describe('OIDC single sign-on (contract §3)', () => {
     expect((await ctx.get('/api/v1/auth/me/orgs', { token: erin })).json().data[0].role).toBe('member');
     const again = await collect((await signIn('alice@acme.example', 'alice')).res);
     expect((await ctx.get('/api/v1/auth/me/orgs', { token: again })).json().data[0].role).toBe('admin');
+  });
+
+  it('keeps an SSO session in its organization: no switch to another one, even after a refresh', async () => {
+    const token = await collect((await signIn('alice@acme.example', 'alice')).res);
+    const aliceId = (await ctx.get('/api/v1/auth/me', { token })).json().data.user.id as string;
+    const elsewhere = await ctx.register({ organizationName: 'Elsewhere' });
+    const now = ctx.clock.now();
+    await ctx.db.db.insert(memberships).values({
+      id: newId(),
+      organizationId: elsewhere.organization.id,
+      userId: aliceId,
+      role: 'admin',
+      isActive: true,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const body = { organizationId: elsewhere.organization.id };
+    expectErrorEnvelope(await ctx.post('/api/v1/auth/switch-org', { token, body }), 403, 'FORBIDDEN');
+    const refreshed = await ctx.post('/api/v1/auth/refresh', { token });
+    expect(refreshed.statusCode, refreshed.body).toBe(200);
+    const again = refreshed.json().data.token as string;
+    expectErrorEnvelope(await ctx.post('/api/v1/auth/switch-org', { token: again, body }), 403, 'FORBIDDEN');
   });
 
   it('takes a state once, from the browser that started it', async () => {

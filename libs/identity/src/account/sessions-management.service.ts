@@ -77,6 +77,7 @@ export class SessionsManagementService {
         role: actor.role!,
         timeout: user.sessionTimeout,
         meta,
+        ssoPinned: previous?.ssoPinned ?? false,
       });
       return { token: session.token };
     });
@@ -155,6 +156,14 @@ export class SessionsManagementService {
   switchOrganization(actor: Actor, organizationId: string, meta: RequestMeta): Promise<SwitchOrgResultDto> {
     const current = sessionOf(actor);
     return this.tx.run(async () => {
+      // An organization's IdP vouched for this user in that organization only: its session stays there (sign in
+      // again, with the other organization's own rules, to work there).
+      const currentSession = await this.sessionsRepo.findByJti(current.jti);
+      if (currentSession?.ssoPinned && organizationId !== actor.organizationId) {
+        throw AppError.forbidden(
+          'A session signed in through an organization’s single sign-on stays in that organization; sign in again',
+        );
+      }
       const membership = await this.organizations.membership(organizationId, current.userId);
       const organization = membership?.isActive
         ? await this.organizations.findById(organizationId)

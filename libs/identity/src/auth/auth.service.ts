@@ -91,7 +91,14 @@ export class AuthService {
    * password for an account made by social login.
    */
   insertAccount(
-    input: { name: string; email: string; passwordHash: string | null; organizationName: string },
+    input: {
+      name: string;
+      email: string;
+      passwordHash: string | null;
+      organizationName: string;
+      /** The identity at the provider that created the account (`microsoft:<sub>`), if any. */
+      ssoId?: string;
+    },
     metadata: Record<string, unknown>,
     meta: RequestMeta,
   ): Promise<{ user: UserRow; organization: OrganizationRow; entry: AuditEntryRow }> {
@@ -103,6 +110,7 @@ export class AuthService {
         name: input.name,
         passwordHash: input.passwordHash,
         passwordChangedAt: input.passwordHash ? now : null,
+        ssoId: input.ssoId ?? null,
         createdAt: now,
         updatedAt: now,
       });
@@ -214,6 +222,7 @@ export class AuthService {
         role: membership.role,
         timeout: user.sessionTimeout,
         meta,
+        ssoPinned: method === 'sso',
       });
       await this.loginEvents.record({
         userId: user.id,

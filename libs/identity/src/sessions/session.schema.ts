@@ -1,4 +1,4 @@
-import { index, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { boolean, index, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 /**
  * A session is one minted JWT. Its id is the id of the audit entry that opened it (auth.login, auth.register),
@@ -16,6 +16,11 @@ export const sessions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
     revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
+    /**
+     * Opened by an organization's SSO: the IdP vouched for the user in that organization only, so the session (and
+     * its refreshes) may not switch to another one.
+     */
+    ssoPinned: boolean('sso_pinned').notNull().default(false),
   },
   (t) => [uniqueIndex('sessions_jti_uq').on(t.jti), index('sessions_user_idx').on(t.userId, t.expiresAt)],
 );

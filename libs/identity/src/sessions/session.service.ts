@@ -21,6 +21,8 @@ export interface OpenSessionInput {
   role: Role;
   timeout: SessionTimeout;
   meta?: RequestMeta;
+  /** Opened by SSO: the session may not switch organization (see `sessions.ssoPinned`). */
+  ssoPinned?: boolean;
 }
 
 /** Sessions are minted JWTs: opening records the jti; the access guard resolves bearers through here. */
@@ -46,6 +48,7 @@ export class SessionService implements BearerResolver {
       createdAt: minted.issuedAt,
       expiresAt: minted.expiresAt,
       revokedAt: null,
+      ssoPinned: input.ssoPinned ?? false,
     });
     return { token: minted.token, expiresAt: minted.expiresAt };
   }

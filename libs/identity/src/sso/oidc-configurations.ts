@@ -8,9 +8,26 @@ const CACHE_MAX = 200;
 const CACHE_TTL_MS = 10 * 60_000;
 const DISCOVERY_TIMEOUT_S = 10;
 
+/** The endpoints a discovery document names, which the service will call or send the browser to. */
+const ENDPOINTS = ['authorization_endpoint', 'token_endpoint', 'jwks_uri', 'userinfo_endpoint'] as const;
+
+/**
+ * Passes every endpoint of a discovery document through the SSRF guard: a document may name any host, and the token
+ * endpoint receives the client secret. Throws SsrfRefusal (or a lookup error) for the first one refused.
+ */
+export async function checkEndpoints(metadata: oidc.ServerMetadata, allowPrivate: boolean): Promise<void> {
+  for (const name of ENDPOINTS) {
+    const endpoint = metadata[name];
+    if (typeof endpoint === 'string') await resolveTarget(new URL(endpoint), allowPrivate);
+  }
+}
+
 /**
  * The openid-client configurations of organizations' IdPs, from discovery, cached per organization and settings
- * (a bounded LRU with a TTL: a changed configuration is a new key). The issuer's address passes the SSRF guard first.
+ * (a bounded LRU with a TTL: a changed configuration is a new key). The issuer's address passes the SSRF guard
+ * first, and every endpoint the discovery document names after it. (The guard checks addresses when the
+ * configuration is made; openid-client resolves names again for each request, so a name that changes its address in
+ * between, DNS rebinding, is not caught: pinning the connection is a next step.)
  */
 @Injectable()
 export class OidcConfigurations {
@@ -46,6 +63,7 @@ export class OidcConfigurations {
         timeout: DISCOVERY_TIMEOUT_S,
       },
     );
+    await checkEndpoints(configuration.serverMetadata(), this.config.ssoAllowPrivateNetworks);
     this.cache.set(key, { configuration, until: Date.now() + CACHE_TTL_MS });
     while (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
     return configuration;

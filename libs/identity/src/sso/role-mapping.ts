@@ -16,6 +16,8 @@ const PROGRAM_SIZE_MAX = 1000;
 export const ROLE_RULES_MAX = 50;
 /** Groups considered per login; a directory may send thousands. */
 export const GROUPS_MAX = 500;
+/** A group name longer than this is not matched (directory group names are short). */
+export const GROUP_NAME_MAX = 256;
 export const DEFAULT_SSO_ROLE: MappableRole = 'member';
 
 /** Compiles a rule's pattern (RE2 semantics, case-sensitive, matched anywhere in a group name); or why not. */
@@ -37,7 +39,10 @@ export function compileRolePattern(pattern: string): RE2JS | string {
  * user's groups; `member` when none does. Patterns run in linear time (RE2), so a group name cannot stall it.
  */
 export function mapRole(rules: readonly RoleMappingRule[], groups: readonly string[]): MappableRole {
-  const names = groups.slice(0, GROUPS_MAX).filter((g) => typeof g === 'string');
+  // Bounded work whatever the IdP sends: at most GROUPS_MAX groups of at most GROUP_NAME_MAX characters.
+  const names = groups
+    .slice(0, GROUPS_MAX)
+    .filter((g) => typeof g === 'string' && g.length <= GROUP_NAME_MAX);
   for (const rule of rules) {
     const re = compileRolePattern(rule.pattern);
     if (typeof re === 'string') continue;

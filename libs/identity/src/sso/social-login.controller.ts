@@ -1,4 +1,4 @@
-import { applyDecorators, Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -64,6 +64,8 @@ function ReturnRoute(provider: string): MethodDecorator {
 @ApiTags('Auth')
 @Controller('auth')
 export class SocialLoginController {
+  private readonly logger = new Logger('SocialLogin');
+
   constructor(
     private readonly social: SocialLoginService,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'appUrl' | 'nodeEnv'>,
@@ -107,6 +109,7 @@ export class SocialLoginController {
     } catch (err) {
       // A refused sign-in (or an account refused by login rules: deactivated, organization deleted).
       if (!(err instanceof SocialFailure) && !(err instanceof Error && 'status' in err)) throw err;
+      this.logger.warn({ provider, reason: err.message }, 'Social sign-in refused');
       return reply
         .header('set-cookie', clearState)
         .redirect(`${this.config.appUrl}/login?error=oauth_failed`, 302);

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isEmail } from 'class-validator';
 import * as oidc from 'openid-client';
 import {
   APP_CONFIG,
@@ -36,6 +37,8 @@ export type SocialOutcome = { kind: 'session'; token: string } | { kind: 'mfa'; 
  * Social login (contract §3) with GitHub, Google and Microsoft: the authorization-code flow with state and PKCE
  * (S256) kept in a sealed, short-lived, httpOnly cookie; the e-mail is GitHub's primary verified address, Google's
  * verified one, or Microsoft's; a user is matched by that e-mail, or created with an organization of their own.
+ * Microsoft does not verify addresses (a tenant's administrator sets them), so a Microsoft sign-in never matches an
+ * existing account: it only creates one.
  * A user with TOTP still gives the code (the SSO MFA hand-off), so social login never skips a second factor.
  */
 @Injectable()
@@ -108,7 +111,13 @@ export class SocialLoginService {
       (typeof profile.name === 'string' && profile.name.trim()) ||
       (typeof profile.login === 'string' && profile.login) ||
       email.split('@')[0]!;
-    return this.signIn(provider.name, email, name.slice(0, 200), meta);
+    // Microsoft: the identity at Microsoft (tenant and object), which the account keeps (see signIn).
+    const identity =
+      provider.name === 'microsoft' && typeof profile.sub === 'string' && profile.sub
+        ? `microsoft:${typeof profile.tid === 'string' ? `${profile.tid}:` : ''}${profile.sub}`.slice(0, 255)
+        : undefined;
+    if (provider.name === 'microsoft' && !identity) throw new SocialFailure('no Microsoft subject');
+    return this.signIn(provider.name, email, name.slice(0, 200), identity, meta);
   }
 
   private openState(cookie: string | undefined): SocialState | undefined {
@@ -153,14 +162,19 @@ export class SocialLoginService {
   /** A JSON object from the provider, within 10 seconds and 256 KiB, or a SocialFailure. */
   private async fetch(url: string, init: RequestInit): Promise<Record<string, unknown>> {
     let res: Response;
+    let text: string;
     try {
       res = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+      const length = Number(res.headers.get('content-length') ?? 0);
+      if (length > RESPONSE_MAX_BYTES) throw new SocialFailure('the provider’s answer is too large');
+      text = await res.text();
     } catch (err) {
+      if (err instanceof SocialFailure) throw err;
       throw new SocialFailure(`the provider could not be reached: ${(err as Error).message.slice(0, 100)}`);
     }
-    const text = await res.text();
     if (!res.ok) throw new SocialFailure(`the provider answered HTTP ${res.status}`);
-    if (text.length > RESPONSE_MAX_BYTES) throw new SocialFailure('the provider’s answer is too large');
+    if (Buffer.byteLength(text) > RESPONSE_MAX_BYTES)
+      throw new SocialFailure('the provider’s answer is too large');
     try {
       const parsed = JSON.parse(text) as unknown;
       if (parsed && typeof parsed === 'object') return parsed as Record<string, unknown>;
@@ -189,7 +203,7 @@ export class SocialLoginService {
       email = profile.email;
     }
     const normalized = typeof email === 'string' ? email.trim().toLowerCase() : '';
-    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(normalized) || normalized.length > 254) {
+    if (!isEmail(normalized) || normalized.length > 254) {
       throw new SocialFailure('no usable e-mail address');
     }
     return normalized;
@@ -199,10 +213,16 @@ export class SocialLoginService {
     provider: SocialProvider,
     email: string,
     name: string,
+    identity: string | undefined,
     meta: RequestMeta,
   ): Promise<SocialOutcome> {
     let user: UserRow | undefined = await this.users.findByEmail(email);
-    if (!user) user = await this.createAccount(provider, email, name, meta);
+    // Microsoft's e-mail is whatever a tenant's administrator typed: nothing proves the address, so it signs in
+    // only the account that this same Microsoft identity created, never another one that has the address.
+    if (user && identity && user.ssoId !== identity) {
+      throw new SocialFailure('a Microsoft address is not verified, and another account has it');
+    }
+    if (!user) user = await this.createAccount(provider, email, name, identity, meta);
     const membership = await this.auth.activeMembership(user, 'oauth', meta);
     if (user.mfaEnabled) {
       return {
@@ -219,11 +239,18 @@ export class SocialLoginService {
     provider: SocialProvider,
     email: string,
     name: string,
+    identity: string | undefined,
     meta: RequestMeta,
   ): Promise<UserRow> {
     try {
       const { user } = await this.auth.insertAccount(
-        { email, name, passwordHash: null, organizationName: `${name}'s organization`.slice(0, 200) },
+        {
+          email,
+          name,
+          passwordHash: null,
+          organizationName: `${name}'s organization`.slice(0, 200),
+          ...(identity ? { ssoId: identity } : {}),
+        },
         { method: 'oauth', provider },
         meta,
       );

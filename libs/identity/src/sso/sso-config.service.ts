@@ -15,6 +15,7 @@ import {
   TransactionHost,
 } from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { checkEndpoints } from './oidc-configurations.js';
 import {
   type CertificateView,
   type PutSsoConfigDto,
@@ -39,6 +40,42 @@ const DETAIL_MAX = 300;
 const DAY_MS = 86_400_000;
 
 const invalid = (field: string, message: string) => AppError.validation(message, [{ field, message }]);
+
+/**
+ * Domains of public mail services: nobody's organization owns them, so none may route sign-in to one organization
+ * (its IdP would then vouch for every address there).
+ */
+export const PUBLIC_MAIL_DOMAINS: ReadonlySet<string> = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'outlook.com',
+  'hotmail.com',
+  'live.com',
+  'msn.com',
+  'yahoo.com',
+  'ymail.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  'aol.com',
+  'proton.me',
+  'protonmail.com',
+  'pm.me',
+  'gmx.com',
+  'gmx.net',
+  'gmx.de',
+  'web.de',
+  'mail.com',
+  'yandex.com',
+  'yandex.ru',
+  'mail.ru',
+  'qq.com',
+  '163.com',
+  'zoho.com',
+  'fastmail.com',
+  'tutanota.com',
+  'hey.com',
+]);
 
 /** The certificate as PEM, from PEM or the bare base64 body IdP metadata shows; refuses anything else. */
 export function certificatePem(
@@ -119,6 +156,10 @@ export class SsoConfigService {
 
   async put(actor: Actor, dto: PutSsoConfigDto, meta: RequestMeta): Promise<SsoConfigDto> {
     const org = actor.organizationId;
+    const publicDomain = dto.emailDomains.find((d) => PUBLIC_MAIL_DOMAINS.has(d));
+    if (publicDomain) {
+      throw invalid('emailDomains', `${publicDomain} is a public mail domain: it cannot route sign-in`);
+    }
     const rules = (dto.roleMappingRules ?? []).map((rule, i) => {
       const compiled = compileRolePattern(rule.pattern);
       if (typeof compiled === 'string') throw invalid(`roleMappingRules.${i}.pattern`, compiled);
@@ -242,6 +283,17 @@ export class SsoConfigService {
       );
       metadata = configuration.serverMetadata();
       checks.push({ name: 'discovery', ok: true, detail: `issuer ${metadata.issuer}` });
+      try {
+        await checkEndpoints(metadata, this.config.ssoAllowPrivateNetworks);
+        checks.push({
+          name: 'endpoints_address',
+          ok: true,
+          detail: 'every endpoint resolves to an allowed address',
+        });
+      } catch (err) {
+        checks.push({ name: 'endpoints_address', ok: false, detail: reason(err) });
+        return checks;
+      }
     } catch (err) {
       checks.push({ name: 'discovery', ok: false, detail: reason(err) });
       return checks;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { isEmail } from 'class-validator';
 import { eq, lt } from 'drizzle-orm';
 import * as oidc from 'openid-client';
 import {
@@ -135,6 +136,25 @@ export class SsoLoginService implements OnModuleInit {
     const nonce = oidc.randomNonce();
     const verifier = oidc.randomPKCECodeVerifier();
     const binding = randomBytes(32).toString('base64url');
+    let url: URL;
+    try {
+      url = oidc.buildAuthorizationUrl(configuration, {
+        redirect_uri: this.redirectUri,
+        scope: settings.config.oidc.scopes.join(' '),
+        state,
+        nonce,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        login_hint: email,
+      });
+    } catch (err) {
+      // The IdP's metadata has no usable authorization endpoint.
+      this.logger.warn(
+        { err, organizationId },
+        'No authorization URL from the IdP; SSO answered as unavailable',
+      );
+      return unavailable;
+    }
     const now = this.clock.now();
     await this.tx.db.insert(ssoLoginStates).values({
       id: sha256Hex(state),
@@ -145,15 +165,6 @@ export class SsoLoginService implements OnModuleInit {
       browserHash: sha256Hex(binding),
       expiresAt: new Date(now.getTime() + SSO_STATE_TTL_MS),
       createdAt: now,
-    });
-    const url = oidc.buildAuthorizationUrl(configuration, {
-      redirect_uri: this.redirectUri,
-      scope: settings.config.oidc.scopes.join(' '),
-      state,
-      nonce,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      login_hint: email,
     });
     return { redirectUrl: url.href, binding };
   }
@@ -201,7 +212,7 @@ export class SsoLoginService implements OnModuleInit {
       throw new SsoFailure(`token exchange refused: ${(err as Error).message.slice(0, 200)}`);
     }
     const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
-    if (!email.includes('@')) throw new SsoFailure('no email claim');
+    if (!isEmail(email) || email.length > 254) throw new SsoFailure('no usable email claim');
     if (claims.email_verified === false) throw new SsoFailure('email not verified by the IdP');
     if (!settings.emailDomains.includes(domainOf(email))) {
       throw new SsoFailure('email outside the organization’s SSO domains');

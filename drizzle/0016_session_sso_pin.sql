@@ -1,0 +1,1 @@
+ALTER TABLE "sessions" ADD COLUMN "sso_pinned" boolean DEFAULT false NOT NULL;
