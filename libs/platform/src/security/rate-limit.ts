@@ -57,6 +57,9 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {count, ttl}`;
 
+/** How long a request waits for a Redis connection that is still opening before the local window is used. */
+const READY_WAIT_MS = 1000;
+
 /** Fixed windows in Redis, shared by every replica. */
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
@@ -67,11 +70,29 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    // Just after start the connection may still be opening: wait for it briefly rather than count this request in
+    // one process's memory (where another replica would not see it).
+    if (this.redis.status === 'connecting' || this.redis.status === 'connect' || this.redis.status === 'wait') {
+      await this.ready();
+    }
     const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, `svc:rl:${key}`, String(windowMs))) as [
       number,
       number,
     ];
     return { count, resetAt: Date.now() + ttl };
+  }
+
+  /** Resolves when the connection is ready, or after READY_WAIT_MS (the caller then falls back). */
+  private ready(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, READY_WAIT_MS);
+      this.redis.once('ready', done);
+    });
   }
 
   async close(): Promise<void> {
