@@ -72,7 +72,11 @@ export class RedisRateLimitStore implements RateLimitStore {
   async hit(key: string, windowMs: number): Promise<RateLimitHit> {
     // Just after start the connection may still be opening: wait for it briefly rather than count this request in
     // one process's memory (where another replica would not see it).
-    if (this.redis.status === 'connecting' || this.redis.status === 'connect' || this.redis.status === 'wait') {
+    if (
+      this.redis.status === 'connecting' ||
+      this.redis.status === 'connect' ||
+      this.redis.status === 'wait'
+    ) {
       await this.ready();
     }
     const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, `svc:rl:${key}`, String(windowMs))) as [
