@@ -190,6 +190,9 @@ describe('social login (contract §3)', () => {
     });
     const login = await mfaLogin(exchanged.json().data.tempToken, code(secret));
     expect(login.statusCode, login.body).toBe(200);
+    const organizationId = (await me(login.json().data.token)).organization.id as string;
+    const logins = await auditEntriesOf(ctx, organizationId, 'auth.login');
+    expect(logins.at(-1)).toMatchObject({ metadata: { method: 'oauth', provider: 'google', mfa: true } });
   });
 
   it('sets Secure and SameSite=None in production, and answers 404 for a provider that is not configured', async () => {

@@ -256,7 +256,7 @@ describe('OIDC single sign-on (contract §3)', () => {
     expect(login.statusCode, login.body).toBe(200);
     expect(login.json().data.token).toEqual(expect.any(String));
     const logins = await auditEntriesOf(ctx, owner.organization.id, 'auth.login');
-    expect(logins.at(-1)).toMatchObject({ metadata: { method: 'sso', mfa: true } });
+    expect(logins.at(-1)).toMatchObject({ metadata: { method: 'sso', provider: 'oidc', mfa: true } });
     expectErrorEnvelope(await ctx.get('/api/v1/auth/sso/mfa-exchange'), 401, 'UNAUTHORIZED');
 
     // A member without TOTP cannot pass: refused rather than let through.

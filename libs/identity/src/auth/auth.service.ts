@@ -160,12 +160,13 @@ export class AuthService {
   }
 
   /** The tempToken of a login that still needs its TOTP or backup code. */
-  mfaChallenge(userId: string, organizationId: string, method: string): MfaChallengeDto {
+  mfaChallenge(userId: string, organizationId: string, method: string, provider?: string): MfaChallengeDto {
     return {
       mfaRequired: true,
       tempToken: this.tokens.mintPurpose(MFA_PURPOSE, userId, MFA_TEMP_TOKEN_TTL_SECONDS, {
         organizationId,
         method,
+        ...(provider ? { provider } : {}),
       }),
     };
   }

@@ -183,7 +183,13 @@ export class MfaService {
     const result = await this.tx.run(async () => {
       const factor = await this.consumeFactor(user, dto.code, { allowBackupCode: true });
       if (!factor) return undefined;
-      return this.auth.completeLogin(user, membership, method, meta, { mfa: true, mfaFactor: factor });
+      // SSO and social logins name their provider on auth.login, after the code as without it.
+      const provider = typeof claims.provider === 'string' ? { provider: claims.provider } : {};
+      return this.auth.completeLogin(user, membership, method, meta, {
+        ...provider,
+        mfa: true,
+        mfaFactor: factor,
+      });
     });
     if (!result) {
       await this.auth.recordFailure(user, method, 'invalid_mfa_code', meta);

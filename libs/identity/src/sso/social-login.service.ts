@@ -227,7 +227,7 @@ export class SocialLoginService {
     if (user.mfaEnabled) {
       return {
         kind: 'mfa',
-        tempToken: this.auth.mfaChallenge(user.id, membership.organizationId, 'oauth').tempToken,
+        tempToken: this.auth.mfaChallenge(user.id, membership.organizationId, 'oauth', provider).tempToken,
       };
     }
     const session = await this.auth.completeLogin(user, membership, 'oauth', meta, { provider });

@@ -252,7 +252,10 @@ export class SsoLoginService implements OnModuleInit {
     }
     if (settings.config.requireMfaEvenWithSso) {
       if (!user.mfaEnabled) throw new SsoFailure('MFA required after SSO, none set up', user);
-      return { kind: 'mfa', tempToken: this.auth.mfaChallenge(user.id, organizationId, 'sso').tempToken };
+      return {
+        kind: 'mfa',
+        tempToken: this.auth.mfaChallenge(user.id, organizationId, 'sso', 'oidc').tempToken,
+      };
     }
     const session = await this.auth.completeLogin(user, membership, 'sso', meta, { provider: 'oidc' });
     return { kind: 'session', token: session.token };
