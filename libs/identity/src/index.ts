@@ -11,4 +11,4 @@ export * from './api-keys/api-keys.module.js';
 export * from './api-keys/agent-keys.repository.js';
 export * from './identity-core.module.js';
 export { MembersRepository, type MemberView } from './organizations/members.repository.js';
-export { organizationIsLive } from './organizations/organization.queries.js';
+export { isOrganizationLive, organizationIsLive } from './organizations/organization.queries.js';

@@ -29,6 +29,7 @@ export * from './http/app-error.js';
 export * from './http/error-body.js';
 export * from './http/envelope.js';
 export * from './http/pagination.js';
+export * from './http/if-present.js';
 export * from './http/openapi.js';
 export * from './http/versioning.js';
 export * from './http/http.bootstrap.js';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, gte, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
 import { deleteInBatches, type PageRequest, pageWithTotal, TransactionHost } from '#platform';
-import { organizationIsLive } from '#identity';
+import { isOrganizationLive, organizationIsLive } from '#identity';
 import {
   alertRules,
   type AlertRuleRow,
@@ -109,10 +109,7 @@ export class AlertsRepository {
 
   /** Whether the organization exists and is not deleted (read in the transaction that writes a transition). */
   async organizationLive(organizationId: string): Promise<boolean> {
-    const result = await this.tx.db.execute(
-      sql`select ${organizationIsLive(sql`${organizationId}`)} as live`,
-    );
-    return (result as unknown as { rows: { live: boolean }[] }).rows[0]?.live === true;
+    return isOrganizationLive(this.tx.db, organizationId);
   }
 
   /** Records an evaluation that changed nothing: when, and the value measured. */

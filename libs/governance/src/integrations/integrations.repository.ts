@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray } from 'drizzle-orm';
 import { type PageRequest, pageWithTotal, TransactionHost } from '#platform';
-import { organizationIsLive } from '#identity';
+import { isOrganizationLive } from '#identity';
 import { integrations, type IntegrationRow } from './integration.schema.js';
 
 type Insert = typeof integrations.$inferInsert;
@@ -46,10 +46,7 @@ export class IntegrationsRepository {
 
   /** Whether the organization exists and is not deleted (a notification to a deleted one is dropped). */
   async organizationLive(organizationId: string): Promise<boolean> {
-    const result = await this.tx.db.execute(
-      sql`select ${organizationIsLive(sql`${organizationId}`)} as live`,
-    );
-    return (result as unknown as { rows: { live: boolean }[] }).rows[0]?.live === true;
+    return isOrganizationLive(this.tx.db, organizationId);
   }
 
   /** Which of these ids are integrations of the organization. */

@@ -1,5 +1,5 @@
 import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
-import type { Plan } from '#platform';
+import type { Db, Plan } from '#platform';
 import { organizations } from './organization.schema.js';
 
 /**
@@ -24,4 +24,10 @@ export function organizationPlanOf(organizationId: AnyColumn | SQL): SQL<Plan | 
  */
 export function organizationIsLive(organizationId: AnyColumn | SQL): SQL<boolean> {
   return sql<boolean>`exists (select 1 from ${organizations} where ${organizations.id} = ${organizationId} and ${organizations.deletedAt} is null)`;
+}
+
+/** Whether the organization exists and is not deleted, read now (in the caller's transaction when `db` is its). */
+export async function isOrganizationLive(db: Db, organizationId: string): Promise<boolean> {
+  const result = await db.execute(sql`select ${organizationIsLive(sql`${organizationId}`)} as live`);
+  return (result as unknown as { rows: { live: boolean }[] }).rows[0]?.live === true;
 }

@@ -1,23 +1,12 @@
-import { applyDecorators, Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Logger, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ApiErrors,
-  APP_CONFIG,
-  type AppConfig,
-  Public,
-  RawResponse,
-  ReqMeta,
-  type RequestMeta,
-} from '#platform';
-import { OAUTH_TOKEN_COOKIE, readCookie, setCookie, SSO_MFA_COOKIE } from './sso-cookies.js';
+import { ApiErrors, Public, RawResponse, ReqMeta, type RequestMeta } from '#platform';
+import { AUTH_COOKIE_PATH, SignInHandOff } from './sign-in-hand-off.js';
+import { readCookie } from './sso-cookies.js';
 import { SOCIAL_STATE_TTL_MS, SocialFailure, SocialLoginService } from './social-login.service.js';
 
 export const SOCIAL_STATE_COOKIE = 'svc_oauth_state';
-const AUTH_PATH = '/api/v1/auth';
-const SSO_PATH = '/api/v1/auth/sso';
-const SEVEN_DAYS_S = 7 * 86_400;
-const MFA_COOKIE_S = 300;
 
 /** The decorators of a provider's start route. */
 function StartRoute(provider: string, extra = ''): MethodDecorator {
@@ -68,23 +57,22 @@ export class SocialLoginController {
 
   constructor(
     private readonly social: SocialLoginService,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'appUrl' | 'nodeEnv'>,
+    private readonly handOff: SignInHandOff,
   ) {}
-
-  private cookie(name: string, value: string, path: string, maxAgeSeconds: number): string {
-    return setCookie(name, value, { path, maxAgeSeconds, production: this.config.nodeEnv === 'production' });
-  }
 
   private async start(provider: string, reply: FastifyReply) {
     const { url, cookie } = await this.social.start(provider);
     return reply
-      .header('set-cookie', this.cookie(SOCIAL_STATE_COOKIE, cookie, AUTH_PATH, SOCIAL_STATE_TTL_MS / 1000))
+      .header(
+        'set-cookie',
+        this.handOff.cookie(SOCIAL_STATE_COOKIE, cookie, AUTH_COOKIE_PATH, SOCIAL_STATE_TTL_MS / 1000),
+      )
       .redirect(url, 302);
   }
 
   private async finish(provider: string, request: FastifyRequest, reply: FastifyReply, meta: RequestMeta) {
     this.social.provider(provider); // 404 when not configured, before anything else
-    const clearState = this.cookie(SOCIAL_STATE_COOKIE, '', AUTH_PATH, 0);
+    const clearState = this.handOff.cookie(SOCIAL_STATE_COOKIE, '', AUTH_COOKIE_PATH, 0);
     try {
       const outcome = await this.social.callback(
         provider,
@@ -92,27 +80,12 @@ export class SocialLoginController {
         readCookie(request.headers.cookie, SOCIAL_STATE_COOKIE),
         meta,
       );
-      if (outcome.kind === 'mfa') {
-        return reply
-          .header('set-cookie', [
-            clearState,
-            this.cookie(SSO_MFA_COOKIE, outcome.tempToken, SSO_PATH, MFA_COOKIE_S),
-          ])
-          .redirect(`${this.config.appUrl}/login?ssoMfa=1`, 302);
-      }
-      return reply
-        .header('set-cookie', [
-          clearState,
-          this.cookie(OAUTH_TOKEN_COOKIE, outcome.token, AUTH_PATH, SEVEN_DAYS_S),
-        ])
-        .redirect(`${this.config.appUrl}/auth/callback`, 302);
+      return this.handOff.succeed(reply, outcome, clearState);
     } catch (err) {
       // A refused sign-in (or an account refused by login rules: deactivated, organization deleted).
       if (!(err instanceof SocialFailure) && !(err instanceof Error && 'status' in err)) throw err;
       this.logger.warn({ provider, reason: err.message }, 'Social sign-in refused');
-      return reply
-        .header('set-cookie', clearState)
-        .redirect(`${this.config.appUrl}/login?error=oauth_failed`, 302);
+      return this.handOff.fail(reply, clearState, 'oauth_failed');
     }
   }
 

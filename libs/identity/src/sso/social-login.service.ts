@@ -13,6 +13,7 @@ import {
   type SocialProviderConfig,
 } from '#platform';
 import { AuthService } from '../auth/auth.service.js';
+import type { SignInOutcome } from './sign-in-hand-off.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { UserRow } from '../users/user.schema.js';
 
@@ -30,8 +31,6 @@ interface SocialState {
 }
 
 export class SocialFailure extends Error {}
-
-export type SocialOutcome = { kind: 'session'; token: string } | { kind: 'mfa'; tempToken: string };
 
 /**
  * Social login (contract §3) with GitHub, Google and Microsoft: the authorization-code flow with state and PKCE
@@ -92,7 +91,7 @@ export class SocialLoginService {
     query: Record<string, unknown>,
     cookie: string | undefined,
     meta: RequestMeta,
-  ): Promise<SocialOutcome> {
+  ): Promise<SignInOutcome> {
     const provider = this.provider(providerName);
     const state = this.openState(cookie);
     if (!state || state.p !== provider.name) throw new SocialFailure('no sign-in under way in this browser');
@@ -215,7 +214,7 @@ export class SocialLoginService {
     name: string,
     identity: string | undefined,
     meta: RequestMeta,
-  ): Promise<SocialOutcome> {
+  ): Promise<SignInOutcome> {
     let user: UserRow | undefined = await this.users.findByEmail(email);
     // Microsoft's e-mail is whatever a tenant's administrator typed: nothing proves the address, so it signs in
     // only the account that this same Microsoft identity created, never another one that has the address.

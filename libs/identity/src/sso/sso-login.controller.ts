@@ -1,36 +1,16 @@
-import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ApiEnvelope,
-  ApiErrors,
-  APP_CONFIG,
-  type AppConfig,
-  AppError,
-  Public,
-  RawResponse,
-  ReqMeta,
-  type RequestMeta,
-} from '#platform';
+import { ApiEnvelope, ApiErrors, AppError, Public, RawResponse, ReqMeta, type RequestMeta } from '#platform';
 import {
   OAuthTokenDto,
   SsoInitiateDto,
   SsoInitiateResultDto,
   SsoMfaExchangeDto,
 } from './dto/sso-login.dto.js';
-import {
-  OAUTH_TOKEN_COOKIE,
-  readCookie,
-  setCookie,
-  SSO_BINDING_COOKIE,
-  SSO_MFA_COOKIE,
-} from './sso-cookies.js';
+import { OAUTH_TOKEN_COOKIE, readCookie, SSO_BINDING_COOKIE, SSO_MFA_COOKIE } from './sso-cookies.js';
 import { SSO_STATE_TTL_MS, SsoFailure, SsoLoginService } from './sso-login.service.js';
-
-const SSO_PATH = '/api/v1/auth/sso';
-const AUTH_PATH = '/api/v1/auth';
-const SEVEN_DAYS_S = 7 * 86_400;
-const MFA_COOKIE_S = 300;
+import { AUTH_COOKIE_PATH, SignInHandOff, SSO_COOKIE_PATH } from './sign-in-hand-off.js';
 
 /** The browser side of enterprise sign-in: the dispatcher, the IdP's return, and the cookie hand-offs. */
 @ApiTags('Auth')
@@ -38,12 +18,8 @@ const MFA_COOKIE_S = 300;
 export class SsoLoginController {
   constructor(
     private readonly sso: SsoLoginService,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'appUrl' | 'nodeEnv'>,
+    private readonly handOff: SignInHandOff,
   ) {}
-
-  private cookie(name: string, value: string, path: string, maxAgeSeconds: number): string {
-    return setCookie(name, value, { path, maxAgeSeconds, production: this.config.nodeEnv === 'production' });
-  }
 
   @Post('sso/initiate')
   @Public()
@@ -64,7 +40,10 @@ export class SsoLoginController {
   ): Promise<SsoInitiateResultDto> {
     const { redirectUrl, binding } = await this.sso.initiate(dto.email);
     if (binding) {
-      reply.header('set-cookie', this.cookie(SSO_BINDING_COOKIE, binding, SSO_PATH, SSO_STATE_TTL_MS / 1000));
+      reply.header(
+        'set-cookie',
+        this.handOff.cookie(SSO_BINDING_COOKIE, binding, SSO_COOKIE_PATH, SSO_STATE_TTL_MS / 1000),
+      );
     }
     return { redirectUrl };
   }
@@ -87,7 +66,7 @@ export class SsoLoginController {
   @ApiQuery({ name: 'code', required: false, type: String })
   @ApiResponse({ status: 302, description: 'To the dashboard: signed in, MFA next, or `error=sso_failed`.' })
   async callback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
-    const clearBinding = this.cookie(SSO_BINDING_COOKIE, '', SSO_PATH, 0);
+    const clearBinding = this.handOff.cookie(SSO_BINDING_COOKIE, '', SSO_COOKIE_PATH, 0);
     const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
     try {
       const outcome = await this.sso.callback(
@@ -96,26 +75,11 @@ export class SsoLoginController {
         readCookie(request.headers.cookie, SSO_BINDING_COOKIE),
         meta,
       );
-      if (outcome.kind === 'mfa') {
-        return reply
-          .header('set-cookie', [
-            clearBinding,
-            this.cookie(SSO_MFA_COOKIE, outcome.tempToken, SSO_PATH, MFA_COOKIE_S),
-          ])
-          .redirect(`${this.config.appUrl}/login?ssoMfa=1`, 302);
-      }
-      return reply
-        .header('set-cookie', [
-          clearBinding,
-          this.cookie(OAUTH_TOKEN_COOKIE, outcome.token, AUTH_PATH, SEVEN_DAYS_S),
-        ])
-        .redirect(`${this.config.appUrl}/auth/callback`, 302);
+      return this.handOff.succeed(reply, outcome, clearBinding);
     } catch (err) {
-      if (err instanceof SsoFailure) await this.sso.recordFailure(err, meta);
-      else throw err;
-      return reply
-        .header('set-cookie', clearBinding)
-        .redirect(`${this.config.appUrl}/login?error=sso_failed`, 302);
+      if (!(err instanceof SsoFailure)) throw err;
+      await this.sso.recordFailure(err, meta);
+      return this.handOff.fail(reply, clearBinding, 'sso_failed');
     }
   }
 
@@ -132,7 +96,7 @@ export class SsoLoginController {
   oauthToken(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): OAuthTokenDto {
     const token = readCookie(request.headers.cookie, OAUTH_TOKEN_COOKIE);
     if (!token) throw AppError.unauthorized('No sign-in to collect');
-    reply.header('set-cookie', this.cookie(OAUTH_TOKEN_COOKIE, '', AUTH_PATH, 0));
+    reply.header('set-cookie', this.handOff.cookie(OAUTH_TOKEN_COOKIE, '', AUTH_COOKIE_PATH, 0));
     return { token };
   }
 
@@ -153,7 +117,7 @@ export class SsoLoginController {
   ): SsoMfaExchangeDto {
     const tempToken = readCookie(request.headers.cookie, SSO_MFA_COOKIE);
     if (!tempToken) throw AppError.unauthorized('No SSO sign-in awaiting MFA');
-    reply.header('set-cookie', this.cookie(SSO_MFA_COOKIE, '', SSO_PATH, 0));
+    reply.header('set-cookie', this.handOff.cookie(SSO_MFA_COOKIE, '', SSO_COOKIE_PATH, 0));
     return { tempToken };
   }
 }

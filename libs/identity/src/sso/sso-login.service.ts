@@ -19,6 +19,7 @@ import {
   TransactionHost,
 } from '#platform';
 import { AuthService } from '../auth/auth.service.js';
+import type { SignInOutcome } from './sign-in-hand-off.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import type { MembershipRow } from '../organizations/organization.schema.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -52,8 +53,6 @@ export class SsoFailure extends Error {
       .slice(0, 40);
   }
 }
-
-export type SsoCallbackOutcome = { kind: 'session'; token: string } | { kind: 'mfa'; tempToken: string };
 
 /** What the IdP said of the user, once verified. */
 interface AssertedIdentity {
@@ -175,7 +174,7 @@ export class SsoLoginService implements OnModuleInit {
     rawQuery: string,
     binding: string | undefined,
     meta: RequestMeta,
-  ): Promise<SsoCallbackOutcome> {
+  ): Promise<SignInOutcome> {
     const state = query.state;
     if (typeof state !== 'string' || state.length === 0 || state.length > 512)
       throw new SsoFailure('no state');
@@ -239,7 +238,7 @@ export class SsoLoginService implements OnModuleInit {
     settings: SsoSettings,
     identity: AssertedIdentity,
     meta: RequestMeta,
-  ): Promise<SsoCallbackOutcome> {
+  ): Promise<SignInOutcome> {
     let user = await this.users.findByEmail(identity.email);
     let membership: MembershipRow | undefined;
     if (!user) {

@@ -8,6 +8,7 @@ import { SsoLoginController } from './sso-login.controller.js';
 import { SsoLoginService } from './sso-login.service.js';
 import { SocialLoginController } from './social-login.controller.js';
 import { SocialLoginService } from './social-login.service.js';
+import { SignInHandOff } from './sign-in-hand-off.js';
 
 /** Sign-in from elsewhere: the SSO configuration API, OIDC sign-in and social login (next: SAML). */
 @Module({
@@ -19,6 +20,7 @@ import { SocialLoginService } from './social-login.service.js';
     OidcConfigurations,
     SsoLoginService,
     SocialLoginService,
+    SignInHandOff,
   ],
   exports: [SsoConfigService, SsoDomainsRepository],
 })

@@ -16,7 +16,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
-import { PaginationQueryDto } from '#platform';
+import { IfPresent, PaginationQueryDto } from '#platform';
 import type {
   AlertComparison,
   AlertMetric,
@@ -43,8 +43,6 @@ export const ALERT_INTEGRATIONS_MAX = 10;
 export const COUNT_THRESHOLD_MAX = 1_000_000_000;
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-/** Validates a field when present; null is not absent, and fails the field's type check (400, not a NOT NULL 500). */
-const present = (_o: unknown, value: unknown) => value !== undefined;
 const METRIC_DOC =
   '`block_rate`, `flag_rate`, `low_confidence_rate` (confidence below 0.5): shares of the traces created in the ' +
   'window, from 0 to 1 (no trace in the window: not measured, the state stays); `trace_volume`: traces created ' +
@@ -111,7 +109,7 @@ export class CreateAlertDto {
 
 export class UpdateAlertDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 120 })
-  @ValidateIf(present)
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MinLength(1)
@@ -119,7 +117,7 @@ export class UpdateAlertDto {
   name?: string;
 
   @ApiPropertyOptional({ enum: ALERT_METRICS })
-  @ValidateIf(present)
+  @IfPresent()
   @IsIn(ALERT_METRICS, { message: `metric must be one of ${ALERT_METRICS.join(', ')}` })
   metric?: AlertMetric;
 
@@ -130,19 +128,19 @@ export class UpdateAlertDto {
   agentId?: string | null;
 
   @ApiPropertyOptional({ enum: ALERT_COMPARISONS })
-  @ValidateIf(present)
+  @IfPresent()
   @IsIn(ALERT_COMPARISONS, { message: 'comparison must be gt or lt' })
   comparison?: AlertComparison;
 
   @ApiPropertyOptional({ minimum: 0, maximum: COUNT_THRESHOLD_MAX, description: THRESHOLD_DOC })
-  @ValidateIf(present)
+  @IfPresent()
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'threshold must be a number' })
   @Min(0)
   @Max(COUNT_THRESHOLD_MAX)
   threshold?: number;
 
   @ApiPropertyOptional({ minimum: WINDOW_MINUTES_MIN, maximum: WINDOW_MINUTES_MAX })
-  @ValidateIf(present)
+  @IfPresent()
   @IsInt({ message: 'windowMinutes must be a whole number of minutes' })
   @Min(WINDOW_MINUTES_MIN)
   @Max(WINDOW_MINUTES_MAX)
@@ -153,7 +151,7 @@ export class UpdateAlertDto {
     maxItems: ALERT_INTEGRATIONS_MAX,
     description: `Replaces them. ${INTEGRATIONS_DOC}`,
   })
-  @ValidateIf(present)
+  @IfPresent()
   @IsArray()
   @ArrayMaxSize(ALERT_INTEGRATIONS_MAX)
   @ArrayUnique({ message: 'integrationIds must not repeat an id' })
@@ -164,7 +162,7 @@ export class UpdateAlertDto {
   @ApiPropertyOptional({
     description: 'false: not evaluated, and its state goes back to ok without a notification.',
   })
-  @ValidateIf(present)
+  @IfPresent()
   @IsBoolean()
   isActive?: boolean;
 }

@@ -1,13 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsObject, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
-import { PaginationQueryDto } from '#platform';
+import { IsIn, IsObject, IsString, MaxLength, MinLength } from 'class-validator';
+import { IfPresent, PaginationQueryDto } from '#platform';
 import type { IntegrationRow, IntegrationType } from '../integration.schema.js';
 
 export const INTEGRATION_TYPES: readonly IntegrationType[] = ['email', 'slack', 'webhook'];
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-/** Validates a field when present; null is not absent, and fails the field's type check. */
-const present = (_o: unknown, value: unknown) => value !== undefined;
 const CONFIG_DOC =
   'email: `{recipients: [1 to 20 addresses]}`; slack and webhook: `{url}` (absolute http(s), refused when it ' +
   'resolves to a private address: 400 WEBHOOK_URL_NOT_ALLOWED). The URL is write-only.';
@@ -36,7 +34,7 @@ export class CreateIntegrationDto {
 
 export class UpdateIntegrationDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 120 })
-  @ValidateIf(present)
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MinLength(1)
@@ -48,7 +46,7 @@ export class UpdateIntegrationDto {
     additionalProperties: true,
     description: `Replaces it. ${CONFIG_DOC}`,
   })
-  @ValidateIf(present)
+  @IfPresent()
   @IsObject()
   config?: Record<string, unknown>;
 }

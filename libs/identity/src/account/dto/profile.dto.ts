@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsNotEmpty, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
-import { OBJECT_ID_PATTERN } from '#platform';
+import { IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
+import { IfPresent, OBJECT_ID_PATTERN } from '#platform';
 import { OrganizationDto } from '../../organizations/dto/organization.dto.js';
 import type { UserOrganization } from '../../organizations/organizations.repository.js';
 import type { LoginEventRow } from '../../sessions/login-event.schema.js';
@@ -9,7 +9,6 @@ import { IsBcp47Locale, IsIanaTimeZone, LOCALE_MAX_LENGTH, TIMEZONE_MAX_LENGTH }
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 // An explicit null is validated (and refused), not skipped as IsOptional would.
-const present = (_: object, value: unknown) => value !== undefined;
 
 export class UserOrganizationDto {
   @ApiProperty() organizationId: string;
@@ -33,7 +32,7 @@ export class SwitchOrgResultDto {
 
 export class UpdateProfileDto {
   @ApiPropertyOptional({ example: 'Ada Lovelace', maxLength: 200 })
-  @ValidateIf(present)
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @IsNotEmpty()
@@ -45,7 +44,7 @@ export class UpdateProfileDto {
     maxLength: LOCALE_MAX_LENGTH,
     description: 'BCP 47 language tag; stored in canonical form.',
   })
-  @ValidateIf(present)
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @IsBcp47Locale()
@@ -56,7 +55,7 @@ export class UpdateProfileDto {
     maxLength: TIMEZONE_MAX_LENGTH,
     description: 'IANA time zone name.',
   })
-  @ValidateIf(present)
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @IsIanaTimeZone()
