@@ -670,4 +670,23 @@ describe('alert rules', () => {
       expect(digest.html).toContain('Payments blocks');
     });
   });
+
+  it('purges transitions older than 400 days, and keeps the newer ones', async () => {
+    const DAY = 86_400_000;
+    const before = await ctx.db.db.select().from(alertTransitions);
+    const times = before.map((t) => t.createdAt.getTime());
+    const [oldest, newest] = [Math.min(...times), Math.max(...times)];
+    expect(newest - oldest).toBeGreaterThan(DAY); // the clock was moved by days above
+    // 400 days after the newest, less a minute: the newest stay, the older ones go.
+    ctx.clock.set(new Date(newest + 400 * DAY - 60_000));
+    await ctx.app.get(JobScheduler).runNow('alert-transitions-purge');
+    const kept = await ctx.db.db.select().from(alertTransitions);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(before.length);
+    const cutoff = ctx.clock.nowMs() - 400 * DAY;
+    expect(kept.every((t) => t.createdAt.getTime() >= cutoff - 1000)).toBe(true);
+    ctx.clock.advance(2 * 60_000);
+    await ctx.app.get(JobScheduler).runNow('alert-transitions-purge');
+    expect(await ctx.db.db.select().from(alertTransitions)).toHaveLength(0);
+  });
 });

@@ -4,7 +4,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberships } from '../libs/identity/src/organizations/organization.schema.js';
 import { ssoLoginStates } from '../libs/identity/src/sso/sso.schema.js';
-import { newId } from '#platform';
+import { JobScheduler, newId } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { cookieValue as valueOf, setCookies } from './support/cookies.js';
@@ -261,5 +261,16 @@ describe('OIDC single sign-on (contract §3)', () => {
 
     // A member without TOTP cannot pass: refused rather than let through.
     failed((await signIn('alice@acme.example', 'alice')).res);
+  });
+
+  it('purges sign-ins that were never finished once they expire', async () => {
+    await initiate('erin@acme.example');
+    const open = await ctx.db.db.select().from(ssoLoginStates);
+    expect(open.length).toBeGreaterThan(0);
+    await ctx.service(JobScheduler).runNow('sso-login-states-purge');
+    expect((await ctx.db.db.select().from(ssoLoginStates)).length).toBeGreaterThan(0);
+    ctx.clock.advance(11 * 60_000);
+    await ctx.service(JobScheduler).runNow('sso-login-states-purge');
+    expect(await ctx.db.db.select().from(ssoLoginStates)).toHaveLength(0);
   });
 });
