@@ -171,6 +171,12 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/auth/sso/callback': 'public',
   'GET /api/v1/auth/oauth-token': 'public',
   'GET /api/v1/auth/sso/mfa-exchange': 'public',
+  // SAML: the browser's side and the metadata are public; the SP-initiated logout is every signed-in user's
+  'POST /api/v1/auth/saml/initiate': 'public',
+  'POST /api/v1/auth/saml/callback': 'public',
+  'GET /api/v1/auth/saml/metadata/:orgId': 'public',
+  'POST /api/v1/auth/saml/logout/initiate': ALL,
+  'POST /api/v1/auth/saml/logout/callback': 'public',
   // Social login: browser redirects, public
   'GET /api/v1/auth/github': 'public',
   'GET /api/v1/auth/github/callback': 'public',

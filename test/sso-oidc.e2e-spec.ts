@@ -177,6 +177,19 @@ describe('OIDC single sign-on (contract §3)', () => {
     failed(await callback(await idp.login(swapped.redirectUrl, 'erin', redirectUri), swapped.binding));
   });
 
+  it('refuses an ID token for another audience, with alg none, or signed with another algorithm', async () => {
+    const ok = await signIn('erin@acme.example', 'erin');
+    await collect(ok.res); // the same sign-in, untampered, passes
+    for (const tamper of ['audience', 'alg-none', 'alg-hs256'] as const) {
+      idp.tamper = tamper;
+      try {
+        failed((await signIn('erin@acme.example', 'erin')).res);
+      } finally {
+        idp.tamper = undefined;
+      }
+    }
+  });
+
   it('refuses an unverified e-mail, one outside the SSO domains, none, and an account that is not a member', async () => {
     failed((await signIn('bob@acme.example', 'bob')).res);
     failed((await signIn('carol@acme.example', 'carol')).res);

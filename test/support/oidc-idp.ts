@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createHmac, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { createServer, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 
@@ -16,12 +17,21 @@ export interface IdpAccount {
  * development login and consent pages (a cookie jar, redirects followed by hand) and returns the URL the IdP sends
  * the browser back to.
  */
+/** How the next ID tokens are altered on their way out of the token endpoint (the IdP's key re-signs them). */
+export type IdTokenTamper = 'audience' | 'alg-none' | 'alg-hs256' | undefined;
+
+const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
 export class OidcIdp {
+  /** Set by a test to alter the ID tokens the token endpoint returns, as a hostile or broken IdP would. */
+  tamper: IdTokenTamper;
+
   private constructor(
     readonly issuer: string,
     readonly clientId: string,
     readonly clientSecret: string,
     private readonly server: Server,
+    private readonly signingKey: KeyObject,
   ) {}
 
   static async start(options: {
@@ -33,6 +43,8 @@ export class OidcIdp {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const clientSecret = options.clientSecret ?? 'oidc-client-secret-do-not-echo';
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-idp-key', use: 'sig', alg: 'RS256' };
     const provider = new Provider(issuer, {
       clients: [
         { client_id: 'governance', client_secret: clientSecret, redirect_uris: [options.redirectUri] },
@@ -44,9 +56,15 @@ export class OidcIdp {
       claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
       conformIdTokenClaims: false,
       cookies: { keys: ['oidc-test-cookie-key'] },
+      jwks: { keys: [jwk] },
     } as ConstructorParameters<typeof Provider>[1]);
-    server.on('request', provider.callback());
-    return new OidcIdp(issuer, 'governance', clientSecret, server);
+    const idp = new OidcIdp(issuer, 'governance', clientSecret, server, privateKey);
+    const handle = provider.callback();
+    server.on('request', (req, res) => {
+      if (idp.tamper && req.method === 'POST' && req.url?.startsWith('/token')) idp.rewriteIdToken(res);
+      handle(req, res);
+    });
+    return idp;
   }
 
   /** Signs `account` in at the IdP from `authorizationUrl`; the URL of the redirect back to `redirectUri`. */
@@ -84,6 +102,46 @@ export class OidcIdp {
       url = new URL(action, url).href;
     }
     throw new Error('The IdP did not send the browser back');
+  }
+
+  /** Rewrites the ID token in the token endpoint's JSON answer as `tamper` says, before it is sent. */
+  private rewriteIdToken(res: ServerResponse): void {
+    const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
+    res.end = ((chunk?: unknown) => {
+      const text = Buffer.isBuffer(chunk) ? chunk.toString('utf8') : typeof chunk === 'string' ? chunk : '';
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return end(chunk);
+      }
+      if (typeof body.id_token === 'string') body.id_token = this.altered(body.id_token);
+      const out = JSON.stringify(body);
+      res.setHeader('content-length', Buffer.byteLength(out));
+      return end(out);
+    }) as typeof res.end;
+  }
+
+  private altered(idToken: string): string {
+    const [header, payload] = idToken
+      .split('.')
+      .slice(0, 2)
+      .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
+    switch (this.tamper) {
+      case 'audience': {
+        const input = `${b64url(header)}.${b64url({ ...payload, aud: 'another-client' })}`;
+        return `${input}.${sign('sha256', Buffer.from(input), this.signingKey).toString('base64url')}`;
+      }
+      case 'alg-none':
+        return `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url(payload)}.`;
+      case 'alg-hs256': {
+        // Signed with the client secret, which the client knows: an algorithm the client did not register.
+        const input = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url(payload)}`;
+        return `${input}.${createHmac('sha256', this.clientSecret).update(input).digest('base64url')}`;
+      }
+      default:
+        return idToken;
+    }
   }
 
   async close(): Promise<void> {

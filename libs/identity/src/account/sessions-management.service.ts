@@ -78,6 +78,13 @@ export class SessionsManagementService {
         timeout: user.sessionTimeout,
         meta,
         ssoPinned: previous?.ssoPinned ?? false,
+        saml: previous?.samlNameId
+          ? {
+              nameId: previous.samlNameId,
+              nameIdFormat: previous.samlNameIdFormat,
+              sessionIndex: previous.samlSessionIndex,
+            }
+          : undefined,
       });
       return { token: session.token };
     });

@@ -16,7 +16,7 @@ import {
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { organizationDeleted } from '../organizations/organizations.errors.js';
-import { SessionService } from '../sessions/session.service.js';
+import { type SamlSessionRef, SessionService } from '../sessions/session.service.js';
 import { toUserResponse } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type {
@@ -160,13 +160,20 @@ export class AuthService {
   }
 
   /** The tempToken of a login that still needs its TOTP or backup code. */
-  mfaChallenge(userId: string, organizationId: string, method: string, provider?: string): MfaChallengeDto {
+  mfaChallenge(
+    userId: string,
+    organizationId: string,
+    method: string,
+    provider?: string,
+    saml?: SamlSessionRef,
+  ): MfaChallengeDto {
     return {
       mfaRequired: true,
       tempToken: this.tokens.mintPurpose(MFA_PURPOSE, userId, MFA_TEMP_TOKEN_TTL_SECONDS, {
         organizationId,
         method,
         ...(provider ? { provider } : {}),
+        ...(saml ? { saml } : {}),
       }),
     };
   }
@@ -201,6 +208,7 @@ export class AuthService {
     method: string,
     meta: RequestMeta,
     metadata: Record<string, unknown> = {},
+    saml?: SamlSessionRef,
   ): Promise<LoginResultDto> {
     return this.tx.run(async () => {
       // The user row first, then the audit chain: every path that writes both takes them in this order, so
@@ -224,6 +232,7 @@ export class AuthService {
         timeout: user.sessionTimeout,
         meta,
         ssoPinned: method === 'sso',
+        saml,
       });
       await this.loginEvents.record({
         userId: user.id,

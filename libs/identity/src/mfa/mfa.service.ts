@@ -16,6 +16,7 @@ import type { MembershipRow } from '../organizations/organization.schema.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { LoginEventsRepository } from '../sessions/login-events.repository.js';
 import { TokenService } from '../sessions/token.service.js';
+import type { SamlSessionRef } from '../sessions/session.service.js';
 import type { UserRow } from '../users/user.schema.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { hashBackupCode, newBackupCodes } from './backup-codes.js';
@@ -185,11 +186,14 @@ export class MfaService {
       if (!factor) return undefined;
       // SSO and social logins name their provider on auth.login, after the code as without it.
       const provider = typeof claims.provider === 'string' ? { provider: claims.provider } : {};
-      return this.auth.completeLogin(user, membership, method, meta, {
-        ...provider,
-        mfa: true,
-        mfaFactor: factor,
-      });
+      return this.auth.completeLogin(
+        user,
+        membership,
+        method,
+        meta,
+        { ...provider, mfa: true, mfaFactor: factor },
+        samlSessionOf(claims.saml),
+      );
     });
     if (!result) {
       await this.auth.recordFailure(user, method, 'invalid_mfa_code', meta);
@@ -301,4 +305,16 @@ function issuedBeforePasswordChange(iat: unknown, user: UserRow): boolean {
   if (!user.passwordChangedAt) return false;
   if (typeof iat !== 'number') return true;
   return iat < Math.floor(user.passwordChangedAt.getTime() / 1000);
+}
+
+/** The SAML session a tempToken carries (this service signed it), or undefined. */
+function samlSessionOf(value: unknown): SamlSessionRef | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const { nameId, nameIdFormat, sessionIndex } = value as Record<string, unknown>;
+  if (typeof nameId !== 'string') return undefined;
+  return {
+    nameId,
+    nameIdFormat: typeof nameIdFormat === 'string' ? nameIdFormat : null,
+    sessionIndex: typeof sessionIndex === 'string' ? sessionIndex : null,
+  };
 }

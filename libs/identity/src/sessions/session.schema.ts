@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { boolean, index, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 /**
@@ -21,8 +22,18 @@ export const sessions = pgTable(
      * its refreshes) may not switch to another one.
      */
     ssoPinned: boolean('sso_pinned').notNull().default(false),
+    /** Opened by SAML: the NameID, its format and the IdP's SessionIndex, which single logout names. */
+    samlNameId: varchar('saml_name_id', { length: 512 }),
+    samlNameIdFormat: varchar('saml_name_id_format', { length: 256 }),
+    samlSessionIndex: varchar('saml_session_index', { length: 256 }),
   },
-  (t) => [uniqueIndex('sessions_jti_uq').on(t.jti), index('sessions_user_idx').on(t.userId, t.expiresAt)],
+  (t) => [
+    uniqueIndex('sessions_jti_uq').on(t.jti),
+    index('sessions_user_idx').on(t.userId, t.expiresAt),
+    index('sessions_saml_name_id_idx')
+      .on(t.samlNameId)
+      .where(sql`${t.samlNameId} is not null`),
+  ],
 );
 
 /** The jti blacklist, checked on every authenticated request; rows are purged after the token's natural expiry. */

@@ -23,6 +23,15 @@ export interface OpenSessionInput {
   meta?: RequestMeta;
   /** Opened by SSO: the session may not switch organization (see `sessions.ssoPinned`). */
   ssoPinned?: boolean;
+  /** Opened by SAML: what single logout names the session by. */
+  saml?: SamlSessionRef;
+}
+
+/** A SAML sign-in's subject and session at the IdP, kept on the session for single logout. */
+export interface SamlSessionRef {
+  nameId: string;
+  nameIdFormat: string | null;
+  sessionIndex: string | null;
 }
 
 /** Sessions are minted JWTs: opening records the jti; the access guard resolves bearers through here. */
@@ -49,6 +58,9 @@ export class SessionService implements BearerResolver {
       expiresAt: minted.expiresAt,
       revokedAt: null,
       ssoPinned: input.ssoPinned ?? false,
+      samlNameId: input.saml?.nameId ?? null,
+      samlNameIdFormat: input.saml?.nameIdFormat ?? null,
+      samlSessionIndex: input.saml?.sessionIndex ?? null,
     });
     return { token: minted.token, expiresAt: minted.expiresAt };
   }

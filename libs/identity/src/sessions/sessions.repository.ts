@@ -26,16 +26,23 @@ export class SessionsRepository {
   }
 
   /**
-   * Blacklists every live session of a user (except one jti, when given), in two set-based statements.
-   * Returns how many sessions were revoked.
+   * Blacklists every live session of a user (except one jti, when given; in one organization only, when given), in
+   * two set-based statements. Returns how many sessions were revoked.
    */
-  async revokeAllForUser(userId: string, now: Date, exceptJti?: string): Promise<number> {
+  async revokeAllForUser(
+    userId: string,
+    now: Date,
+    exceptJti?: string,
+    organizationId?: string,
+  ): Promise<number> {
     const except = exceptJti ? sql`and ${sessions.jti} <> ${exceptJti}` : sql``;
+    const inOrganization = organizationId ? sql`and ${sessions.organizationId} = ${organizationId}` : sql``;
     await this.tx.db.execute(sql`
       insert into ${revokedTokens} (jti, user_id, expires_at, revoked_at)
       select ${sessions.jti}, ${sessions.userId}, ${sessions.expiresAt}, ${now}
       from ${sessions}
-      where ${sessions.userId} = ${userId} and ${sessions.revokedAt} is null and ${sessions.expiresAt} > ${now} ${except}
+      where ${sessions.userId} = ${userId} and ${sessions.revokedAt} is null and ${sessions.expiresAt} > ${now}
+        ${except} ${inOrganization}
       on conflict (jti) do nothing`);
     const revoked = await this.tx.db
       .update(sessions)
@@ -46,10 +53,31 @@ export class SessionsRepository {
           isNull(sessions.revokedAt),
           gt(sessions.expiresAt, now),
           exceptJti ? ne(sessions.jti, exceptJti) : undefined,
+          organizationId ? eq(sessions.organizationId, organizationId) : undefined,
         ),
       )
       .returning({ id: sessions.id });
     return revoked.length;
+  }
+
+  /** The users with a session opened by SAML for this NameID in the organization (a bounded list). */
+  async usersOfSamlNameId(organizationId: string, nameId: string): Promise<string[]> {
+    const rows = await this.tx.db
+      .selectDistinct({ userId: sessions.userId })
+      .from(sessions)
+      .where(and(eq(sessions.organizationId, organizationId), eq(sessions.samlNameId, nameId)))
+      .limit(20);
+    return rows.map((r) => r.userId);
+  }
+
+  /** The organizations with a live session opened by SAML for this NameID (a bounded list). */
+  async organizationsOfSamlNameId(nameId: string, now: Date): Promise<string[]> {
+    const rows = await this.tx.db
+      .selectDistinct({ organizationId: sessions.organizationId })
+      .from(sessions)
+      .where(and(eq(sessions.samlNameId, nameId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+      .limit(20);
+    return rows.map((r) => r.organizationId);
   }
 
   /** Drops blacklist rows whose tokens expired before `cutoff`. */

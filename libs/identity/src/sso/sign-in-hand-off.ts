@@ -25,23 +25,26 @@ export class SignInHandOff {
     return setCookie(name, value, { path, maxAgeSeconds, production: this.config.nodeEnv === 'production' });
   }
 
-  succeed(reply: FastifyReply, outcome: SignInOutcome, clear: string): FastifyReply {
+  /** `clear`: the flow's own cookie, cleared (SAML has none). */
+  succeed(reply: FastifyReply, outcome: SignInOutcome, clear?: string): FastifyReply {
+    const cookies = clear ? [clear] : [];
     return outcome.kind === 'mfa'
       ? reply
           .header('set-cookie', [
-            clear,
+            ...cookies,
             this.cookie(SSO_MFA_COOKIE, outcome.tempToken, SSO_COOKIE_PATH, MFA_COOKIE_S),
           ])
           .redirect(`${this.config.appUrl}/login?ssoMfa=1`, 302)
       : reply
           .header('set-cookie', [
-            clear,
+            ...cookies,
             this.cookie(OAUTH_TOKEN_COOKIE, outcome.token, AUTH_COOKIE_PATH, SESSION_COOKIE_S),
           ])
           .redirect(`${this.config.appUrl}/auth/callback`, 302);
   }
 
-  fail(reply: FastifyReply, clear: string, error: 'sso_failed' | 'oauth_failed'): FastifyReply {
-    return reply.header('set-cookie', clear).redirect(`${this.config.appUrl}/login?error=${error}`, 302);
+  fail(reply: FastifyReply, clear: string | undefined, error: 'sso_failed' | 'oauth_failed'): FastifyReply {
+    if (clear) reply.header('set-cookie', clear);
+    return reply.redirect(`${this.config.appUrl}/login?error=${error}`, 302);
   }
 }

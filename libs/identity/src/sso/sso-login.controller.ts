@@ -9,7 +9,8 @@ import {
   SsoMfaExchangeDto,
 } from './dto/sso-login.dto.js';
 import { OAUTH_TOKEN_COOKIE, readCookie, SSO_BINDING_COOKIE, SSO_MFA_COOKIE } from './sso-cookies.js';
-import { SSO_STATE_TTL_MS, SsoFailure, SsoLoginService } from './sso-login.service.js';
+import { SSO_STATE_TTL_MS, SsoLoginService } from './sso-login.service.js';
+import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { AUTH_COOKIE_PATH, SignInHandOff, SSO_COOKIE_PATH } from './sign-in-hand-off.js';
 
 /** The browser side of enterprise sign-in: the dispatcher, the IdP's return, and the cookie hand-offs. */
@@ -18,6 +19,7 @@ import { AUTH_COOKIE_PATH, SignInHandOff, SSO_COOKIE_PATH } from './sign-in-hand
 export class SsoLoginController {
   constructor(
     private readonly sso: SsoLoginService,
+    private readonly signIns: SsoSignIn,
     private readonly handOff: SignInHandOff,
   ) {}
 
@@ -28,8 +30,9 @@ export class SsoLoginController {
     summary: 'Start SSO sign-in from an e-mail address',
     description:
       'Always 200 `{redirectUrl}`: for an e-mail of an SSO domain, the IdP’s authorization URL (OIDC: code flow ' +
-      'with PKCE S256, state and nonce), with the cookie `svc_sso_binding` that ties the sign-in to this browser ' +
-      '(10 minutes); otherwise `APP_URL/login?sso=unavailable`. The answer depends on the domain only, never on ' +
+      'with PKCE S256, state and nonce, with the cookie `svc_sso_binding` that ties the sign-in to this browser for ' +
+      '10 minutes; SAML: the entry point carrying a deflated AuthnRequest on the HTTP-Redirect binding); otherwise ' +
+      '`APP_URL/login?sso=unavailable`. The answer depends on the domain only, never on ' +
       'whether an account exists. Call it with credentials, so that the browser keeps the cookie.',
   })
   @ApiEnvelope(SsoInitiateResultDto)
@@ -78,7 +81,7 @@ export class SsoLoginController {
       return this.handOff.succeed(reply, outcome, clearBinding);
     } catch (err) {
       if (!(err instanceof SsoFailure)) throw err;
-      await this.sso.recordFailure(err, meta);
+      await this.signIns.recordFailure(err, meta);
       return this.handOff.fail(reply, clearBinding, 'sso_failed');
     }
   }

@@ -6,68 +6,31 @@ import * as oidc from 'openid-client';
 import {
   APP_CONFIG,
   type AppConfig,
-  AuditLog,
   Clock,
   deleteInBatches,
   JobScheduler,
-  newId,
-  planHasFeature,
   type RequestMeta,
   safeEqual,
   SecretBox,
   sha256Hex,
   TransactionHost,
 } from '#platform';
-import { AuthService } from '../auth/auth.service.js';
-import type { SignInOutcome } from './sign-in-hand-off.js';
-import { OrganizationsRepository } from '../organizations/organizations.repository.js';
-import type { MembershipRow } from '../organizations/organization.schema.js';
-import { UsersRepository } from '../users/users.repository.js';
-import type { UserRow } from '../users/user.schema.js';
 import { OidcConfigurations } from './oidc-configurations.js';
-import { GROUPS_MAX, mapRole } from './role-mapping.js';
-import { SsoConfigService } from './sso-config.service.js';
-import type { SsoSettings } from './sso-config.types.js';
+import { GROUPS_MAX } from './role-mapping.js';
+import { SamlLoginService } from './saml-login.service.js';
+import type { SignInOutcome } from './sign-in-hand-off.js';
 import { SsoDomainsRepository } from './sso-domains.repository.js';
+import { domainOf, SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { ssoLoginStates, type SsoLoginStateRow } from './sso.schema.js';
 
 /** A sign-in may take this long between the initiate call and the IdP's return. */
 export const SSO_STATE_TTL_MS = 10 * 60_000;
 const PURGE_INTERVAL_MS = 3_600_000;
 
-/** Why a callback was refused: logged and recorded, never shown to the browser (it gets `error=sso_failed`). */
-export class SsoFailure extends Error {
-  constructor(
-    readonly reason: string,
-    readonly user?: UserRow,
-  ) {
-    super(reason);
-  }
-
-  /** The reason as a login event records it: snake case, at most 40 characters. */
-  get code(): string {
-    return this.reason
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '_')
-      .replace(/^_|_$/g, '')
-      .slice(0, 40);
-  }
-}
-
-/** What the IdP said of the user, once verified. */
-interface AssertedIdentity {
-  email: string;
-  name: string;
-  subject: string;
-  groups: string[];
-}
-
-const domainOf = (email: string): string => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-
 /**
  * Enterprise sign-in (contract §3) through an organization's OIDC identity provider: the dispatcher finds the
  * organization by the e-mail's domain and answers the IdP's authorization URL (code flow, PKCE S256, state and
- * nonce); the callback takes the state once (a database row, so once across replicas, and bound to the browser
+ * nonce), or for a SAML organization its entry point with an AuthnRequest; the callback takes the state once (a database row, so once across replicas, and bound to the browser
  * that started it by a cookie), exchanges the code with openid-client (issuer, audience, expiry, nonce and the
  * signature algorithm checked; `none` refused), and signs the user in: a known member, or an unknown e-mail
  * provisioned with the role from the mapping rules. An existing account that is not a member is not linked.
@@ -78,13 +41,10 @@ export class SsoLoginService implements OnModuleInit {
 
   constructor(
     private readonly domains: SsoDomainsRepository,
-    private readonly ssoConfig: SsoConfigService,
-    private readonly organizations: OrganizationsRepository,
-    private readonly users: UsersRepository,
-    private readonly auth: AuthService,
+    private readonly signIns: SsoSignIn,
+    private readonly saml: SamlLoginService,
     private readonly oidcConfigurations: OidcConfigurations,
     private readonly box: SecretBox,
-    private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
@@ -118,7 +78,15 @@ export class SsoLoginService implements OnModuleInit {
   async initiate(email: string): Promise<{ redirectUrl: string; binding?: string }> {
     const unavailable = { redirectUrl: `${this.config.appUrl}/login?sso=unavailable` };
     const organizationId = await this.domains.organizationOf(domainOf(email));
-    const settings = organizationId ? await this.usable(organizationId) : undefined;
+    const settings = organizationId ? await this.signIns.usable(organizationId) : undefined;
+    if (organizationId && settings?.config.provider === 'saml' && settings.config.saml) {
+      try {
+        return { redirectUrl: await this.saml.authorizeUrl(organizationId, settings.config.saml) };
+      } catch (err) {
+        this.logger.warn({ err, organizationId }, 'No SAML AuthnRequest; SSO answered as unavailable');
+        return unavailable;
+      }
+    }
     if (!organizationId || !settings?.config.oidc) return unavailable;
     let configuration: oidc.Configuration;
     try {
@@ -186,7 +154,7 @@ export class SsoLoginService implements OnModuleInit {
     }
     if (typeof query.error === 'string')
       throw new SsoFailure(`the IdP answered ${query.error.slice(0, 100)}`);
-    const settings = await this.usable(row.organizationId);
+    const settings = await this.signIns.usable(row.organizationId);
     if (!settings?.config.oidc) throw new SsoFailure('SSO is no longer configured with OIDC');
     const oidcSettings = settings.config.oidc;
     let claims: oidc.IDToken;
@@ -213,9 +181,6 @@ export class SsoLoginService implements OnModuleInit {
     const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
     if (!isEmail(email) || email.length > 254) throw new SsoFailure('no usable email claim');
     if (claims.email_verified === false) throw new SsoFailure('email not verified by the IdP');
-    if (!settings.emailDomains.includes(domainOf(email))) {
-      throw new SsoFailure('email outside the organization’s SSO domains');
-    }
     const rawGroups = claims[oidcSettings.groupsClaim];
     const groups = (Array.isArray(rawGroups) ? rawGroups : typeof rawGroups === 'string' ? [rawGroups] : [])
       .filter((g): g is string => typeof g === 'string')
@@ -224,88 +189,13 @@ export class SsoLoginService implements OnModuleInit {
       typeof claims.name === 'string' && claims.name.trim()
         ? claims.name.trim().slice(0, 200)
         : email.split('@')[0]!;
-    return this.signIn(row.organizationId, settings, { email, name, subject: claims.sub, groups }, meta);
-  }
-
-  /** Records a refused callback: a failed login of the account, when the IdP named one. */
-  async recordFailure(failure: SsoFailure, meta: RequestMeta): Promise<void> {
-    this.logger.warn({ reason: failure.reason }, 'SSO sign-in refused');
-    if (failure.user) await this.auth.recordFailure(failure.user, 'sso', failure.code, meta);
-  }
-
-  private async signIn(
-    organizationId: string,
-    settings: SsoSettings,
-    identity: AssertedIdentity,
-    meta: RequestMeta,
-  ): Promise<SignInOutcome> {
-    let user = await this.users.findByEmail(identity.email);
-    let membership: MembershipRow | undefined;
-    if (!user) {
-      ({ user, membership } = await this.provision(organizationId, settings, identity, meta));
-    } else {
-      membership = await this.organizations.membership(organizationId, user.id);
-      // An account that exists already joins an organization by invitation or SCIM, not by an IdP's say-so.
-      if (!membership) throw new SsoFailure('not a member of the organization', user);
-      if (!user.isActive || !membership.isActive) throw new SsoFailure('suspended', user);
-    }
-    if (settings.config.requireMfaEvenWithSso) {
-      if (!user.mfaEnabled) throw new SsoFailure('MFA required after SSO, none set up', user);
-      return {
-        kind: 'mfa',
-        tempToken: this.auth.mfaChallenge(user.id, organizationId, 'sso', 'oidc').tempToken,
-      };
-    }
-    const session = await this.auth.completeLogin(user, membership, 'sso', meta, { provider: 'oidc' });
-    return { kind: 'session', token: session.token };
-  }
-
-  /** The first SSO sign-in of an unknown e-mail: the account (no password) and the membership, mapped role. */
-  private async provision(
-    organizationId: string,
-    settings: SsoSettings,
-    identity: AssertedIdentity,
-    meta: RequestMeta,
-  ): Promise<{ user: UserRow; membership: MembershipRow }> {
-    const role = mapRole(settings.roleMappingRules, identity.groups);
-    return this.tx.run(async () => {
-      const now = this.clock.now();
-      const user = await this.users.insertIfEmailFree({
-        id: newId(now.getTime()),
-        email: identity.email,
-        name: identity.name,
-        passwordHash: null,
-        ssoId: identity.subject.slice(0, 255),
-        createdAt: now,
-        updatedAt: now,
-      });
-      if (!user) throw new SsoFailure('the account was created meanwhile; sign in again');
-      const membership = await this.organizations.insertMembership({
-        id: newId(now.getTime()),
-        organizationId,
-        userId: user.id,
-        role,
-        isActive: true,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await this.audit.record(
-        { organizationId, actor: { type: 'user', id: user.id, email: user.email } },
-        'sso.user.provisioned',
-        { type: 'user', id: user.id },
-        { provider: 'oidc', role, groups: identity.groups.slice(0, 20) },
-        meta,
-      );
-      return { user, membership };
-    });
-  }
-
-  /** The organization's SSO settings when it may sign in with them: live, on a plan with sso. */
-  private async usable(organizationId: string): Promise<SsoSettings | undefined> {
-    const organization = await this.organizations.findById(organizationId);
-    if (!organization || organization.deletedAt || !planHasFeature(organization.plan, 'sso'))
-      return undefined;
-    return this.ssoConfig.settings(organizationId);
+    return this.signIns.signIn(
+      row.organizationId,
+      'oidc',
+      settings,
+      { email, name, subject: claims.sub, groups },
+      meta,
+    );
   }
 
   /** Takes a state once: the row is deleted as it is read. */

@@ -2,6 +2,8 @@
 export const SsoErrorCode = {
   /** An e-mail domain of the configuration already routes to another organization. */
   SSO_DOMAIN_TAKEN: 'SSO_DOMAIN_TAKEN',
+  /** A single-logout message that is unsigned, wrongly signed, malformed, or answers no request of this service. */
+  SAML_MESSAGE_INVALID: 'SAML_MESSAGE_INVALID',
 } as const;
 
 declare module '#platform' {

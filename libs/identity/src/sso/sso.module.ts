@@ -9,15 +9,20 @@ import { SsoLoginService } from './sso-login.service.js';
 import { SocialLoginController } from './social-login.controller.js';
 import { SocialLoginService } from './social-login.service.js';
 import { SignInHandOff } from './sign-in-hand-off.js';
+import { SamlController } from './saml.controller.js';
+import { SamlLoginService } from './saml-login.service.js';
+import { SsoSignIn } from './sso-sign-in.js';
 
-/** Sign-in from elsewhere: the SSO configuration API, OIDC sign-in and social login (next: SAML). */
+/** Sign-in from elsewhere: the SSO configuration API, OIDC and SAML sign-in (with SAML single logout), social login. */
 @Module({
   imports: [IdentityCoreModule],
-  controllers: [SsoConfigController, SsoLoginController, SocialLoginController],
+  controllers: [SsoConfigController, SsoLoginController, SamlController, SocialLoginController],
   providers: [
     SsoDomainsRepository,
     SsoConfigService,
     OidcConfigurations,
+    SsoSignIn,
+    SamlLoginService,
     SsoLoginService,
     SocialLoginService,
     SignInHandOff,

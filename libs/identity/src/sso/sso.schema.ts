@@ -1,4 +1,4 @@
-import { index, pgTable, text, timestamp, varchar } from 'drizzle-orm/pg-core';
+import { index, pgTable, primaryKey, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 /**
  * The e-mail domains that route to an organization's single sign-on (contract §3). The domain is the primary key,
@@ -38,3 +38,42 @@ export const ssoLoginStates = pgTable(
 );
 
 export type SsoLoginStateRow = typeof ssoLoginStates.$inferSelect;
+
+/**
+ * A SAML request this service sent and whose answer it awaits (contract §3): an AuthnRequest (10 minutes) or a
+ * LogoutRequest. Keyed by the request's ID; the answer's InResponseTo must name one of its organization's, and the
+ * row is deleted when an answer is accepted, so it is accepted once on any replica.
+ */
+export const samlRequests = pgTable(
+  'saml_requests',
+  {
+    id: varchar('id', { length: 128 }).primaryKey(),
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    kind: varchar('kind', { length: 8 }).notNull().$type<'authn' | 'logout'>(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    index('saml_requests_org_idx').on(t.organizationId),
+    index('saml_requests_expires_idx').on(t.expiresAt),
+  ],
+);
+
+export type SamlRequestRow = typeof samlRequests.$inferSelect;
+
+/**
+ * The ids of the SAML assertions accepted, per organization, kept past their validity: an assertion is accepted
+ * once, on any replica (the primary key settles a race).
+ */
+export const samlAssertions = pgTable(
+  'saml_assertions',
+  {
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    assertionId: varchar('assertion_id', { length: 256 }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.assertionId] }),
+    index('saml_assertions_expires_idx').on(t.expiresAt),
+  ],
+);

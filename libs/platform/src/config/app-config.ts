@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -121,6 +121,10 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id or domain')
     .default('common'),
   SSO_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  SAML_SP_DECRYPTION_KEY: z.string().min(1).optional(),
+  SAML_SP_DECRYPTION_CERT: z.string().min(1).optional(),
+  SAML_SP_SIGNING_KEY: z.string().min(1).optional(),
+  SAML_SP_SIGNING_CERT: z.string().min(1).optional(),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -221,6 +225,11 @@ export interface AppConfig {
   ssoAllowInsecureHttp: boolean;
   /** Identity-provider URLs may resolve to loopback, private and link-local addresses (an IdP on the private network). */
   ssoAllowPrivateNetworks: boolean;
+  /**
+   * The SAML service provider's own keys (PEM): with `decryption`, the metadata advertises an encryption key and
+   * encrypted assertions are decrypted; with `signing`, AuthnRequests and LogoutRequests are signed.
+   */
+  samlSp: { decryption: SamlKeyPair | null; signing: SamlKeyPair | null };
   bodyLimitBytes: number;
   /** Shape limits of a JSON body or query (keys per object, keys and array items in all), checked before validation. */
   bodyShape: { maxObjectKeys: number; maxTotalKeys: number };
@@ -316,6 +325,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ssoAllowInsecureHttp: e.SSO_ALLOW_INSECURE_HTTP,
     oauthProviders: socialProviders(e),
     ssoAllowPrivateNetworks: e.SSO_ALLOW_PRIVATE_NETWORKS,
+    samlSp: {
+      decryption: samlKeyPair(e.SAML_SP_DECRYPTION_KEY, e.SAML_SP_DECRYPTION_CERT, 'SAML_SP_DECRYPTION'),
+      signing: samlKeyPair(e.SAML_SP_SIGNING_KEY, e.SAML_SP_SIGNING_CERT, 'SAML_SP_SIGNING'),
+    },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     bodyShape: { maxObjectKeys: e.BODY_MAX_OBJECT_KEYS, maxTotalKeys: e.BODY_MAX_TOTAL_KEYS },
     bodyMaxInflateRatio: e.BODY_MAX_INFLATE_RATIO,
@@ -349,6 +362,32 @@ export interface SocialProviderConfig {
 }
 
 /** The social providers from the environment: the public endpoints unless overridden (tests run a local provider). */
+/** A private key and its certificate, in PEM. */
+export interface SamlKeyPair {
+  key: string;
+  cert: string;
+}
+
+/**
+ * `<prefix>_KEY` and `<prefix>_CERT` as PEM (a value may write its line breaks as `\n`): both or neither, a private
+ * key and a certificate that parse, and the certificate for that key.
+ */
+function samlKeyPair(key: string | undefined, cert: string | undefined, prefix: string): SamlKeyPair | null {
+  if (!key && !cert) return null;
+  const fail = (why: string) => new ConfigError(`Invalid configuration:\n  ${prefix}_KEY/_CERT: ${why}`);
+  if (!key || !cert) throw fail('set both or neither');
+  const pem = (v: string) => v.replace(/\\n/g, '\n').trim() + '\n';
+  try {
+    const privateKey = createPrivateKey(pem(key));
+    const certificate = new X509Certificate(pem(cert));
+    if (!certificate.checkPrivateKey(privateKey)) throw fail('the certificate is not for that key');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw fail('a PEM private key and a PEM certificate are required');
+  }
+  return { key: pem(key), cert: pem(cert) };
+}
+
 function socialProviders(e: z.infer<typeof envSchema>): Record<SocialProvider, SocialProviderConfig | null> {
   const tenant = e.OAUTH_MICROSOFT_TENANT;
   const providers: Record<SocialProvider, SocialProviderConfig | null> = {

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, MaxLength } from 'class-validator';
+import { IsEmail, IsString, Matches, MaxLength } from 'class-validator';
+import { OBJECT_ID_PATTERN } from '#platform';
 
 export class SsoInitiateDto {
   @ApiProperty({
@@ -33,4 +34,23 @@ export class OAuthTokenDto {
 export class SsoMfaExchangeDto {
   @ApiProperty({ description: 'The tempToken to post with a TOTP code to /auth/mfa/login.' })
   tempToken: string;
+}
+
+export class SamlInitiateDto {
+  @ApiProperty({
+    example: '65f1c0ffee0000000000abcd',
+    description: 'The organization that signs in with SAML.',
+  })
+  @IsString()
+  @Matches(OBJECT_ID_PATTERN, { message: 'organizationId must be a 24-character hexadecimal id' })
+  organizationId: string;
+}
+
+export class SamlRedirectDto {
+  @ApiProperty({
+    description:
+      'Where to send the browser: the IdP’s SAML entry point (or logout URL) carrying a deflated request on the ' +
+      'HTTP-Redirect binding, signed in the query when the service has a SAML signing key.',
+  })
+  redirectUrl: string;
 }
