@@ -297,6 +297,7 @@ describe('SSO configuration (contract §3)', () => {
       spEntityId: `${api}/auth/saml/metadata/${owner.organization.id}`,
       acsUrl: `${api}/auth/saml/callback`,
       metadataUrl: `${api}/auth/saml/metadata/${owner.organization.id}`,
+      sloUrl: `${api}/auth/saml/logout/callback`,
     });
     expect(res.json().data).not.toHaveProperty('oidc');
     // A PEM with its armour is stored the same way.

@@ -413,6 +413,7 @@ export class SsoConfigService {
               spEntityId: `${api}/auth/saml/metadata/${organizationId}`,
               acsUrl: `${api}/auth/saml/callback`,
               metadataUrl: `${api}/auth/saml/metadata/${organizationId}`,
+              sloUrl: `${api}/auth/saml/logout/callback`,
             },
           }
         : {}),

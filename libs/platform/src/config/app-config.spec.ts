@@ -113,6 +113,34 @@ describe('loadConfig', () => {
     ).toThrow(/SSO_ALLOW_INSECURE_HTTP: not allowed/);
   });
 
+  it('reads the SAML SP keys as PEM pairs: both or neither, escaped line breaks, the certificate of that key', () => {
+    const fixture = (name: string) =>
+      readFileSync(join(import.meta.dirname, '../../../../test/fixtures', name), 'utf8');
+    const key = fixture('saml-sp.key.pem');
+    const cert = fixture('saml-sp.cert.pem');
+    expect(loadConfig({ DATA_DIR: dataDir() }).samlSp).toEqual({ decryption: null, signing: null });
+    const escaped = loadConfig({
+      DATA_DIR: dataDir(),
+      SAML_SP_SIGNING_KEY: key.replace(/\n/g, '\\n'),
+      SAML_SP_SIGNING_CERT: cert.replace(/\n/g, '\\n'),
+    }).samlSp;
+    expect(escaped.signing).toEqual({ key: key.trim() + '\n', cert: cert.trim() + '\n' });
+    expect(escaped.decryption).toBeNull();
+    expect(() => loadConfig({ DATA_DIR: dataDir(), SAML_SP_DECRYPTION_KEY: key })).toThrow(
+      /SAML_SP_DECRYPTION_KEY\/_CERT: set both or neither/,
+    );
+    expect(() =>
+      loadConfig({
+        DATA_DIR: dataDir(),
+        SAML_SP_SIGNING_KEY: key,
+        SAML_SP_SIGNING_CERT: fixture('saml-idp.cert.pem'),
+      }),
+    ).toThrow(/the certificate is not for that key/);
+    expect(() =>
+      loadConfig({ DATA_DIR: dataDir(), SAML_SP_SIGNING_KEY: 'not a key', SAML_SP_SIGNING_CERT: cert }),
+    ).toThrow(/a PEM private key and a PEM certificate are required/);
+  });
+
   it('requires JWT_SECRET in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir() })).toThrow(/JWT_SECRET: required/);
   });

@@ -219,6 +219,8 @@ export class SamlSettingsView {
   @ApiProperty({ description: 'The SP entity id to register at the IdP.' }) spEntityId: string;
   @ApiProperty({ description: 'The assertion consumer service URL (HTTP-POST).' }) acsUrl: string;
   @ApiProperty({ description: 'The SP metadata document.' }) metadataUrl: string;
+  @ApiProperty({ description: 'The single-logout service URL (HTTP-POST) to register at the IdP.' })
+  sloUrl: string;
 }
 
 export class SsoConfigDto {
