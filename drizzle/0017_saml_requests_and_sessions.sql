@@ -9,6 +9,7 @@ CREATE TABLE "saml_requests" (
 	"id" varchar(128) PRIMARY KEY NOT NULL,
 	"organization_id" varchar(24) NOT NULL,
 	"kind" varchar(8) NOT NULL,
+	"browser_hash" varchar(64),
 	"expires_at" timestamp (3) with time zone NOT NULL,
 	"created_at" timestamp (3) with time zone NOT NULL
 );

@@ -36,14 +36,21 @@ function samlHarness(context: () => TestContext, idp: SamlIdp) {
   const logoutCallback = () => `${publicUrl()}${LOGOUT_CALLBACK}`;
   const entityId = (organizationId: string) => `${publicUrl()}${API}/auth/saml/metadata/${organizationId}`;
 
-  /** The dispatcher's AuthnRequest for `email`, read back from its redirect URL. */
+  /** The browser's binding cookie of the last sign-in started (the IdP posts back to the same browser). */
+  let binding: string | undefined;
+
+  /** The dispatcher's AuthnRequest for `email`, read back from its redirect URL; keeps the binding cookie. */
   async function start(email: string) {
     const res = await context().post(INITIATE, { body: { email } });
     expect(res.statusCode, res.body).toBe(200);
     const redirectUrl: string = res.json().data.redirectUrl;
     expect(redirectUrl.startsWith(`${idp.entryPoint}?`), redirectUrl).toBe(true);
-    expect(setCookies(res).size).toBe(0);
-    return readRedirect(redirectUrl);
+    const cookie = setCookies(res).get('svc_saml_binding')!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/Secure; SameSite=None/);
+    expect(cookie).toMatch(/Path=\/api\/v1\/auth\/saml/);
+    binding = valueOf(cookie);
+    return { ...readRedirect(redirectUrl), binding };
   }
 
   /** A response the IdP signs the usual way: the assertion signed, for this organization's SP. */
@@ -65,8 +72,12 @@ function samlHarness(context: () => TestContext, idp: SamlIdp) {
     });
   }
 
-  const post = (xml: string, path = ACS_PATH, field = 'SAMLResponse') =>
-    context().request('POST', path, { payload: samlForm({ [field]: xml }), headers: FORM });
+  /** Posts a SAML message as the browser would: a form, with the binding cookie of the last sign-in started. */
+  const post = (xml: string, path = ACS_PATH, field = 'SAMLResponse', cookie = binding) =>
+    context().request('POST', path, {
+      payload: samlForm({ [field]: xml }),
+      headers: { ...FORM, ...(cookie ? { cookie: `svc_saml_binding=${encodeURIComponent(cookie)}` } : {}) },
+    });
 
   /** The session a successful callback left in its cookie, collected as the dashboard does. */
   async function collect(res: LightMyRequestResponse): Promise<string> {
@@ -207,10 +218,19 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
     const res = await ctx.post(`${API}/auth/saml/initiate`, { body: { organizationId: org } });
     expect(res.statusCode, res.body).toBe(200);
     const request = readRedirect(res.json().data.redirectUrl);
+    const cookie = valueOf(setCookies(res).get('svc_saml_binding'));
+    expect(cookie).toBeTruthy();
     expect(request.url.origin + request.url.pathname).toBe(idp.entryPoint);
     const stored = await ctx.db.db.select().from(samlRequests).where(eq(samlRequests.id, request.id));
     expect(stored).toEqual([expect.objectContaining({ organizationId: org, kind: 'authn' })]);
-    await h.collect(await h.post(h.response(org, request.id, { email: 'carl@saml.example' })));
+    await h.collect(
+      await h.post(
+        h.response(org, request.id, { email: 'carl@saml.example' }),
+        ACS_PATH,
+        'SAMLResponse',
+        cookie,
+      ),
+    );
 
     const plain = await ctx.register({ organizationName: 'Password only' });
     expectErrorEnvelope(
@@ -421,6 +441,51 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
     expect(await userExists(email)).toBe(false);
   });
 
+  it('takes the response only from the browser that started the sign-in (no login CSRF)', async () => {
+    const email = 'lin@saml.example';
+    const first = await h.start(email);
+    const second = await h.start(email);
+    const xml = h.response(org, first.id, { email });
+    h.failed(await h.post(xml, ACS_PATH, 'SAMLResponse', second.binding)); // another browser's cookie
+    h.failed(await h.post(xml, ACS_PATH, 'SAMLResponse', '')); // none
+    await h.collect(await h.post(xml, ACS_PATH, 'SAMLResponse', first.binding));
+  });
+
+  it('refuses an assertion without NameID, and hostile identifiers, without an error page', async () => {
+    const request = await h.start('nobody@saml.example');
+    const assertion = idp
+      .assertion({
+        email: 'nobody@saml.example',
+        inResponseTo: request.id,
+        audience: h.entityId(org),
+        recipient: h.acs(),
+      })
+      .replace(/<saml:NameID[^>]*>[^<]*<\/saml:NameID>/, '');
+    h.failed(
+      await h.post(
+        idp.response({
+          inResponseTo: request.id,
+          destination: h.acs(),
+          inner: sign(assertion, ASSERTION_XPATH),
+        }),
+      ),
+    );
+    h.failed(await h.post(h.response(org, '_a\u0000b', { email: 'nobody@saml.example' })));
+    const nul = sign(
+      idp.logoutRequest({ nameId: 'x\u0000y@saml.example', destination: h.logoutCallback() }),
+      '/*',
+    );
+    expectErrorEnvelope(await h.post(nul, LOGOUT_CALLBACK, 'SAMLRequest'), 400, 'SAML_MESSAGE_INVALID');
+    expectErrorEnvelope(
+      await h.post(
+        sign(idp.logoutResponse({ inResponseTo: '_a\u0000b', destination: h.logoutCallback() }), '/*'),
+        LOGOUT_CALLBACK,
+      ),
+      400,
+      'SAML_MESSAGE_INVALID',
+    );
+  });
+
   it('answers malformed posts with sso_failed, never an error page', async () => {
     const bodies: [string, Record<string, string>][] = [
       ['', FORM],
@@ -477,6 +542,19 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
       400,
       'SAML_MESSAGE_INVALID',
     );
+    // A failed logout signed by the IdP, with a Success status slipped into the unsigned KeyInfo: still a failure.
+    const failedAnswer = sign(
+      idp.logoutResponse({
+        inResponseTo: logout.id,
+        destination,
+        status: 'urn:oasis:names:tc:SAML:2.0:status:Requester',
+      }),
+      '/*',
+    ).replace(
+      /<\/(\w+:)?KeyInfo>/,
+      '<samlp:Status xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>$&',
+    );
+    expectErrorEnvelope(await h.post(failedAnswer, LOGOUT_CALLBACK), 400, 'SAML_MESSAGE_INVALID');
     const done = await h.post(sign(answer, '/*'), LOGOUT_CALLBACK);
     expect(done.statusCode, done.body).toBe(302);
     expect(done.headers.location).toBe(`${ctx.config.appUrl}/login?logout=1`);
@@ -537,6 +615,38 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
     expect((await ctx.get(`${API}/auth/me`, { token: other })).statusCode).toBe(200);
     const revoked = await auditEntriesOf(ctx, org, 'auth.session_revoked');
     expect(revoked.at(-1)).toMatchObject({ metadata: { sso: 'saml', initiatedBy: 'idp', count: 2 } });
+
+    // The same signed request again (a captured one), or one without this service as Destination, or stale, or
+    // padded to make signature checking slow: 400, and the new session stays.
+    const fresh = await signIn('kim@saml.example');
+    const replay = await ctx.request('POST', LOGOUT_CALLBACK, {
+      payload: samlForm({ SAMLRequest: sign(request, '/*') }),
+      headers: FORM,
+    });
+    expectErrorEnvelope(replay, 400, 'SAML_MESSAGE_INVALID');
+    const undirected = sign(
+      idp
+        .logoutRequest({ nameId: 'kim@saml.example', destination: h.logoutCallback() })
+        .replace(/ Destination="[^"]*"/, ''),
+      '/*',
+    );
+    expectErrorEnvelope(
+      await h.post(undirected, LOGOUT_CALLBACK, 'SAMLRequest'),
+      400,
+      'SAML_MESSAGE_INVALID',
+    );
+    const stale = sign(
+      idp
+        .logoutRequest({ nameId: 'kim@saml.example', destination: h.logoutCallback() })
+        .replace(/IssueInstant="[^"]*"/, 'IssueInstant="2001-01-01T00:00:00Z"'),
+      '/*',
+    );
+    expectErrorEnvelope(await h.post(stale, LOGOUT_CALLBACK, 'SAMLRequest'), 400, 'SAML_MESSAGE_INVALID');
+    const padded = idp
+      .logoutRequest({ nameId: 'kim@saml.example', destination: h.logoutCallback() })
+      .replace('</samlp:LogoutRequest>', `${'<x/>'.repeat(20_000)}</samlp:LogoutRequest>`);
+    expectErrorEnvelope(await h.post(padded, LOGOUT_CALLBACK, 'SAMLRequest'), 400, 'SAML_MESSAGE_INVALID');
+    expect((await ctx.get(`${API}/auth/me`, { token: fresh })).statusCode).toBe(200);
   });
 
   it('sends the browser through TOTP when the organization requires MFA after SSO, and keeps the SAML session', async () => {

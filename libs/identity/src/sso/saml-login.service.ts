@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { type CacheProvider, type Profile, SAML, ValidateInResponseTo } from '@node-saml/node-saml';
-import { DOMParser } from '@xmldom/xmldom';
+import { DOMParser, type Element } from '@xmldom/xmldom';
 import { isEmail } from 'class-validator';
 import { and, eq, gt, lt } from 'drizzle-orm';
 import {
@@ -14,6 +15,8 @@ import {
   ErrorCode,
   JobScheduler,
   type RequestMeta,
+  safeEqual,
+  sha256Hex,
   TransactionHost,
 } from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
@@ -35,6 +38,17 @@ const MAX_ASSERTION_AGE_MS = 24 * 3_600_000;
 const ASSERTION_ID_TTL_MS = MAX_ASSERTION_AGE_MS + 2 * CLOCK_SKEW_MS;
 /** Largest SAML message read (the form itself is bounded at 5 MB). */
 const MESSAGE_MAX_CHARS = 5 * 1024 * 1024;
+/**
+ * Largest logout message, decoded, and its elements at most: real ones are a few kilobytes, and node-saml checks a
+ * LogoutRequest's signature with an XPath search whose cost grows with the square of the document.
+ */
+const LOGOUT_MAX_BYTES = 64 * 1024;
+const LOGOUT_MAX_ELEMENTS = 200;
+/** An IdP-initiated LogoutRequest is accepted this long after its IssueInstant (and once: its id is kept). */
+const LOGOUT_REQUEST_MAX_AGE_MS = SAML_REQUEST_TTL_MS;
+/** An XML ID as this service and the IdPs write them (InResponseTo names one of ours). */
+const XML_ID = /^[A-Za-z_][\w.-]{0,127}$/;
+const NAME_ID_MAX = 512;
 const PURGE_INTERVAL_MS = 3_600_000;
 const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
 /** Where an IdP may put the e-mail when the NameID is not one: `email`, then the usual claim and OID names. */
@@ -59,7 +73,25 @@ interface Envelope {
   inResponseTo: string | null;
   destination: string | null;
   nameId: string | null;
+  id: string | null;
+  issueInstant: string | null;
+  /** The parsed root element (for reading the root's direct children once the message is verified). */
+  root_: Element;
 }
+
+/** The trimmed text of the first direct child element `localName` of `parent`, or undefined. */
+function childElement(parent: Element, localName: string): Element | undefined {
+  for (let node = parent.firstChild; node; node = node.nextSibling) {
+    if (node.nodeType === 1 && (node as Element).localName === localName) return node as Element;
+  }
+  return undefined;
+}
+const hasControlCharacter = (text: string): boolean => {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true;
+  return false;
+};
+const childText = (parent: Element, localName: string): string | undefined =>
+  childElement(parent, localName)?.textContent?.trim();
 
 type XmlNode = Record<string, unknown> & { $?: Record<string, string>; _?: string };
 
@@ -157,15 +189,28 @@ export class SamlLoginService implements OnModuleInit {
   }
 
   /** `POST /auth/saml/initiate`: the entry point with an AuthnRequest; 404 for an organization without SAML. */
-  async initiate(organizationId: string): Promise<{ redirectUrl: string }> {
+  async initiate(organizationId: string): Promise<{ redirectUrl: string; binding: string }> {
     const found = await this.samlSettings(organizationId);
     if (!found) throw noSaml();
-    return { redirectUrl: await this.authorizeUrl(organizationId, found.saml) };
+    return this.authorizeUrl(organizationId, found.saml);
   }
 
-  /** The IdP's entry point carrying a deflated AuthnRequest whose id is kept 10 minutes. */
-  authorizeUrl(organizationId: string, saml: StoredSamlSettings): Promise<string> {
-    return this.provider(organizationId, saml, 'authn').getAuthorizeUrlAsync('', undefined, {});
+  /**
+   * The IdP's entry point carrying a deflated AuthnRequest whose id is kept 10 minutes, with the browser binding to
+   * set as the `svc_saml_binding` cookie (its hash is kept with the request).
+   */
+  async authorizeUrl(
+    organizationId: string,
+    saml: StoredSamlSettings,
+  ): Promise<{ redirectUrl: string; binding: string }> {
+    const binding = randomBytes(32).toString('base64url');
+    const redirectUrl = await this.provider(
+      organizationId,
+      saml,
+      'authn',
+      sha256Hex(binding),
+    ).getAuthorizeUrlAsync('', undefined, {});
+    return { redirectUrl, binding };
   }
 
   /** The SP metadata of an organization with SAML; 404 otherwise. */
@@ -180,7 +225,11 @@ export class SamlLoginService implements OnModuleInit {
   }
 
   /** The ACS: verifies the response and signs the user in, or throws SsoFailure. */
-  async callback(form: URLSearchParams, meta: RequestMeta): Promise<SignInOutcome> {
+  async callback(
+    form: URLSearchParams,
+    binding: string | undefined,
+    meta: RequestMeta,
+  ): Promise<SignInOutcome> {
     const encoded = form.get('SAMLResponse');
     if (!encoded) throw new SsoFailure('no SAMLResponse');
     const envelope = this.envelope(encoded);
@@ -188,6 +237,10 @@ export class SamlLoginService implements OnModuleInit {
     if (!envelope.inResponseTo) throw new SsoFailure('unsolicited response (no InResponseTo)');
     const request = await this.pendingRequest(envelope.inResponseTo, 'authn');
     if (!request) throw new SsoFailure('unknown or expired InResponseTo');
+    // Posted by the browser that started the sign-in (no login CSRF: someone else's response pushed to it).
+    if (!binding || !request.browserHash || !safeEqual(sha256Hex(binding), request.browserHash)) {
+      throw new SsoFailure('response posted from another browser');
+    }
     const organizationId = request.organizationId;
     const found = await this.samlSettings(organizationId);
     if (!found) throw new SsoFailure('SSO is no longer configured with SAML');
@@ -204,6 +257,9 @@ export class SamlLoginService implements OnModuleInit {
       throw new SsoFailure(`response refused: ${(err as Error).message.slice(0, 200)}`);
     }
     if (!profile) throw new SsoFailure('no assertion in the response');
+    if (typeof profile.nameID !== 'string' || profile.nameID === '' || profile.nameID.length > NAME_ID_MAX) {
+      throw new SsoFailure('assertion without a usable NameID');
+    }
     // The verified assertion, as xml2js read it (the root element is not wrapped in a list).
     const assertion = (profile.getAssertion?.() as { Assertion?: XmlNode } | undefined)?.Assertion;
     const assertionId = assertion?.$?.ID;
@@ -244,7 +300,7 @@ export class SamlLoginService implements OnModuleInit {
         subject: `saml:${profile.nameID}`,
         groups,
         saml: {
-          nameId: profile.nameID.slice(0, 512),
+          nameId: profile.nameID,
           nameIdFormat: profile.nameIDFormat?.slice(0, 256) ?? null,
           sessionIndex: profile.sessionIndex?.slice(0, 256) ?? null,
         },
@@ -302,7 +358,7 @@ export class SamlLoginService implements OnModuleInit {
   }
 
   private async logoutResponse(encoded: string): Promise<{ redirectUrl: string }> {
-    const envelope = this.refusing(() => this.envelope(encoded));
+    const envelope = this.refusing(() => this.envelope(encoded, LOGOUT_MAX_BYTES));
     if (envelope.root !== 'LogoutResponse' || !envelope.inResponseTo) {
       throw new SamlRefusal('Not a LogoutResponse to a request of this service');
     }
@@ -310,18 +366,21 @@ export class SamlLoginService implements OnModuleInit {
     if (!request) throw new SamlRefusal('Unknown or expired InResponseTo');
     const found = await this.samlSettings(request.organizationId);
     if (!found) throw new SamlRefusal('The organization no longer signs in with SAML');
-    if (envelope.destination !== null && envelope.destination !== this.logoutCallbackUrl) {
-      throw new SamlRefusal('LogoutResponse sent to another Destination');
+    if (envelope.destination !== this.logoutCallbackUrl) {
+      throw new SamlRefusal('LogoutResponse without this service as its Destination');
     }
     const provider = this.provider(request.organizationId, found.saml, 'logout');
     await this.refusingAsync(() => provider.validatePostResponseAsync({ SAMLResponse: encoded }));
-    // Signed as a whole (node-saml requires it for a LogoutResponse): its status and issuer can be read now.
-    const parsed = this.refusing(() => this.parse(Buffer.from(encoded, 'base64').toString('utf8')));
-    const status = [...parsed.getElementsByTagNameNS('*', 'StatusCode')][0]?.getAttribute('Value');
+    // Signed as a whole (node-saml requires it for a LogoutResponse): its status and issuer can be read now, from
+    // the root's own children (not from the signature's unsigned KeyInfo).
+    const statusElement = childElement(envelope.root_, 'Status');
+    const status = statusElement
+      ? childElement(statusElement, 'StatusCode')?.getAttribute('Value')
+      : undefined;
     if (status !== 'urn:oasis:names:tc:SAML:2.0:status:Success') {
       throw new SamlRefusal('The IdP did not log out');
     }
-    const issuer = [...parsed.getElementsByTagNameNS('*', 'Issuer')][0]?.textContent?.trim();
+    const issuer = childText(envelope.root_, 'Issuer');
     if (found.saml.idpIssuer && issuer !== found.saml.idpIssuer) {
       throw new SamlRefusal('LogoutResponse of another issuer');
     }
@@ -336,12 +395,21 @@ export class SamlLoginService implements OnModuleInit {
     relayState: string,
     meta: RequestMeta,
   ): Promise<{ redirectUrl: string }> {
-    const envelope = this.refusing(() => this.envelope(encoded));
-    if (envelope.root !== 'LogoutRequest' || !envelope.nameId) {
-      throw new SamlRefusal('Not a LogoutRequest with a NameID');
+    const envelope = this.refusing(() => this.envelope(encoded, LOGOUT_MAX_BYTES));
+    if (envelope.root !== 'LogoutRequest' || !envelope.nameId || !envelope.id || !XML_ID.test(envelope.id)) {
+      throw new SamlRefusal('Not a LogoutRequest with an ID and a NameID');
     }
-    if (envelope.destination !== null && envelope.destination !== this.logoutCallbackUrl) {
-      throw new SamlRefusal('LogoutRequest sent to another Destination');
+    if (envelope.destination !== this.logoutCallbackUrl) {
+      throw new SamlRefusal('LogoutRequest without this service as its Destination');
+    }
+    const issued = envelope.issueInstant ? Date.parse(envelope.issueInstant) : Number.NaN;
+    const now = Date.now(); // the IdP's clock is compared with the real one, as node-saml does
+    if (
+      Number.isNaN(issued) ||
+      issued > now + CLOCK_SKEW_MS ||
+      issued < now - LOGOUT_REQUEST_MAX_AGE_MS - CLOCK_SKEW_MS
+    ) {
+      throw new SamlRefusal('LogoutRequest outside its time window');
     }
     // The organizations this NameID may belong to: those of its SAML sessions, and those of the account it names.
     const candidates = new Set(
@@ -353,7 +421,7 @@ export class SamlLoginService implements OnModuleInit {
         for (const m of await this.organizations.membershipsOf(user.id)) candidates.add(m.organizationId);
       }
     }
-    for (const organizationId of [...candidates].slice(0, LOGOUT_CANDIDATES_MAX)) {
+    for (const organizationId of [...candidates].sort().slice(0, LOGOUT_CANDIDATES_MAX)) {
       const found = await this.samlSettings(organizationId);
       if (!found) continue;
       const provider = this.provider(organizationId, found.saml, 'logout');
@@ -364,6 +432,17 @@ export class SamlLoginService implements OnModuleInit {
         continue; // not signed by this organization's IdP
       }
       if (!profile) continue;
+      // Accepted once: the same signed LogoutRequest again (a captured one) is refused.
+      const [recorded] = await this.tx.db
+        .insert(samlAssertions)
+        .values({
+          organizationId,
+          assertionId: `logout:${envelope.id}`,
+          expiresAt: new Date(this.clock.nowMs() + ASSERTION_ID_TTL_MS),
+        })
+        .onConflictDoNothing()
+        .returning({ id: samlAssertions.assertionId });
+      if (!recorded) throw new SamlRefusal('LogoutRequest replayed');
       await this.revokeSamlUser(organizationId, profile, meta);
       if (!found.saml.logoutUrl) return { redirectUrl: `${this.config.appUrl}/login?logout=1` };
       const redirectUrl = await provider.getLogoutResponseUrlAsync(
@@ -403,17 +482,15 @@ export class SamlLoginService implements OnModuleInit {
     }
   }
 
-  /** The signed assertion's bearer confirmation must be for this ACS and answer this request. */
+  /** The signed assertion must have one bearer confirmation that is for this ACS and answers this request. */
   private checkSubjectConfirmation(assertion: XmlNode, inResponseTo: string): void {
-    const confirmations = children(child(assertion, 'Subject'), 'SubjectConfirmation')
-      .map((c) => child(c, 'SubjectConfirmationData')?.$)
-      .filter((d): d is Record<string, string> => d !== undefined);
-    if (confirmations.length === 0) throw new SsoFailure('assertion without SubjectConfirmationData');
-    if (!confirmations.some((d) => d.Recipient === this.acsUrl)) {
-      throw new SsoFailure('assertion for another Recipient');
-    }
-    if (!confirmations.some((d) => d.InResponseTo === inResponseTo)) {
-      throw new SsoFailure('assertion answers another request');
+    const bearer = children(child(assertion, 'Subject'), 'SubjectConfirmation').filter(
+      (c) => c.$?.Method === 'urn:oasis:names:tc:SAML:2.0:cm:bearer',
+    );
+    const data = bearer.map((c) => child(c, 'SubjectConfirmationData')?.$).filter((d) => d !== undefined);
+    if (data.length === 0) throw new SsoFailure('assertion without a bearer SubjectConfirmationData');
+    if (!data.some((d) => d.Recipient === this.acsUrl && d.InResponseTo === inResponseTo)) {
+      throw new SsoFailure('no bearer confirmation for this ACS and this request');
     }
   }
 
@@ -437,21 +514,33 @@ export class SamlLoginService implements OnModuleInit {
    * The message's root element, its InResponseTo, Destination and NameID, read without trusting them: they only
    * choose the organization whose keys then verify the message. A DOCTYPE is refused (no entity tricks).
    */
-  private envelope(encoded: string): Envelope {
+  private envelope(encoded: string, maxBytes = MESSAGE_MAX_CHARS): Envelope {
     if (encoded.length > MESSAGE_MAX_CHARS || !/^[A-Za-z0-9+/=\r\n]+$/.test(encoded)) {
       throw new SsoFailure('the message is not base64');
     }
     const xml = Buffer.from(encoded, 'base64').toString('utf8');
+    if (xml.length > maxBytes) throw new SsoFailure('the message is too large');
+    if (maxBytes < MESSAGE_MAX_CHARS && (xml.match(/</g)?.length ?? 0) > LOGOUT_MAX_ELEMENTS) {
+      throw new SsoFailure('the message has too many elements');
+    }
     const doc = this.parse(xml);
     const root = doc.documentElement;
     if (!root) throw new SsoFailure('empty message');
-    const nameId =
-      root.localName === 'LogoutRequest' ? [...root.getElementsByTagNameNS('*', 'NameID')][0] : undefined;
+    const inResponseTo = root.getAttribute('InResponseTo') || null;
+    if (inResponseTo !== null && !XML_ID.test(inResponseTo)) throw new SsoFailure('malformed InResponseTo');
+    // Only the root's own children count: a NameID inside a signature's KeyInfo (unsigned) is not the subject.
+    const nameId = root.localName === 'LogoutRequest' ? childText(root, 'NameID') : undefined;
+    if (nameId !== undefined && (nameId.length > NAME_ID_MAX || hasControlCharacter(nameId))) {
+      throw new SsoFailure('malformed NameID');
+    }
     return {
       root: root.localName ?? '',
-      inResponseTo: root.getAttribute('InResponseTo') || null,
+      inResponseTo,
       destination: root.getAttribute('Destination') || null,
-      nameId: nameId?.textContent?.trim().slice(0, 512) || null,
+      nameId: nameId || null,
+      id: root.getAttribute('ID') || null,
+      issueInstant: root.getAttribute('IssueInstant') || null,
+      root_: root,
     };
   }
 
@@ -506,7 +595,11 @@ export class SamlLoginService implements OnModuleInit {
    * another organization is unknown here. Removal is left to `takeRequest`, which does it atomically once the
    * answer is accepted; the expiry is the row's, on this service's clock.
    */
-  private requestCache(organizationId: string, kind: 'authn' | 'logout'): CacheProvider {
+  private requestCache(
+    organizationId: string,
+    kind: 'authn' | 'logout',
+    browserHash: string | null,
+  ): CacheProvider {
     return {
       saveAsync: async (key, value) => {
         const now = this.clock.now();
@@ -514,6 +607,7 @@ export class SamlLoginService implements OnModuleInit {
           id: key,
           organizationId,
           kind,
+          browserHash,
           expiresAt: new Date(now.getTime() + SAML_REQUEST_TTL_MS),
           createdAt: now,
         });
@@ -529,7 +623,12 @@ export class SamlLoginService implements OnModuleInit {
   }
 
   /** node-saml configured as this organization's service provider. */
-  private provider(organizationId: string, saml: StoredSamlSettings, kind: 'authn' | 'logout'): SAML {
+  private provider(
+    organizationId: string,
+    saml: StoredSamlSettings,
+    kind: 'authn' | 'logout',
+    browserHash: string | null = null,
+  ): SAML {
     const { decryption, signing } = this.config.samlSp;
     return new SAML({
       issuer: this.entityId(organizationId),
@@ -549,7 +648,7 @@ export class SamlLoginService implements OnModuleInit {
       // A LogoutResponse's InResponseTo is checked here against the row (node-saml reads it on Responses only).
       validateInResponseTo: kind === 'authn' ? ValidateInResponseTo.always : ValidateInResponseTo.never,
       requestIdExpirationPeriodMs: SAML_REQUEST_TTL_MS,
-      cacheProvider: this.requestCache(organizationId, kind),
+      cacheProvider: this.requestCache(organizationId, kind, browserHash),
       // The IdP decides how the user authenticates (passwordless, MFA); asking for a password context breaks it.
       disableRequestedAuthnContext: true,
       signatureAlgorithm: 'sha256',

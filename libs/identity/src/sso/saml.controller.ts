@@ -25,7 +25,8 @@ import {
   type RequestMeta,
 } from '#platform';
 import { SamlInitiateDto, SamlRedirectDto } from './dto/sso-login.dto.js';
-import { SamlLoginService, SamlRefusal } from './saml-login.service.js';
+import { SAML_REQUEST_TTL_MS, SamlLoginService, SamlRefusal } from './saml-login.service.js';
+import { readCookie, SAML_BINDING_COOKIE, samlBindingCookie } from './sso-cookies.js';
 import { SignInHandOff } from './sign-in-hand-off.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { SsoErrorCode } from './sso.errors.js';
@@ -68,12 +69,18 @@ export class SamlController {
     description:
       '`{redirectUrl}`: the organization’s IdP entry point carrying a deflated AuthnRequest (HTTP-Redirect binding, ' +
       'signed in the query when `SAML_SP_SIGNING_KEY` is set). Its id is kept 10 minutes; the response must answer ' +
-      'it. An organization without SAML (or not on a plan with `sso`) answers 404.',
+      'it, from this browser: the cookie `svc_saml_binding` (httpOnly, `SameSite=None; Secure`, 10 minutes) ties ' +
+      'them. Call it with credentials. An organization without SAML (or not on a plan with `sso`) answers 404.',
   })
   @ApiEnvelope(SamlRedirectDto)
   @ApiErrors([400, 404, 429])
-  initiate(@Body() dto: SamlInitiateDto): Promise<SamlRedirectDto> {
-    return this.saml.initiate(dto.organizationId);
+  async initiate(
+    @Body() dto: SamlInitiateDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<SamlRedirectDto> {
+    const { redirectUrl, binding } = await this.saml.initiate(dto.organizationId);
+    reply.header('set-cookie', samlBindingCookie(binding, SAML_REQUEST_TTL_MS / 1000));
+    return { redirectUrl };
   }
 
   @Post('callback')
@@ -84,7 +91,7 @@ export class SamlController {
     summary: 'The assertion consumer service (HTTP-POST binding)',
     description:
       'The IdP posts `SAMLResponse` as a form (≤ 5 MB). Its InResponseTo must name an AuthnRequest of the ' +
-      'organization sent within 10 minutes, once. Required: a signed response or a signed assertion (the ' +
+      'organization sent within 10 minutes to this browser (the `svc_saml_binding` cookie), once. Required: a signed response or a signed assertion (the ' +
       'organization’s IdP certificate; signature wrapping refused), the audience (the SP entity id), the ' +
       'Destination and the bearer confirmation’s Recipient (this URL), the time window with a minute of skew, and ' +
       'an assertion id never accepted before. Encrypted assertions are decrypted when `SAML_SP_DECRYPTION_KEY` is ' +
@@ -104,12 +111,13 @@ export class SamlController {
     try {
       const form = formOf(request, body);
       if (!form) throw new SsoFailure('not a form post');
-      const outcome = await this.saml.callback(form, meta);
-      return this.handOff.succeed(reply, outcome);
+      const binding = readCookie(request.headers.cookie, SAML_BINDING_COOKIE);
+      const outcome = await this.saml.callback(form, binding, meta);
+      return this.handOff.succeed(reply, outcome, samlBindingCookie('', 0));
     } catch (err) {
       if (!(err instanceof SsoFailure)) throw err;
       await this.signIns.recordFailure(err, meta);
-      return this.handOff.fail(reply, undefined, 'sso_failed');
+      return this.handOff.fail(reply, samlBindingCookie('', 0), 'sso_failed');
     }
   }
 

@@ -2,6 +2,16 @@
 export const SSO_BINDING_COOKIE = 'svc_sso_binding';
 export const OAUTH_TOKEN_COOKIE = 'svc_oauth_token';
 export const SSO_MFA_COOKIE = 'svc_sso_mfa';
+/**
+ * Ties a SAML sign-in to the browser that started it. The IdP posts the response cross-site, so the cookie is
+ * `SameSite=None; Secure` in every environment (browsers keep Secure cookies of http://localhost too).
+ */
+export const SAML_BINDING_COOKIE = 'svc_saml_binding';
+export const SAML_COOKIE_PATH = '/api/v1/auth/saml';
+
+export function samlBindingCookie(value: string, maxAgeSeconds: number): string {
+  return `${SAML_BINDING_COOKIE}=${encodeURIComponent(value)}; Path=${SAML_COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=None`;
+}
 
 /** The value of a cookie in a Cookie header, or undefined (a malformed header reads as absent). */
 export function readCookie(header: string | string[] | undefined, name: string): string | undefined {

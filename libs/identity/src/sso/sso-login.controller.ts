@@ -8,7 +8,13 @@ import {
   SsoInitiateResultDto,
   SsoMfaExchangeDto,
 } from './dto/sso-login.dto.js';
-import { OAUTH_TOKEN_COOKIE, readCookie, SSO_BINDING_COOKIE, SSO_MFA_COOKIE } from './sso-cookies.js';
+import {
+  OAUTH_TOKEN_COOKIE,
+  readCookie,
+  samlBindingCookie,
+  SSO_BINDING_COOKIE,
+  SSO_MFA_COOKIE,
+} from './sso-cookies.js';
 import { SSO_STATE_TTL_MS, SsoLoginService } from './sso-login.service.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { AUTH_COOKIE_PATH, SignInHandOff, SSO_COOKIE_PATH } from './sign-in-hand-off.js';
@@ -31,7 +37,8 @@ export class SsoLoginController {
     description:
       'Always 200 `{redirectUrl}`: for an e-mail of an SSO domain, the IdP’s authorization URL (OIDC: code flow ' +
       'with PKCE S256, state and nonce, with the cookie `svc_sso_binding` that ties the sign-in to this browser for ' +
-      '10 minutes; SAML: the entry point carrying a deflated AuthnRequest on the HTTP-Redirect binding); otherwise ' +
+      '10 minutes; SAML: the entry point carrying a deflated AuthnRequest on the HTTP-Redirect binding, with the ' +
+      'cookie `svc_saml_binding` (`SameSite=None; Secure`, since the IdP posts back cross-site)); otherwise ' +
       '`APP_URL/login?sso=unavailable`. The answer depends on the domain only, never on ' +
       'whether an account exists. Call it with credentials, so that the browser keeps the cookie.',
   })
@@ -41,13 +48,14 @@ export class SsoLoginController {
     @Body() dto: SsoInitiateDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<SsoInitiateResultDto> {
-    const { redirectUrl, binding } = await this.sso.initiate(dto.email);
+    const { redirectUrl, binding, samlBinding } = await this.sso.initiate(dto.email);
     if (binding) {
       reply.header(
         'set-cookie',
         this.handOff.cookie(SSO_BINDING_COOKIE, binding, SSO_COOKIE_PATH, SSO_STATE_TTL_MS / 1000),
       );
     }
+    if (samlBinding) reply.header('set-cookie', samlBindingCookie(samlBinding, SSO_STATE_TTL_MS / 1000));
     return { redirectUrl };
   }
 

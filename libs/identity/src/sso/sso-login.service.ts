@@ -75,13 +75,14 @@ export class SsoLoginService implements OnModuleInit {
    * cookie; `APP_URL/login?sso=unavailable` otherwise. The answer depends on the domain only, never on whether an
    * account exists.
    */
-  async initiate(email: string): Promise<{ redirectUrl: string; binding?: string }> {
+  async initiate(email: string): Promise<{ redirectUrl: string; binding?: string; samlBinding?: string }> {
     const unavailable = { redirectUrl: `${this.config.appUrl}/login?sso=unavailable` };
     const organizationId = await this.domains.organizationOf(domainOf(email));
     const settings = organizationId ? await this.signIns.usable(organizationId) : undefined;
     if (organizationId && settings?.config.provider === 'saml' && settings.config.saml) {
       try {
-        return { redirectUrl: await this.saml.authorizeUrl(organizationId, settings.config.saml) };
+        const { redirectUrl, binding } = await this.saml.authorizeUrl(organizationId, settings.config.saml);
+        return { redirectUrl, samlBinding: binding };
       } catch (err) {
         this.logger.warn({ err, organizationId }, 'No SAML AuthnRequest; SSO answered as unavailable');
         return unavailable;

@@ -50,6 +50,8 @@ export const samlRequests = pgTable(
     id: varchar('id', { length: 128 }).primaryKey(),
     organizationId: varchar('organization_id', { length: 24 }).notNull(),
     kind: varchar('kind', { length: 8 }).notNull().$type<'authn' | 'logout'>(),
+    /** An AuthnRequest's browser: the SHA-256 of its `svc_saml_binding` cookie (null for a LogoutRequest). */
+    browserHash: varchar('browser_hash', { length: 64 }),
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
   },
