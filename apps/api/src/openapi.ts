@@ -31,6 +31,14 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addServer(`${config.publicUrl}`, 'This deployment')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'jwt')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'apiKey')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'The organization’s SCIM token (scim_ and 48 hex characters)',
+      },
+      'scimToken',
+    )
     .addGlobalParameters({
       name: 'X-Svc-Version',
       in: 'header',
@@ -52,6 +60,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     ['Approval patterns', 'Recurring review decisions that may become automatic approvals'],
     ['Webhooks', 'Signed event deliveries with retries'],
     ['Events', 'The live event stream (SSE and WebSocket)'],
+    ['SCIM', 'SCIM 2.0 provisioning at /scim/v2 (RFC 7643/7644 shapes, application/scim+json)'],
   ] as const) {
     builder.addTag(name, description);
   }
@@ -105,6 +114,8 @@ function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
       const operation = item[method];
       if (!operation) continue;
       operation.security ??= [];
+      // SCIM answers in its own shapes (RFC 7644 errors), outside the versioned API.
+      if (path.startsWith('/scim/v2')) continue;
       const responses = operation.responses;
       responses['400'] ??= {
         description: 'VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version)',

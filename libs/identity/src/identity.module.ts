@@ -10,10 +10,11 @@ import { IdentityCoreModule } from './identity-core.module.js';
 import { MfaModule } from './mfa/mfa.module.js';
 import { TeamModule } from './team/team.module.js';
 import { OrganizationsController } from './organizations/organizations.controller.js';
+import { ScimModule } from './scim/scim.module.js';
 import { SsoModule } from './sso/sso.module.js';
 
 @Module({
-  imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule, TeamModule, SsoModule],
+  imports: [IdentityCoreModule, MfaModule, ApiKeysModule, AccountModule, TeamModule, SsoModule, ScimModule],
   controllers: [
     AuthController,
     EmailFlowsController,

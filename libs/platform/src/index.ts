@@ -27,6 +27,7 @@ export * from './audit/audit-log.js';
 export * from './audit/export-verify.js';
 export * from './http/app-error.js';
 export * from './http/error-body.js';
+export * from './http/scim-error.js';
 export * from './http/envelope.js';
 export * from './http/pagination.js';
 export * from './http/if-present.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, count, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { type PageRequest, type Role, pageWithTotal, TransactionHost } from '#platform';
 import { memberships, type MembershipRow, organizations } from './organization.schema.js';
 import { users } from '../users/user.schema.js';
@@ -136,6 +136,33 @@ export class MembersRepository {
       .update(memberships)
       .set({ isActive, updatedAt: at })
       .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
+  }
+
+  /**
+   * The organization's members as a directory (SCIM reads it): a subquery with one row per membership and the
+   * columns `userId`, `email`, `name`, `role`, `active` (the membership's), `createdAt` (the membership's) and
+   * `updatedAt` (the later of the membership's and the account's), for the caller to join, filter and page. The
+   * column names carry a `directory_` prefix, so that a join with another table's `user_id` stays unambiguous.
+   */
+  directoryQuery(organizationId: string) {
+    return this.tx.db
+      .select({
+        userId: sql<string>`${memberships.userId}`.as('directory_user_id'),
+        email: sql<string>`${users.email}`.as('directory_email'),
+        name: sql<string>`${users.name}`.as('directory_name'),
+        role: sql<Role>`${memberships.role}`.as('directory_role'),
+        active: sql<boolean>`${memberships.isActive}`.as('directory_active'),
+        createdAt: sql<Date>`${memberships.createdAt}`
+          .mapWith((v: string | Date) => new Date(v))
+          .as('directory_created_at'),
+        updatedAt: sql<Date>`greatest(${memberships.updatedAt}, ${users.updatedAt})`
+          .mapWith((v: string | Date) => new Date(v))
+          .as('directory_updated_at'),
+      })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(eq(memberships.organizationId, organizationId))
+      .as('directory');
   }
 
   /** Deletes the membership (the user row stays); false when there was none. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
 import { users, type UserRow } from './user.schema.js';
 
@@ -30,6 +30,24 @@ export class UsersRepository {
       .onConflictDoNothing({ target: users.email })
       .returning();
     return inserted;
+  }
+
+  /**
+   * Changes the account's e-mail unless another account has it: false on that conflict. A concurrent insert of
+   * the same address can still fail the unique index (code 23505), which the caller turns into a conflict.
+   */
+  async changeEmailIfFree(id: string, email: string, at: Date): Promise<boolean> {
+    const rows = await this.tx.db
+      .update(users)
+      .set({ email, updatedAt: at })
+      .where(
+        and(
+          eq(users.id, id),
+          sql`not exists (select 1 from ${users} as other where other.email = ${email} and other.id <> ${id})`,
+        ),
+      )
+      .returning({ id: users.id });
+    return rows.length === 1;
   }
 
   async recordLogin(id: string, ip: string | null, at: Date): Promise<void> {

@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { renderError } from './error-body.js';
+import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { redactUrl } from '../logging/logging.js';
 
 /** The one place that writes error bodies: every thrown error, unknown route and parser failure ends here. */
@@ -21,6 +22,14 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     }
     if (reply.sent) return;
     for (const [name, value] of Object.entries(rendered.headers)) reply.header(name, value);
+    if (isScimPath(request?.url)) {
+      // SCIM clients read RFC 7644 error bodies, whatever failed (the parser, the router, the handler).
+      void reply
+        .status(rendered.status)
+        .type(SCIM_MEDIA_TYPE)
+        .send(scimErrorBody(rendered.status, exception, rendered.body.error));
+      return;
+    }
     void reply.status(rendered.status).type('application/json; charset=utf-8').send(rendered.body);
   }
 }
