@@ -26,7 +26,10 @@ describe('access declarations', () => {
   afterAll(async () => ctx?.close());
 
   it('declares access on every route, and the declarations match the reviewed snapshot', () => {
-    const lines = listRoutes(ctx.app).map((r) => `${r.method} ${r.path} -> ${describeAccess(r.access)}`);
+    const lines = listRoutes(ctx.app).map(
+      (r) =>
+        `${r.method} ${r.path} -> ${describeAccess(r.access)}${r.guards.length ? ` guards=${r.guards.join('|')}` : ''}`,
+    );
     lines.sort();
     expect(lines.filter((l) => l.endsWith('NONE'))).toEqual([]);
     expect(lines.length).toBeGreaterThan(5);

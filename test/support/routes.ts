@@ -12,6 +12,8 @@ export interface RouteInfo {
   /** Full path with Nest parameters, e.g. /api/v1/audit/:id */
   path: string;
   access: AccessMetadata | undefined;
+  /** Route guards besides the global one (`@UseGuards`), by class name: the SCIM token's guard. */
+  guards: string[];
 }
 
 /** Every route of the application with its access declaration, read from the controllers' metadata. */
@@ -27,13 +29,19 @@ export function listRoutes(app: INestApplication): RouteInfo[] {
         const handler = controller.prototype[name as keyof typeof controller.prototype] as unknown;
         if (typeof handler !== 'function' || Reflect.getMetadata(METHOD, handler) === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD, handler) as number]!;
-        const path = ['/api/v1', base, String(Reflect.getMetadata(PATH, handler) ?? '')]
+        // SCIM is mounted at the host root, outside the versioned prefix (contract: {scim_base}).
+        const prefix = base.startsWith('scim/') ? '' : '/api/v1';
+        const path = [prefix, base, String(Reflect.getMetadata(PATH, handler) ?? '')]
           .join('/')
           .replace(/\/+/g, '/')
           .replace(/\/$/, '');
         const access =
           (Reflect.getMetadata(ACCESS_KEY, handler) as AccessMetadata | undefined) ?? classAccess;
-        routes.push({ method, path, access });
+        const guards = [
+          ...((Reflect.getMetadata('__guards__', controller) as { name: string }[] | undefined) ?? []),
+          ...((Reflect.getMetadata('__guards__', handler) as { name: string }[] | undefined) ?? []),
+        ].map((g) => g.name);
+        routes.push({ method, path, access, guards });
       }
     }
   }

@@ -114,8 +114,13 @@ function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
       const operation = item[method];
       if (!operation) continue;
       operation.security ??= [];
-      // SCIM answers in its own shapes (RFC 7644 errors), outside the versioned API.
-      if (path.startsWith('/scim/v2')) continue;
+      // SCIM answers in its own shapes (RFC 7644 errors), outside the versioned API: no X-Svc-Version either.
+      if (path.startsWith('/scim/v2')) {
+        operation.parameters = operation.parameters?.filter(
+          (p) => !('name' in p) || p.name !== 'X-Svc-Version',
+        );
+        continue;
+      }
       const responses = operation.responses;
       responses['400'] ??= {
         description: 'VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version)',

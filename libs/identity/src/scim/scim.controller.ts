@@ -80,9 +80,6 @@ export class ScimController {
     private readonly groups: ScimGroupsService,
   ) {}
 
-  private get base(): string {
-    return this.users.base;
-  }
 
   @Get('ServiceProviderConfig')
   @Public()
@@ -92,7 +89,7 @@ export class ScimController {
   @ApiProduces(SCIM_JSON)
   @ApiResponse({ status: 200, description: 'ServiceProviderConfig', content: scimContent(RESOURCE) })
   serviceProviderConfig(): Record<string, unknown> {
-    return serviceProviderConfig(this.base);
+    return serviceProviderConfig(this.users.base);
   }
 
   @Get('ResourceTypes')
@@ -102,7 +99,7 @@ export class ScimController {
   @ApiOperation({ summary: 'The resource types, User and Group (public)' })
   @ApiResponse({ status: 200, description: 'ListResponse', content: scimContent(RESOURCE) })
   resourceTypes(): Record<string, unknown> {
-    const all = resourceTypes(this.base);
+    const all = resourceTypes(this.users.base);
     return listResponse(all, all.length, 1);
   }
 
@@ -115,7 +112,7 @@ export class ScimController {
   @ApiResponse({ status: 200, description: 'ResourceType', content: scimContent(RESOURCE) })
   @decorate(...errors([[404, 'No such resource type']]))
   resourceType(@Param('id') id: string): Record<string, unknown> {
-    const found = resourceTypes(this.base).find((r) => r.id === id);
+    const found = resourceTypes(this.users.base).find((r) => r.id === id);
     if (!found) throw scimError(404, undefined, 'Resource type not found');
     return found;
   }
@@ -127,7 +124,7 @@ export class ScimController {
   @ApiOperation({ summary: 'The schemas of User and Group, with their attribute definitions (public)' })
   @ApiResponse({ status: 200, description: 'ListResponse', content: scimContent(RESOURCE) })
   schemas(): Record<string, unknown> {
-    const all = schemas(this.base);
+    const all = schemas(this.users.base);
     return listResponse(all, all.length, 1);
   }
 
@@ -140,7 +137,7 @@ export class ScimController {
   @ApiResponse({ status: 200, description: 'Schema', content: scimContent(RESOURCE) })
   @decorate(...errors([[404, 'No such schema']]))
   schema(@Param('id') id: string): Record<string, unknown> {
-    const found = schemas(this.base).find((s) => s.id === id);
+    const found = schemas(this.users.base).find((s) => s.id === id);
     if (!found) throw scimError(404, undefined, 'Schema not found');
     return found;
   }
@@ -379,6 +376,7 @@ export class ScimController {
   @UseGuards(ScimAuthGuard)
   @ApiBearerAuth('scimToken')
   @ApiOperation({ summary: 'Not supported: the groups are the four fixed role buckets (405)' })
+  @ApiParam({ name: 'id', description: 'A role bucket' })
   @decorate(...errors([[405, 'The role buckets are fixed'], ...AUTH_ERRORS]))
   replaceGroup(): never {
     throw fixedGroups();
@@ -389,6 +387,7 @@ export class ScimController {
   @UseGuards(ScimAuthGuard)
   @ApiBearerAuth('scimToken')
   @ApiOperation({ summary: 'Not supported: the groups are the four fixed role buckets (405)' })
+  @ApiParam({ name: 'id', description: 'A role bucket' })
   @decorate(...errors([[405, 'The role buckets are fixed'], ...AUTH_ERRORS]))
   deleteGroup(): never {
     throw fixedGroups();
