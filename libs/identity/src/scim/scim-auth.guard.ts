@@ -1,6 +1,6 @@
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AppError, ErrorCode, planHasFeature, RateLimitService } from '#platform';
+import { APP_CONFIG, type AppConfig, AppError, ErrorCode, planHasFeature, RateLimitService } from '#platform';
 import { type ScimPrincipal, ScimTokensService } from './scim-tokens.service.js';
 
 declare module 'fastify' {
@@ -9,9 +9,6 @@ declare module 'fastify' {
     scim?: ScimPrincipal;
   }
 }
-
-/** Contract: 600 requests per 15 minutes per token and per IP, both applied. */
-export const SCIM_RATE_LIMIT = { max: 600, windowMs: 15 * 60_000 };
 
 const unauthorized = (message: string) =>
   new AppError(401, ErrorCode.UNAUTHORIZED, message, {
@@ -28,6 +25,7 @@ export class ScimAuthGuard implements CanActivate {
   constructor(
     private readonly tokens: ScimTokensService,
     private readonly limiter: RateLimitService,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'scimRateLimit'>,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -51,7 +49,7 @@ export class ScimAuthGuard implements CanActivate {
   }
 
   private async limit(key: string): Promise<void> {
-    const decision = await this.limiter.check(key, SCIM_RATE_LIMIT);
+    const decision = await this.limiter.check(key, this.config.scimRateLimit);
     if (!decision.allowed) {
       throw new AppError(429, ErrorCode.RATE_LIMITED, 'Too many SCIM requests; try again later', {
         headers: { 'Retry-After': String(decision.resetSeconds) },

@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Body,
   Controller,
   Delete,
@@ -68,6 +69,12 @@ const decorate =
 
 const principalOf = (request: FastifyRequest): ScimPrincipal => request.scim!;
 
+/** A route of the token's organization: public to the global guard, authenticated by the SCIM token's. */
+const ScimRoute = () =>
+  applyDecorators(Public(), UseGuards(ScimAuthGuard), RawResponse(), ApiBearerAuth('scimToken'));
+/** A public discovery document, as SCIM JSON. */
+const ScimDiscovery = () => applyDecorators(Public(), RawResponse(), Header('Content-Type', SCIM_MEDIA_TYPE));
+
 /**
  * SCIM 2.0 (contract §14) at `/scim/v2`, outside the versioned API: the public discovery documents, and the Users and
  * role-bucket Groups of the token's organization. Bodies and errors follow RFC 7643/7644, as `application/scim+json`.
@@ -80,11 +87,8 @@ export class ScimController {
     private readonly groups: ScimGroupsService,
   ) {}
 
-
   @Get('ServiceProviderConfig')
-  @Public()
-  @RawResponse()
-  @Header('Content-Type', SCIM_MEDIA_TYPE)
+  @ScimDiscovery()
   @ApiOperation({ summary: 'What this SCIM service provider supports (public)' })
   @ApiProduces(SCIM_JSON)
   @ApiResponse({ status: 200, description: 'ServiceProviderConfig', content: scimContent(RESOURCE) })
@@ -93,9 +97,7 @@ export class ScimController {
   }
 
   @Get('ResourceTypes')
-  @Public()
-  @RawResponse()
-  @Header('Content-Type', SCIM_MEDIA_TYPE)
+  @ScimDiscovery()
   @ApiOperation({ summary: 'The resource types, User and Group (public)' })
   @ApiResponse({ status: 200, description: 'ListResponse', content: scimContent(RESOURCE) })
   resourceTypes(): Record<string, unknown> {
@@ -104,9 +106,7 @@ export class ScimController {
   }
 
   @Get('ResourceTypes/:id')
-  @Public()
-  @RawResponse()
-  @Header('Content-Type', SCIM_MEDIA_TYPE)
+  @ScimDiscovery()
   @ApiOperation({ summary: 'One resource type (public)' })
   @ApiParam({ name: 'id', description: '`User` or `Group`' })
   @ApiResponse({ status: 200, description: 'ResourceType', content: scimContent(RESOURCE) })
@@ -118,9 +118,7 @@ export class ScimController {
   }
 
   @Get('Schemas')
-  @Public()
-  @RawResponse()
-  @Header('Content-Type', SCIM_MEDIA_TYPE)
+  @ScimDiscovery()
   @ApiOperation({ summary: 'The schemas of User and Group, with their attribute definitions (public)' })
   @ApiResponse({ status: 200, description: 'ListResponse', content: scimContent(RESOURCE) })
   schemas(): Record<string, unknown> {
@@ -129,9 +127,7 @@ export class ScimController {
   }
 
   @Get('Schemas/:id')
-  @Public()
-  @RawResponse()
-  @Header('Content-Type', SCIM_MEDIA_TYPE)
+  @ScimDiscovery()
   @ApiOperation({ summary: 'One schema, by its URN (public)' })
   @ApiParam({ name: 'id', description: `\`${SCHEMA.user}\` or \`${SCHEMA.group}\`` })
   @ApiResponse({ status: 200, description: 'Schema', content: scimContent(RESOURCE) })
@@ -143,11 +139,8 @@ export class ScimController {
   }
 
   @Get('Users')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @Header('Content-Type', SCIM_MEDIA_TYPE)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({
     summary: 'List the organization’s users',
     description:
@@ -164,11 +157,8 @@ export class ScimController {
   }
 
   @Get('Users/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @Header('Content-Type', SCIM_MEDIA_TYPE)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({ summary: 'One user (404 outside the organization)' })
   @ApiQuery({ name: 'attributes', required: false })
   @ApiQuery({ name: 'excludedAttributes', required: false })
@@ -183,12 +173,9 @@ export class ScimController {
   }
 
   @Post('Users')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @HttpCode(201)
   @Header('Content-Type', SCIM_MEDIA_TYPE)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({
     summary: 'Provision a user',
     description:
@@ -213,11 +200,8 @@ export class ScimController {
   }
 
   @Put('Users/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @Header('Content-Type', SCIM_MEDIA_TYPE)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({
     summary: 'Replace a user',
     description:
@@ -238,11 +222,8 @@ export class ScimController {
   }
 
   @Patch('Users/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @Header('Content-Type', SCIM_MEDIA_TYPE)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({
     summary: 'Change a user (PatchOp)',
     description:
@@ -273,11 +254,8 @@ export class ScimController {
   }
 
   @Delete('Users/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @HttpCode(204)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({
     summary: 'Deprovision a user (soft)',
     description:
@@ -295,11 +273,8 @@ export class ScimController {
   }
 
   @Get('Groups')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @Header('Content-Type', SCIM_MEDIA_TYPE)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({
     summary: 'List the role buckets',
     description:
@@ -314,11 +289,8 @@ export class ScimController {
   }
 
   @Get('Groups/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @Header('Content-Type', SCIM_MEDIA_TYPE)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({ summary: 'One role bucket, with its members' })
   @ApiParam({ name: 'id', description: '`owner`, `admin`, `member` or `reviewer`' })
   @ApiQuery({ name: 'attributes', required: false })
@@ -334,11 +306,8 @@ export class ScimController {
   }
 
   @Patch('Groups/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @RawResponse()
+  @ScimRoute()
   @HttpCode(204)
-  @ApiBearerAuth('scimToken')
   @ApiOperation({
     summary: 'Add or remove members of a role bucket',
     description:
@@ -362,9 +331,7 @@ export class ScimController {
   }
 
   @Post('Groups')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @ApiBearerAuth('scimToken')
+  @ScimRoute()
   @ApiOperation({ summary: 'Not supported: the groups are the four fixed role buckets (405)' })
   @decorate(...errors([[405, 'The role buckets are fixed'], ...AUTH_ERRORS]))
   createGroup(): never {
@@ -372,9 +339,7 @@ export class ScimController {
   }
 
   @Put('Groups/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @ApiBearerAuth('scimToken')
+  @ScimRoute()
   @ApiOperation({ summary: 'Not supported: the groups are the four fixed role buckets (405)' })
   @ApiParam({ name: 'id', description: 'A role bucket' })
   @decorate(...errors([[405, 'The role buckets are fixed'], ...AUTH_ERRORS]))
@@ -383,9 +348,7 @@ export class ScimController {
   }
 
   @Delete('Groups/:id')
-  @Public()
-  @UseGuards(ScimAuthGuard)
-  @ApiBearerAuth('scimToken')
+  @ScimRoute()
   @ApiOperation({ summary: 'Not supported: the groups are the four fixed role buckets (405)' })
   @ApiParam({ name: 'id', description: 'A role bucket' })
   @decorate(...errors([[405, 'The role buckets are fixed'], ...AUTH_ERRORS]))

@@ -113,6 +113,11 @@ describe('loadConfig', () => {
     ).toThrow(/SSO_ALLOW_INSECURE_HTTP: not allowed/);
   });
 
+  it('limits SCIM to 600 requests per 15 minutes by default (contract), per token and per IP', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).scimRateLimit).toEqual({ max: 600, windowMs: 900_000 });
+    expect(loadConfig({ DATA_DIR: dataDir(), SCIM_RATE_LIMIT_MAX: '50' }).scimRateLimit.max).toBe(50);
+  });
+
   it('reads the SAML SP keys as PEM pairs: both or neither, escaped line breaks, the certificate of that key', () => {
     const fixture = (name: string) =>
       readFileSync(join(import.meta.dirname, '../../../../test/fixtures', name), 'utf8');

@@ -36,6 +36,12 @@ const envSchema = z.object({
     .min(1000)
     .default(15 * 60 * 1000),
   CPI_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(60),
+  SCIM_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(600),
+  SCIM_RATE_LIMIT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(15 * 60_000),
   CPI_RATE_LIMIT_WINDOW_MS: z.coerce
     .number()
     .int()
@@ -181,6 +187,8 @@ export interface AppConfig {
   /** Key material for the secret box; JWT_SECRET is used (under a separate HKDF label) when unset. */
   encryptionKey?: string;
   authRateLimit: RateLimit;
+  /** The SCIM limiter (contract: 600 per 15 minutes), applied per token and per IP address. */
+  scimRateLimit: RateLimit;
   /** The per-user limiters that routes name in `@Access({ rateLimit })`. */
   userRateLimits: Record<UserRateLimitName, RateLimit>;
   /** How often the outbox's retry pass claims due messages (mail, and webhooks next). */
@@ -289,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jwtSecret: e.JWT_SECRET ?? persistedDevSecret(dataDir),
     encryptionKey: e.ENCRYPTION_KEY,
     authRateLimit: { max: e.AUTH_RATE_LIMIT_MAX, windowMs: e.AUTH_RATE_LIMIT_WINDOW_MS },
+    scimRateLimit: { max: e.SCIM_RATE_LIMIT_MAX, windowMs: e.SCIM_RATE_LIMIT_WINDOW_MS },
     userRateLimits: {
       cpiRead: { max: e.CPI_RATE_LIMIT_MAX, windowMs: e.CPI_RATE_LIMIT_WINDOW_MS },
       compliancePdf: { max: e.PDF_RATE_LIMIT_MAX, windowMs: e.PDF_RATE_LIMIT_WINDOW_MS },
