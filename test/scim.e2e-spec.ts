@@ -1,7 +1,9 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { auditEntriesOf } from './support/compliance-suite.js';
+import { rawRequest } from './support/raw-http.js';
 import {
   expectScimError,
   patchOp,
@@ -566,6 +568,46 @@ describe('SCIM 2.0 (contract §3, §14)', () => {
       expectScimError(await client.put('/Groups/admin', { displayName: 'admin' }), 405);
       expectScimError(await client.delete('/Groups/admin'), 405);
       expectScimError(await client.get('/Groups/nothing'), 404);
+    });
+  });
+
+  describe('transport', () => {
+    it('answers SCIM errors for what is refused before routing: repeated credentials or parameters, bad URLs, huge heads', async () => {
+      const { token } = await scimOrganization(ctx, 'Transport');
+      const twice = await ctx.app.inject({
+        method: 'GET',
+        url: `${SCIM}/Users`,
+        headers: { authorization: [`Bearer ${token}`, `Bearer ${token}`] as unknown as string },
+      });
+      expectScimError(twice, 400, 'invalidSyntax');
+      const c = scimClient(ctx, () => token);
+      expectScimError(await c.get('/Users?filter=userName%20pr&filter=active%20pr'), 400, 'invalidValue');
+      expectScimError(await c.get('/Users?count=1&count=2'), 400, 'invalidValue');
+      expectScimError(await c.get('/Users/%zz'), 400, 'invalidSyntax');
+      expectScimError(await c.get(`/Users/${'x'.repeat(5000)}`), 414);
+      await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (ctx.app.getHttpServer().address() as AddressInfo).port;
+      const big = await rawRequest(port, {
+        method: 'GET',
+        path: `${SCIM}/ResourceTypes`,
+        headers: [['X-Padding', 'p'.repeat(17 * 1024)]],
+      });
+      expect(big.status).toBe(431);
+      expect(big.headers['content-type']).toMatch(/^application\/scim\+json/);
+      expect(JSON.parse(big.body)).toMatchObject({
+        status: '431',
+        schemas: [expect.stringContaining(':Error')],
+      });
+      const long = await rawRequest(port, { method: 'GET', path: `${SCIM}/Users?x=${'q'.repeat(20_000)}` });
+      expect(long.status).toBe(414);
+      expect(JSON.parse(long.body)).toMatchObject({ status: '414' });
+      // The versioned API keeps its envelope.
+      const api = await rawRequest(port, {
+        method: 'GET',
+        path: '/api/v1/health',
+        headers: [['X-Padding', 'p'.repeat(17 * 1024)]],
+      });
+      expect(JSON.parse(api.body)).toMatchObject({ success: false, code: 'HEADERS_TOO_LARGE' });
     });
   });
 

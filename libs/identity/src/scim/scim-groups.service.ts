@@ -12,7 +12,7 @@ import { MembersRepository } from '../organizations/members.repository.js';
 import { listResponse, SCHEMA } from './scim-discovery.js';
 import { matchesScimFilter, parseScimFilter, ScimFilterError } from './scim-filter.js';
 import { patchOperations } from './scim-patch.js';
-import { type Bucket, BUCKETS, pageOf, project, roleOf } from './scim-resources.js';
+import { type Bucket, BUCKETS, pageOf, project, queryText, roleOf } from './scim-resources.js';
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import type { ListQuery } from './scim-users.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
@@ -24,7 +24,6 @@ const PATCH_MEMBERS_MAX = 1000;
 /** A bucket other than `member` changed by PATCH holds at most this many members. */
 const BUCKET_PATCH_MAX = 10_000;
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const noGroup = () => scimError(404, undefined, 'Group not found');
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 
@@ -88,7 +87,7 @@ export class ScimGroupsService {
 
   async list(principal: ScimPrincipal, query: ListQuery): Promise<Record<string, unknown>> {
     const { startIndex, count } = pageOf(query as Record<string, unknown>, 100, 200);
-    const filter = text(query.filter);
+    const filter = queryText(query.filter, 'filter');
     let node;
     if (filter !== undefined && filter.trim() !== '') {
       try {
@@ -122,7 +121,13 @@ export class ScimGroupsService {
     }
     const page = groups.slice(startIndex - 1, startIndex - 1 + count);
     return listResponse(
-      page.map((g) => project(g, text(query.attributes), text(query.excludedAttributes))),
+      page.map((g) =>
+        project(
+          g,
+          queryText(query.attributes, 'attributes'),
+          queryText(query.excludedAttributes, 'excludedAttributes'),
+        ),
+      ),
       groups.length,
       startIndex,
     );
@@ -131,7 +136,11 @@ export class ScimGroupsService {
   async get(principal: ScimPrincipal, id: string, query: ListQuery): Promise<Record<string, unknown>> {
     const bucket = this.bucket(id);
     const group = this.resource(bucket, await this.membersOf(principal, bucket));
-    return project(group, text(query.attributes), text(query.excludedAttributes));
+    return project(
+      group,
+      queryText(query.attributes, 'attributes'),
+      queryText(query.excludedAttributes, 'excludedAttributes'),
+    );
   }
 
   async patch(principal: ScimPrincipal, id: string, body: unknown, meta: RequestMeta): Promise<void> {

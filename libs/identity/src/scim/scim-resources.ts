@@ -118,15 +118,23 @@ export function project(
   return resource;
 }
 
+/** A query parameter given at most once, as text (a repeated one is ambiguous: 400 invalidValue). */
+export function queryText(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw scimError(400, 'invalidValue', `${name} must be given once`);
+  return value;
+}
+
 /** `startIndex` (1-based, default 1) and `count` (default 100, clamped to 0..200) of a list request. */
 export function pageOf(
   query: Record<string, unknown>,
   defaultCount: number,
   maxCount: number,
 ): { startIndex: number; count: number } {
-  const int = (value: unknown, name: string): number | undefined => {
+  const int = (raw: unknown, name: string): number | undefined => {
+    const value = queryText(raw, name);
     if (value === undefined || value === '') return undefined;
-    if (typeof value !== 'string' || !/^-?\d{1,9}$/.test(value)) {
+    if (!/^-?\d{1,9}$/.test(value)) {
       throw scimError(400, 'invalidValue', `${name} must be an integer`);
     }
     return Number(value);

@@ -25,7 +25,7 @@ import {
   unwrap,
   userNameOf,
 } from './scim-patch.js';
-import { pageOf, project, toScimUser } from './scim-resources.js';
+import { pageOf, project, queryText, toScimUser } from './scim-resources.js';
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
 
@@ -38,8 +38,6 @@ export interface ListQuery {
   attributes?: unknown;
   excludedAttributes?: unknown;
 }
-
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /** A 404 without scimType (contract): a user that is not a member of the token's organization. */
 const noUser = () => scimError(404, undefined, 'User not found');
@@ -78,7 +76,7 @@ export class ScimUsersService {
       SCIM_DEFAULT_COUNT,
       SCIM_MAX_RESULTS,
     );
-    const filter = text(query.filter);
+    const filter = queryText(query.filter, 'filter');
     let where;
     if (filter !== undefined && filter.trim() !== '') {
       if (filter.length > FILTER_MAX) throw scimError(400, 'invalidFilter', 'The filter is too long');
@@ -99,14 +97,22 @@ export class ScimUsersService {
       count,
     );
     const resources = rows.map((r) =>
-      project(toScimUser(r, this.base), text(query.attributes), text(query.excludedAttributes)),
+      project(
+        toScimUser(r, this.base),
+        queryText(query.attributes, 'attributes'),
+        queryText(query.excludedAttributes, 'excludedAttributes'),
+      ),
     );
     return listResponse(resources, total, startIndex);
   }
 
   async get(principal: ScimPrincipal, userId: string, query: ListQuery): Promise<Record<string, unknown>> {
     const record = await this.find(principal, userId);
-    return project(toScimUser(record, this.base), text(query.attributes), text(query.excludedAttributes));
+    return project(
+      toScimUser(record, this.base),
+      queryText(query.attributes, 'attributes'),
+      queryText(query.excludedAttributes, 'excludedAttributes'),
+    );
   }
 
   async create(principal: ScimPrincipal, body: unknown, meta: RequestMeta): Promise<Record<string, unknown>> {

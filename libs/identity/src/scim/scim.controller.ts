@@ -55,11 +55,16 @@ const AUTH_ERRORS: [number, string][] = [
   [429, '600 requests per 15 minutes per token and per IP; see Retry-After'],
 ];
 const LIST_QUERIES = [
-  ApiQuery({ name: 'filter', required: false, description: 'RFC 7644 filter (e.g. `userName eq "a@b.c"`).' }),
-  ApiQuery({ name: 'startIndex', required: false, description: '1-based, default 1.' }),
-  ApiQuery({ name: 'count', required: false, description: 'Default 100, at most 200.' }),
-  ApiQuery({ name: 'attributes', required: false }),
-  ApiQuery({ name: 'excludedAttributes', required: false }),
+  ApiQuery({
+    name: 'filter',
+    required: false,
+    type: String,
+    description: 'RFC 7644 filter (e.g. `userName eq "a@b.c"`).',
+  }),
+  ApiQuery({ name: 'startIndex', required: false, type: String, description: '1-based, default 1.' }),
+  ApiQuery({ name: 'count', required: false, type: String, description: 'Default 100, at most 200.' }),
+  ApiQuery({ name: 'attributes', required: false, type: String }),
+  ApiQuery({ name: 'excludedAttributes', required: false, type: String }),
 ];
 const decorate =
   (...decorators: MethodDecorator[]): MethodDecorator =>
@@ -160,8 +165,8 @@ export class ScimController {
   @ScimRoute()
   @Header('Content-Type', SCIM_MEDIA_TYPE)
   @ApiOperation({ summary: 'One user (404 outside the organization)' })
-  @ApiQuery({ name: 'attributes', required: false })
-  @ApiQuery({ name: 'excludedAttributes', required: false })
+  @ApiQuery({ name: 'attributes', required: false, type: String })
+  @ApiQuery({ name: 'excludedAttributes', required: false, type: String })
   @ApiResponse({ status: 200, description: 'User', content: scimContent(RESOURCE) })
   @decorate(...errors([[404, 'Not a member of the organization'], ...AUTH_ERRORS]))
   getUser(
@@ -293,8 +298,8 @@ export class ScimController {
   @Header('Content-Type', SCIM_MEDIA_TYPE)
   @ApiOperation({ summary: 'One role bucket, with its members' })
   @ApiParam({ name: 'id', description: '`owner`, `admin`, `member` or `reviewer`' })
-  @ApiQuery({ name: 'attributes', required: false })
-  @ApiQuery({ name: 'excludedAttributes', required: false })
+  @ApiQuery({ name: 'attributes', required: false, type: String })
+  @ApiQuery({ name: 'excludedAttributes', required: false, type: String })
   @ApiResponse({ status: 200, description: 'Group', content: scimContent(RESOURCE) })
   @decorate(...errors([[404, 'No such group'], ...AUTH_ERRORS]))
   getGroup(

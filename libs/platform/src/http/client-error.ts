@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ErrorCode, type ErrorCodeName } from './app-error.js';
 import type { ErrorBody } from './error-body.js';
+import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 
 /** A request line longer than this, in a request whose head overflowed, is reported as a long URI (414). */
 const LONG_REQUEST_LINE = 4096;
@@ -31,6 +32,14 @@ export function classifyClientError(err: ParserError): [number, ErrorCodeName, s
   }
 }
 
+/** The path the refused packet's request line names, when it starts with a method (else undefined). */
+export function requestPathOf(packet: unknown): string | undefined {
+  if (!Buffer.isBuffer(packet)) return undefined;
+  const head = packet.subarray(0, 64).toString('latin1');
+  const match = /^[A-Z]{3,10} (\S+)/.exec(head);
+  return match?.[1];
+}
+
 /** True when the packet starts a request whose first line (method, URI, version) is itself oversized. */
 function longRequestLine(packet: unknown): boolean {
   if (!Buffer.isBuffer(packet)) return false;
@@ -50,12 +59,16 @@ export function createClientErrorHandler(securityHeaders: Readonly<Record<string
     const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (answer && socket.writable && !response?.headersSent) {
       const [status, code, message] = answer;
-      const body: ErrorBody = { success: false, error: message, code };
+      // A SCIM client reads RFC 7644 errors, even from the HTTP parser.
+      const scim = isScimPath(requestPathOf(err.rawPacket));
+      const body: ErrorBody | Record<string, unknown> = scim
+        ? scimErrorBody(status, undefined, message)
+        : { success: false, error: message, code };
       const json = JSON.stringify(body);
       const headers: Record<string, string> = {
         ...securityHeaders,
         'X-Request-Id': randomUUID(),
-        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Type': scim ? SCIM_MEDIA_TYPE : 'application/json; charset=utf-8',
         'Content-Length': String(Buffer.byteLength(json)),
         Connection: 'close',
       };

@@ -10,6 +10,7 @@ import { AppError, ErrorCode } from './app-error.js';
 import { registerBodyParsers } from './body-parser.js';
 import { createClientErrorHandler } from './client-error.js';
 import { renderError } from './error-body.js';
+import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { RateLimitService } from '../security/rate-limit.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
 
@@ -181,6 +182,12 @@ export const HTTP_APP_OPTIONS = { bodyParser: false } as const;
 function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const rendered = renderError(err, request.id);
   for (const [name, value] of Object.entries(rendered.headers)) reply.header(name, value);
+  if (isScimPath(request.url)) {
+    return reply
+      .status(rendered.status)
+      .type(SCIM_MEDIA_TYPE)
+      .send(scimErrorBody(rendered.status, err, rendered.body.error));
+  }
   return reply.status(rendered.status).type('application/json; charset=utf-8').send(rendered.body);
 }
 
@@ -199,6 +206,15 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   instance.addHook('onRequest', async (request, reply) => {
     reply.headers(SECURITY_HEADERS);
     reply.header('X-Request-Id', request.id);
+    if (isScimPath(request.url)) {
+      // SCIM is outside the versioned API, but a credential sent twice is as ambiguous there.
+      try {
+        assertUnambiguousHeaders(request.raw.rawHeaders);
+      } catch (err) {
+        return sendError(request, reply, err);
+      }
+      return;
+    }
     if (!request.url.startsWith('/api/')) return;
     reply.header('X-Svc-API-Version', 'v1');
     try {
