@@ -19,6 +19,13 @@ describe('team members', () => {
     it('suspends a member: open JWTs get 401 ACCOUNT_DEACTIVATED, login fails; reactivation restores the same role', async () => {
       const { owner, others } = await team('admin');
       const target = others[0]!;
+      // `isActive` may be left out, but not sent as null (the fuzzer found null suspending the member).
+      expectErrorEnvelope(
+        await ctx.patch(`${member(target.userId)}/status`, { token: owner.token, body: { isActive: null } }),
+        400,
+        'VALIDATION_ERROR',
+      );
+      expect((await ctx.get('/api/v1/auth/me', { token: target.token })).statusCode).toBe(200);
       const suspended = await ctx.patch(`${member(target.userId)}/status`, {
         token: owner.token,
         body: { isActive: false },

@@ -5,8 +5,32 @@
 import type { HttpClient } from './http-client.js';
 import type { CredKind } from './hostile.js';
 import type { Operation } from './openapi.js';
+import { poolToken } from './schema-arbitrary.js';
+
+const poolTokenOf = (pool: string) => poolToken(pool, 0);
 
 const API = '/api/v1';
+const SCIM = '/scim/v2';
+const SCIM_PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const SCIM_USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
+/** The SCIM groups: the organization's four fixed role buckets. */
+export const SCIM_GROUPS = ['owner', 'admin', 'member', 'reviewer'];
+/**
+ * SCIM requests (with any credential or none) allowed per token and per client IP before the fuzzer moves to a
+ * new token and a new source address: the service allows 600 per 15 minutes for each.
+ */
+export const SCIM_QUOTA = 500;
+
+/** An operation behind the SCIM token (counted against the SCIM limits even when sent without it). */
+export const isScimGuarded = (op: Operation) => op.path.startsWith(`${SCIM}/`) && op.schemes.length > 0;
+
+/** The `id`s of a SCIM ListResponse's `Resources`. */
+export function scimIds(body: unknown): string[] {
+  const resources = obj(body).Resources;
+  return Array.isArray(resources)
+    ? resources.map((r) => obj(r).id).filter((id): id is string => typeof id === 'string' && id !== '')
+    : [];
+}
 /** Placeholder for the id of the fuzzer's current agent, resolved when a request is sent. */
 export const SELF_AGENT_ID = '@@self:agentId@@';
 const HEX24 = /^[0-9a-f]{24}$/;
@@ -73,6 +97,10 @@ export class Credentials {
   agentKey = '';
   agentId = '';
   policyId = '';
+  /** The organization's SCIM token (`scim_` and 48 hex characters). */
+  scim = '';
+  /** A user created through SCIM (not the owner): PATCH and group membership examples name it. */
+  scimUserId = '';
   email = '';
   readonly password: string;
   /** Real values by pool name; path pools are named `<operation path>#<parameter>`. */
@@ -84,6 +112,9 @@ export class Credentials {
   /** How many times each credential had to be recreated. */
   readonly repairs: Record<string, number> = {};
   private accounts = 0;
+  /** SCIM requests sent with the current token and source address (see SCIM_QUOTA). */
+  private scimSpent = 0;
+  private sourceAddresses = 0;
 
   constructor(
     private readonly client: HttpClient,
@@ -93,8 +124,13 @@ export class Credentials {
   }
 
   value(kind: Exclude<CredKind, 'none'>): string {
-    const v = kind === 'jwt' ? this.jwt : kind === 'workspaceKey' ? this.workspaceKey : this.agentKey;
-    this.used.set(v, kind === 'jwt' ? 'JWT' : kind === 'workspaceKey' ? 'WORKSPACE_KEY' : 'AGENT_KEY');
+    const [v, name] = {
+      jwt: [this.jwt, 'JWT'],
+      workspaceKey: [this.workspaceKey, 'WORKSPACE_KEY'],
+      agentKey: [this.agentKey, 'AGENT_KEY'],
+      scim: [this.scim, 'SCIM_TOKEN'],
+    }[kind];
+    this.used.set(v, name);
     return v;
   }
 
@@ -225,12 +261,90 @@ export class Credentials {
     this.examples.set(`PATCH ${API}/policies/{id}`, { priority: 400, isActive: true });
   }
 
-  async setup(): Promise<void> {
+  private scimBearer(): [string, string][] {
+    return [['Authorization', `Bearer ${this.scim}`]];
+  }
+
+  /** Mints a new SCIM token (which revokes the previous one). Needs a plan with `scim` (see service.ts). */
+  private async mintScim(): Promise<void> {
+    const data = await this.must('POST', `${API}/sso/scim-token`, undefined);
+    if (typeof data.token !== 'string' || !data.token.startsWith('scim_'))
+      throw new Error('fuzzer set-up: POST /api/v1/sso/scim-token answered no token');
+    this.scim = data.token;
+    this.scimSpent = 0;
+  }
+
+  /** A SCIM request of the set-up; answers the status and parsed body. */
+  private async scimJson(method: string, path: string, body?: unknown) {
+    await this.spendScim();
+    return this.client.json(method, path, body, this.scimBearer());
+  }
+
+  /**
+   * A user provisioned through SCIM, and examples the service accepted for the SCIM writes (each is tried once
+   * here; only what succeeded becomes an example).
+   */
+  private async seedScim(): Promise<void> {
+    const user = {
+      schemas: [SCIM_USER_SCHEMA],
+      userName: `scim-${process.pid}-${this.seed}-${this.accounts}@example.com`,
+      name: { givenName: 'Fuzz', familyName: 'Provisioned' },
+      displayName: 'Fuzz Provisioned',
+      emails: [{ value: `scim-${process.pid}-${this.seed}-${this.accounts}@example.com`, primary: true }],
+      active: true,
+    };
+    const created = await this.scimJson('POST', `${SCIM}/Users`, user);
+    const id = obj(created.body).id;
+    if (created.status !== 201 || typeof id !== 'string')
+      throw new Error(
+        `fuzzer set-up: POST ${SCIM}/Users answered ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`,
+      );
+    this.scimUserId = id;
+    this.examples.set(`POST ${SCIM}/Users`, { ...user, userName: `other-${user.userName}` });
+    const tryExample = async (method: string, template: string, body: unknown) => {
+      const path = template.replace('{id}', template.includes('Groups') ? 'member' : id);
+      const sent: unknown = JSON.parse(JSON.stringify(body).replaceAll(poolTokenOf('scimUserId'), id));
+      const r = await this.scimJson(method, path, sent);
+      if (r.status >= 200 && r.status < 300) this.examples.set(`${method} ${template}`, body);
+    };
+    await tryExample('PATCH', `${SCIM}/Users/{id}`, {
+      schemas: [SCIM_PATCH_OP],
+      Operations: [{ op: 'replace', path: 'displayName', value: 'Fuzz Patched' }],
+    });
+    await tryExample('PUT', `${SCIM}/Users/{id}`, user);
+    await tryExample('PATCH', `${SCIM}/Groups/{id}`, {
+      schemas: [SCIM_PATCH_OP],
+      // Resolved when the request is sent: a user provisioned through SCIM, never the fuzzer's owner.
+      Operations: [{ op: 'add', path: 'members', value: [{ value: poolTokenOf('scimUserId') }] }],
+    });
+  }
+
+  /** A new account with everything the fuzzer needs. */
+  private async createAll(): Promise<void> {
     await this.register();
     await this.createAgent();
     await this.createKey();
     await this.createPolicy();
     await this.seedObjects();
+    await this.mintScim();
+    await this.seedScim();
+  }
+
+  async setup(): Promise<void> {
+    await this.createAll();
+  }
+
+  /**
+   * Counts one request to a SCIM route; before the service's per-token or per-IP limit would refuse it, moves to a
+   * new source address (127.0.0.2, .3, …) and a new token, so that the handlers stay reachable for the whole run.
+   */
+  async spendScim(): Promise<void> {
+    if (++this.scimSpent <= SCIM_QUOTA) return;
+    this.sourceAddresses++;
+    this.client.localAddress = `127.0.0.${2 + (this.sourceAddresses % 250)}`;
+    await this.mintScim();
+    this.count('scim (quota)');
+    this.scimSpent = 1;
   }
 
   private async ok(path: string, headers: [string, string][]): Promise<boolean> {
@@ -245,11 +359,7 @@ export class Credentials {
     if (me.status !== 200 || obj(dataOf(me.body)).role !== 'owner') {
       if (me.status === 200 || !(await this.login()) || !(await this.ownerNow())) {
         // The password changed, or the account lost its owner role: start a new account and organization.
-        await this.register();
-        await this.createAgent();
-        await this.createKey();
-        await this.createPolicy();
-        await this.seedObjects();
+        await this.createAll();
         this.count('account');
         return ['account'];
       }
@@ -278,7 +388,50 @@ export class Credentials {
       this.count('policy');
       fixed.push('policy');
     }
+    // A fuzzed POST or DELETE /api/v1/sso/scim-token rotates or revokes the token.
+    await this.spendScim();
+    const scimList = await this.client.send({
+      method: 'GET',
+      path: `${SCIM}/Users?count=0`,
+      headers: this.scimBearer(),
+    });
+    if (scimList.response?.status !== 200) {
+      await this.mintScim();
+      this.count('scim');
+      fixed.push('scim');
+    }
     return fixed;
+  }
+
+  /**
+   * SCIM ids: users from GET /scim/v2/Users (with the SCIM token; `scimUserId` holds those that are not the
+   * fuzzer's owner), the four role buckets for groups, and the ids of the public ResourceTypes and Schemas.
+   */
+  private async scimPools(ops: Operation[], merge: (name: string, values: string[]) => void): Promise<void> {
+    const scimOps = ops.filter((o) => o.path.startsWith(`${SCIM}/`) && o.path.includes('{id}'));
+    if (scimOps.length === 0) return;
+    const users = await this.scimJson('GET', `${SCIM}/Users?count=100`);
+    const all = users.status === 200 ? scimIds(users.body) : [];
+    const me = await this.client.json('GET', `${API}/auth/me`, undefined, this.bearer());
+    const myId = obj(dataOf(me.body)).id;
+    const others = all.filter((id) => id !== myId);
+    merge('scimUserId', others.length > 0 ? others : this.scimUserId ? [this.scimUserId] : []);
+    const publicIds = new Map<string, string[]>();
+    for (const collection of ['ResourceTypes', 'Schemas']) {
+      const r = await this.client.json('GET', `${SCIM}/${collection}`);
+      publicIds.set(collection, r.status === 200 ? scimIds(r.body) : []);
+    }
+    for (const op of scimOps) {
+      const collection = op.path.slice(SCIM.length + 1).split('/')[0]!;
+      const values =
+        collection === 'Users'
+          ? // Provisioned users first: the owner comes last, so most requests leave the fuzzer's account alone.
+            [...others, ...all.filter((id) => id === myId)]
+          : collection === 'Groups'
+            ? SCIM_GROUPS
+            : (publicIds.get(collection) ?? []);
+      if (values.length > 0) merge(`${op.path}#id`, values);
+    }
   }
 
   private async ownerNow(): Promise<boolean> {
@@ -323,6 +476,7 @@ export class Credentials {
       const data = await fetchList(path);
       for (const [name, values] of poolValues(path, data)) merge(name, values);
     }
+    await this.scimPools(ops, merge);
     merge('email', [this.email]);
     merge('password', [this.password]);
     this.pools = pools;

@@ -7,6 +7,7 @@ import {
   batchSeed,
   credToken,
   credentialKinds,
+  schemeCredentials,
   type RequestContext,
 } from './hostile.js';
 import { Raw, encodeJson, getAt, setAt } from './json-raw.js';
@@ -143,6 +144,34 @@ describe('batches', () => {
         mutable,
       ),
     ).toEqual(['none']);
+  });
+
+  it('map each security scheme to the fuzzer’s credentials: SCIM bearer → the SCIM token', () => {
+    const secured: OpenApiDoc = {
+      paths: {
+        '/scim/v2/Users': { get: { responses: {}, security: [{ scimToken: [] }] } },
+        '/api/v1/agents': { get: { responses: {}, security: [{ jwt: [] }, { apiKey: [] }] } },
+      },
+      components: {
+        securitySchemes: {
+          jwt: { type: 'http', scheme: 'bearer' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          scimToken: { type: 'http', scheme: 'bearer', description: 'The SCIM token' },
+        },
+      },
+    };
+    const { kinds, headers } = schemeCredentials(secured);
+    expect(kinds).toEqual({ jwt: ['jwt'], apiKey: ['workspaceKey', 'agentKey'], scimToken: ['scim'] });
+    expect(headers).toContainEqual({ kind: 'scim', header: 'Authorization', value: 'Bearer @@cred:scim@@' });
+    expect(headers).toContainEqual({ kind: 'jwt', header: 'Authorization', value: 'Bearer @@cred:jwt@@' });
+    const [scimList, agents] = listOperations(secured);
+    expect(credentialKinds(scimList!, kinds)).toEqual(['scim', 'none']);
+    expect(credentialKinds(agents!, kinds)).toEqual(['jwt', 'workspaceKey', 'agentKey', 'none']);
+    const [valid] = fc.sample(
+      batchArb({ ...ctx('scim'), op: scimList!, credentials: headers, pools: new Set() }, 1),
+      { seed: 1, numRuns: 1 },
+    )[0]!;
+    expect(valid!.headers).toContainEqual(['Authorization', 'Bearer @@cred:scim@@']);
   });
 
   it('derive distinct seeds per operation and kind', () => {

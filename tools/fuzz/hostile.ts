@@ -5,7 +5,7 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { Raw, cloneJson, encodeJson } from './json-raw.js';
-import { isFreeForm, isJsonMedia, type Operation } from './openapi.js';
+import { isFreeForm, isJsonMedia, type OpenApiDoc, type Operation } from './openapi.js';
 import {
   bodyCaseArb,
   deepJson,
@@ -18,8 +18,8 @@ import {
   type GenContext,
 } from './schema-arbitrary.js';
 
-/** A credential kind a request is sent with. */
-export type CredKind = 'jwt' | 'workspaceKey' | 'agentKey' | 'none';
+/** A credential kind a request is sent with (`scim`: the organization's SCIM bearer token, on /scim/v2). */
+export type CredKind = 'jwt' | 'workspaceKey' | 'agentKey' | 'scim' | 'none';
 
 export const credToken = (kind: Exclude<CredKind, 'none'>) => `@@cred:${kind}@@`;
 
@@ -625,6 +625,8 @@ export const MUTATORS: Mutator[] = [
       const secured = ctx.op.schemes.length > 0;
       const own = ctx.kind === 'none' ? undefined : ctx.credentials.find((c) => c.kind === ctx.kind);
       const jwt = credToken('jwt');
+      // The bearer credential of this request (the SCIM token on /scim/v2), else the session JWT.
+      const bearer = own?.header === 'Authorization' ? own.value : `Bearer ${jwt}`;
       const cases: fc.Arbitrary<[[string, string][], string, string | undefined]>[] = [
         fc
           .constantFrom<string>(
@@ -660,16 +662,16 @@ export const MUTATORS: Mutator[] = [
         fc
           .constantFrom<[string, string][]>(
             [
-              ['Authorization', `Bearer ${jwt}`],
+              ['Authorization', bearer],
               ['Authorization', 'Bearer garbage'],
             ],
             [
               ['Authorization', 'Bearer garbage'],
-              ['Authorization', `Bearer ${jwt}`],
+              ['Authorization', bearer],
             ],
             [
-              ['Authorization', `Bearer ${jwt}`],
-              ['Authorization', `Bearer ${jwt}`],
+              ['Authorization', bearer],
+              ['Authorization', bearer],
             ],
           )
           .map((hs) => [
@@ -889,6 +891,34 @@ export function batchSeed(seed: number, op: string, kind: string): number {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h | 0;
+}
+
+/**
+ * How each security scheme of the document is presented, and which of the fuzzer's credentials it takes: an HTTP
+ * bearer scheme named or described as SCIM takes the SCIM token, any other bearer scheme the session JWT, an API-key
+ * header scheme both key kinds the service mints (workspace keys and agent keys).
+ */
+export function schemeCredentials(doc: OpenApiDoc): {
+  kinds: Record<string, Exclude<CredKind, 'none'>[]>;
+  headers: CredentialHeader[];
+} {
+  const kinds: Record<string, Exclude<CredKind, 'none'>[]> = {};
+  const headers: CredentialHeader[] = [];
+  const add = (h: CredentialHeader) => {
+    if (!headers.some((x) => x.kind === h.kind)) headers.push(h);
+  };
+  for (const [name, scheme] of Object.entries(doc.components?.securitySchemes ?? {})) {
+    if (scheme.type === 'http' && scheme.scheme?.toLowerCase() === 'bearer') {
+      const kind = /scim/i.test(`${name} ${scheme.description ?? ''}`) ? 'scim' : 'jwt';
+      kinds[name] = [kind];
+      add({ kind, header: 'Authorization', value: `Bearer ${credToken(kind)}` });
+    } else if (scheme.type === 'apiKey' && scheme.in === 'header' && scheme.name) {
+      kinds[name] = ['workspaceKey', 'agentKey'];
+      add({ kind: 'workspaceKey', header: scheme.name, value: credToken('workspaceKey') });
+      add({ kind: 'agentKey', header: scheme.name, value: credToken('agentKey') });
+    }
+  }
+  return { kinds, headers };
 }
 
 /** The credential kinds an operation is fuzzed with: each its security schemes accept, and none. */

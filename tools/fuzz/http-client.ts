@@ -29,6 +29,12 @@ export interface WireResult {
 const CHUNK = 64 * 1024;
 
 export class HttpClient {
+  /**
+   * The local address requests leave from (any of 127.0.0.0/8 reaches a service on 127.0.0.1): the fuzzer moves it
+   * to stay under per-IP rate limits it would otherwise exhaust (the SCIM routes').
+   */
+  localAddress: string | undefined;
+
   constructor(
     readonly host: string,
     readonly port: number,
@@ -66,6 +72,7 @@ export class HttpClient {
             headers: flat,
             agent: false,
             setHost: false,
+            ...(this.localAddress ? { localAddress: this.localAddress } : {}),
           },
           (res) => {
             responded = true;

@@ -3,14 +3,13 @@
 // fuzzer"). Variables: FUZZ_SEED, FUZZ_BUDGET, FUZZ_ONLY, FUZZ_MAX_MS, FUZZ_SUMMARY.
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { Credentials, SELF_AGENT_ID } from './credentials.js';
+import { Credentials, SELF_AGENT_ID, isScimGuarded } from './credentials.js';
 import {
   batchArb,
   batchSeed,
   credentialKinds,
-  credToken,
+  schemeCredentials,
   type CredKind,
-  type CredentialHeader,
   type Draft,
   type RequestContext,
 } from './hostile.js';
@@ -45,7 +44,7 @@ const intEnv = (name: string, fallback: number) => {
 };
 
 const POOL = /@@pool:([^@]+):(\d+)@@/g;
-const CRED = /@@cred:(jwt|workspaceKey|agentKey)@@/g;
+const CRED = /@@cred:(jwt|workspaceKey|agentKey|scim)@@/g;
 const SELF_AGENT = new RegExp(SELF_AGENT_ID, 'g');
 const NO_SUCH_ID = 'ffffffffffffffffffffffff';
 
@@ -73,27 +72,6 @@ function materialize(d: Draft, op: Operation, creds: Credentials): WireRequest {
     headers: d.headers.map(([k, v]) => [k, resolvePlaceholders(v, creds)]),
     body,
   };
-}
-
-/** How each security scheme of the document is presented, and which of the fuzzer's credentials it takes. */
-function schemeCredentials(doc: OpenApiDoc): {
-  kinds: Record<string, Exclude<CredKind, 'none'>[]>;
-  headers: CredentialHeader[];
-} {
-  const kinds: Record<string, Exclude<CredKind, 'none'>[]> = {};
-  const headers: CredentialHeader[] = [];
-  for (const [name, scheme] of Object.entries(doc.components?.securitySchemes ?? {})) {
-    if (scheme.type === 'http' && scheme.scheme?.toLowerCase() === 'bearer') {
-      kinds[name] = ['jwt'];
-      headers.push({ kind: 'jwt', header: 'Authorization', value: `Bearer ${credToken('jwt')}` });
-    } else if (scheme.type === 'apiKey' && scheme.in === 'header' && scheme.name) {
-      // One API-key scheme covers both key kinds the service mints: workspace keys and agent keys.
-      kinds[name] = ['workspaceKey', 'agentKey'];
-      headers.push({ kind: 'workspaceKey', header: scheme.name, value: credToken('workspaceKey') });
-      headers.push({ kind: 'agentKey', header: scheme.name, value: credToken('agentKey') });
-    }
-  }
-  return { kinds, headers };
 }
 
 function excerpt(body: Buffer): string {
@@ -172,6 +150,8 @@ async function fuzz(
       const [drafts] = fc.sample(batchArb(ctx, budget), { seed: batchSeed(seed, op.id, kind), numRuns: 1 });
       let wrote = false;
       for (const [index, draft] of (drafts ?? []).entries()) {
+        // The SCIM routes are limited per token and per client IP: keep both under the limit (see Credentials).
+        if (isScimGuarded(op)) await creds.spendScim();
         const req = materialize(draft, op, creds);
         let result = await client.send(req);
         // The service answers an oversized body (413) and closes the connection with the rest of the body unread;
@@ -306,7 +286,7 @@ async function main(): Promise<number> {
   if (failures.length > 0) {
     console.log('');
     console.log(
-      `FAILURES (${failures.length} failing requests; credentials in the curl lines are $JWT, $WORKSPACE_KEY, $AGENT_KEY; BASE defaults to http://127.0.0.1:3000):`,
+      `FAILURES (${failures.length} failing requests; credentials in the curl lines are $JWT, $WORKSPACE_KEY, $AGENT_KEY, $SCIM_TOKEN; BASE defaults to http://127.0.0.1:3000):`,
     );
     for (const line of failureReport(failures, outcome.base, outcome.secrets)) console.log(line);
     console.log('');

@@ -59,6 +59,7 @@ export interface SecurityScheme {
   scheme?: string;
   in?: string;
   name?: string;
+  description?: string;
 }
 
 export interface OpenApiDoc {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WireResult } from './http-client.js';
 import { SchemaResolver, listOperations, type OpenApiDoc } from './openapi.js';
-import { errorEnvelopeProblem, judge, shallowMatch } from './oracles.js';
+import { errorEnvelopeProblem, judge, scimErrorProblem, shallowMatch } from './oracles.js';
 
 const envelopeError = { $ref: '#/components/schemas/ErrorEnvelope' };
 const doc: OpenApiDoc = {
@@ -237,5 +237,67 @@ describe('oracles', () => {
       /success/,
     );
     expect(shallowMatch({ anyOf: [{ type: 'array' }, envelopeError] }, [], resolver)).toBeUndefined();
+  });
+
+  it('judge /scim/v2 answers by RFC 7644, not by the envelope', () => {
+    const scimError = { type: 'object', required: ['schemas', 'status'] };
+    const scimDoc: OpenApiDoc = {
+      paths: {
+        '/scim/v2/Users': {
+          get: {
+            responses: {
+              '200': {
+                content: {
+                  'application/scim+json': { schema: { type: 'object', additionalProperties: true } },
+                  'application/json': { schema: { type: 'object', additionalProperties: true } },
+                },
+              },
+              '400': { content: { 'application/scim+json': { schema: scimError } } },
+            },
+          },
+        },
+      },
+    };
+    const [users] = listOperations(scimDoc);
+    const scimOpts = { maxMs: 1000, resolver: new SchemaResolver(scimDoc) };
+    const scim = { 'content-type': 'application/scim+json; charset=utf-8' };
+    const urn = 'urn:ietf:params:scim:api:messages:2.0:Error';
+    const list = { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: 0 };
+    expect(judge(users!, get('/scim/v2/Users?count=0'), answer(200, list, scim), scimOpts)).toEqual([]);
+    const invalidFilter = { schemas: [urn], status: '400', scimType: 'invalidFilter', detail: 'bad' };
+    expect(judge(users!, get('/scim/v2/Users?filter=x'), answer(400, invalidFilter, scim), scimOpts)).toEqual(
+      [],
+    );
+    expect(
+      judge(
+        users!,
+        get('/scim/v2/Users'),
+        answer(401, { schemas: [urn], status: '401', detail: 'no' }, scim),
+        scimOpts,
+      ),
+    ).toEqual([]);
+    // The service's envelope, a wrong status member, an error as plain JSON: not SCIM errors.
+    expect(
+      oracles(
+        judge(
+          users!,
+          get('/scim/v2/Users'),
+          answer(401, { success: false, error: 'e', code: 'C' }, scim),
+          scimOpts,
+        ),
+      ),
+    ).toEqual(['envelope']);
+    expect(
+      oracles(
+        judge(users!, get('/scim/v2/Users'), answer(400, { ...invalidFilter, status: 400 }, scim), scimOpts),
+      ),
+    ).toEqual(['envelope']);
+    expect(oracles(judge(users!, get('/scim/v2/Users'), answer(400, invalidFilter), scimOpts))).toEqual([
+      'envelope',
+    ]);
+    expect(scimErrorProblem({ schemas: [urn], status: '409', scimType: 'conflict' }, 409)).toMatch(
+      /scimType/,
+    );
+    expect(scimErrorProblem({ schemas: [urn], status: '409', scimType: 'uniqueness' }, 409)).toBeUndefined();
   });
 });

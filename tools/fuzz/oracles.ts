@@ -157,6 +157,80 @@ export function envelopeProblem(
   return undefined;
 }
 
+const SCIM_ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
+/** RFC 7644 §3.12. */
+const SCIM_TYPES = [
+  'invalidFilter',
+  'tooMany',
+  'uniqueness',
+  'mutability',
+  'invalidSyntax',
+  'invalidPath',
+  'noTarget',
+  'invalidValue',
+  'invalidVers',
+  'sensitive',
+];
+
+export const isScimRequestPath = (path: string) => path === '/scim/v2' || /^\/scim\/v2[/?]/.test(path);
+
+/** The RFC 7644 error body: `{schemas: [the Error URN], status: "<the HTTP status>", scimType?, detail?}`. */
+export function scimErrorProblem(body: unknown, status: number): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    return `not a JSON object (${describe(body)})`;
+  const b = body as Record<string, unknown>;
+  if (!Array.isArray(b.schemas) || !b.schemas.includes(SCIM_ERROR_URN))
+    return `"schemas" is ${JSON.stringify(b.schemas)}, expected to list ${SCIM_ERROR_URN}`;
+  if (b.status !== String(status)) return `"status" is ${JSON.stringify(b.status)}, expected "${status}"`;
+  if ('scimType' in b && (typeof b.scimType !== 'string' || !SCIM_TYPES.includes(b.scimType)))
+    return `"scimType" is ${JSON.stringify(b.scimType)}, not an RFC 7644 error type`;
+  if ('detail' in b && typeof b.detail !== 'string')
+    return `"detail" is ${describe(b.detail)}, expected a string`;
+  return undefined;
+}
+
+/**
+ * Checks an answer under /scim/v2 (RFC 7644, not the service's envelope): a 2xx is JSON (`application/scim+json`
+ * or `application/json`) of the documented shape; a 4xx is the SCIM error body, as `application/scim+json`.
+ */
+export function scimProblem(
+  op: Operation,
+  status: number,
+  contentType: string | undefined,
+  body: Buffer,
+  resolver: SchemaResolver,
+  method: string,
+): string | undefined {
+  const media = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (status === 204 || status === 304 || method === 'HEAD')
+    return body.length === 0 ? undefined : `${status} with a body of ${body.length} bytes`;
+  if (status >= 300 && status < 400) return undefined;
+  if (media !== 'application/scim+json' && media !== 'application/json')
+    return `a ${status} answered as ${media || 'a body without Content-Type'} (${body.length} bytes), not application/scim+json`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return `Content-Type ${media} but the body is not JSON: ${JSON.stringify(body.subarray(0, 80).toString('utf8'))}`;
+  }
+  const documented = documentedResponse(op, status);
+  const schema = documented?.content?.[media]?.schema ?? documented?.content?.['application/json']?.schema;
+  if (status >= 200 && status < 300) {
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      return `a ${status} whose body is ${describe(parsed)}, not a SCIM resource`;
+    const shape = schema ? shallowMatch(schema, parsed, resolver) : undefined;
+    return shape ? `a ${status} body not as documented: ${shape}` : undefined;
+  }
+  if (status >= 400 && status < 500) {
+    const problem = scimErrorProblem(parsed, status);
+    if (problem)
+      return `a ${status} that is not a SCIM error: ${problem}: ${JSON.stringify(body.subarray(0, 160).toString('utf8'))}`;
+    if (media !== 'application/scim+json')
+      return `a SCIM error answered as ${media}, not application/scim+json`;
+  }
+  return undefined;
+}
+
 export interface SentRequest {
   method: string;
   path: string;
@@ -193,6 +267,17 @@ export function judge(op: Operation, req: SentRequest, result: WireResult, opts:
     });
   if (req.path.startsWith('/api/') && res.status < 500) {
     const problem = envelopeProblem(
+      op,
+      res.status,
+      res.headers['content-type'],
+      res.body,
+      opts.resolver,
+      req.method,
+    );
+    if (problem) out.push({ oracle: 'envelope', message: problem });
+  }
+  if (isScimRequestPath(req.path) && res.status < 500) {
+    const problem = scimProblem(
       op,
       res.status,
       res.headers['content-type'],

@@ -636,15 +636,16 @@ export function paramTextArb(
   ctx: GenContext,
   name: string,
 ): fc.Arbitrary<string> {
-  return valueArb(schema, ctx, name).map((v) =>
+  // Objects go through JSON, never String(): under an untyped schema (`{}`) they may carry members such as
+  // `toString` or `valueOf` that make String() throw.
+  const text = (v: unknown): string =>
     typeof v === 'string'
       ? v
       : v === null || v === undefined
         ? ''
-        : Array.isArray(v)
-          ? v.map(String).join(',')
-          : typeof v === 'object'
-            ? JSON.stringify(v)
-            : String(v),
-  );
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v);
+  const item = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v));
+  return valueArb(schema, ctx, name).map((v) => (Array.isArray(v) ? v.map(item).join(',') : text(v)));
 }

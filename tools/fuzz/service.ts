@@ -109,6 +109,9 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
     // Mail the service sends now (a scheduled report's send-now) goes to a sink that accepts everything: a refused
     // send is a documented 502, which the fuzzer would count as a 5xx of the service.
     SMTP_URL: smtp.url,
+    // New organizations get every feature (SCIM, SSO, the governance features), so that feature-gated routes reach
+    // their handlers instead of answering 403 upgrade-required. FUZZ_PLAN overrides (e.g. sandbox).
+    DEFAULT_PLAN: process.env.FUZZ_PLAN ?? 'enterprise',
   };
   if (db) env.DATABASE_URL = db.url;
   else delete env.DATABASE_URL;

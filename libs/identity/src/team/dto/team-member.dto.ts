@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
-import { type Role, ROLES } from '#platform';
+import { IsIn } from 'class-validator';
+import { IfPresent, type Role, ROLES } from '#platform';
 import type { MemberView } from '../../organizations/members.repository.js';
 
 export class TeamMemberDto {
@@ -34,7 +34,7 @@ export class SuspendMemberDto {
     enum: [false],
     description: 'Optional; only `false` is accepted. Reactivation has its own route.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsIn([false], { message: 'isActive must be false; use /reactivate to reactivate a member' })
   isActive?: false;
 }
