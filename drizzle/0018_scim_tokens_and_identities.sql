@@ -18,5 +18,6 @@ CREATE TABLE "scim_tokens" (
 	"last_used_at" timestamp (3) with time zone
 );
 --> statement-breakpoint
+ALTER TABLE "memberships" ADD COLUMN "deactivated_by" varchar(8);--> statement-breakpoint
 CREATE INDEX "scim_identities_external_idx" ON "scim_identities" USING btree ("organization_id","external_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "scim_tokens_hash_uq" ON "scim_tokens" USING btree ("token_hash");

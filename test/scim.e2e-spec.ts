@@ -456,7 +456,7 @@ describe('SCIM 2.0 (contract §3, §14)', () => {
       });
     });
 
-    it('deactivates with DELETE or active false, which stops sign-in and open sessions, and reactivates', async () => {
+    it('deactivates with DELETE or active false, which stops sign-in (open sessions last, rule 5), and reactivates', async () => {
       const member = await ctx.addMember(owner.organization.id, 'member');
       const [found] = (
         await client.get(`/Users?filter=${encodeURIComponent(`userName eq "${member.email}"`)}`)
@@ -466,15 +466,24 @@ describe('SCIM 2.0 (contract §3, §14)', () => {
       expect(deleted.statusCode).toBe(204);
       expect(deleted.body).toBe('');
       expect((await client.get(`/Users/${found.id}`)).json().active).toBe(false);
-      expectErrorEnvelope(
-        await ctx.get('/api/v1/auth/me', { token: member.token }),
-        401,
-        'ACCOUNT_DEACTIVATED',
-      );
+      // The specification's rule 5: the open session lasts until it expires or is revoked; a new sign-in is refused.
+      expect((await ctx.get('/api/v1/auth/me', { token: member.token })).statusCode).toBe(200);
       expectErrorEnvelope(
         await ctx.post('/api/v1/auth/login', {
           body: { email: member.email, password: 'Sup3r-Secret-pass' },
         }),
+        401,
+        'ACCOUNT_DEACTIVATED',
+      );
+      // A suspension from the team API, unlike SCIM, ends open sessions at once.
+      const other = await ctx.addMember(owner.organization.id, 'member');
+      const suspended = await ctx.patch(`/api/v1/team/members/${other.userId}/status`, {
+        token: owner.token,
+        body: {},
+      });
+      expect(suspended.statusCode, suspended.body).toBe(200);
+      expectErrorEnvelope(
+        await ctx.get('/api/v1/auth/me', { token: other.token }),
         401,
         'ACCOUNT_DEACTIVATED',
       );

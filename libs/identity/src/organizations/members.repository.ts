@@ -131,10 +131,20 @@ export class MembersRepository {
       .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
   }
 
-  async setActive(organizationId: string, userId: string, isActive: boolean, at: Date): Promise<void> {
+  /**
+   * Suspends or restores a membership. `by: 'scim'` marks a SCIM deactivation, which leaves open sessions valid
+   * (see `memberships.deactivatedBy`); any other change clears the mark.
+   */
+  async setActive(
+    organizationId: string,
+    userId: string,
+    isActive: boolean,
+    at: Date,
+    by?: 'scim',
+  ): Promise<void> {
     await this.tx.db
       .update(memberships)
-      .set({ isActive, updatedAt: at })
+      .set({ isActive, deactivatedBy: isActive ? null : (by ?? null), updatedAt: at })
       .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
   }
 

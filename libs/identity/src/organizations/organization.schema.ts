@@ -62,6 +62,12 @@ export const memberships = pgTable(
     userId: varchar('user_id', { length: 24 }).notNull(),
     role: varchar('role', { length: 10 }).$type<'owner' | 'admin' | 'member' | 'viewer'>().notNull(),
     isActive: boolean('is_active').notNull().default(true),
+    /**
+     * `scim` when an identity provider deactivated the membership over SCIM: sign-in is refused as for a
+     * suspension, but sessions already open stay valid until they expire or are revoked (the specification's
+     * rule 5), where a suspension ends them at once.
+     */
+    deactivatedBy: varchar('deactivated_by', { length: 8 }).$type<'scim'>(),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
   },

@@ -178,7 +178,7 @@ export class OrganizationsRepository {
     const result = await this.tx.db.execute(sql`
       select exists(select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${jti}) as revoked,
              u.id as user_id, u.email, u.is_active as user_active,
-             m.is_active as membership_active, m.role, o.plan
+             (m.is_active or m.deactivated_by = 'scim') as membership_active, m.role, o.plan
       from (select 1) as one
       left join ${memberships} m on m.organization_id = ${organizationId} and m.user_id = ${userId}
       left join ${users} u on u.id = m.user_id

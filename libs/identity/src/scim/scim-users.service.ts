@@ -150,6 +150,7 @@ export class ScimUsersService {
         userId: user.id,
         role,
         isActive: draft.active,
+        deactivatedBy: draft.active ? null : 'scim',
         createdAt: now,
         updatedAt: now,
       });
@@ -252,7 +253,7 @@ export class ScimUsersService {
               throw scimError(400, 'invalidValue', 'The organization must keep an active owner');
             }
           }
-          await this.members.setActive(organizationId, current.userId, draft.active, now);
+          await this.members.setActive(organizationId, current.userId, draft.active, now, 'scim');
         }
         await this.repository.upsertIdentity({
           organizationId,
