@@ -9,10 +9,10 @@ import {
   TransactionHost,
 } from '#platform';
 import { MembersRepository } from '../organizations/members.repository.js';
-import { listResponse, SCHEMA } from './scim-discovery.js';
-import { matchesScimFilter, parseScimFilter, ScimFilterError } from './scim-filter.js';
+import { listResponse, SCHEMA, SCIM_DEFAULT_COUNT, SCIM_MAX_RESULTS } from './scim-discovery.js';
+import { matchesScimFilter, parseScimFilter } from './scim-filter.js';
 import { patchOperations } from './scim-patch.js';
-import { type Bucket, BUCKETS, pageOf, project, queryText, roleOf } from './scim-resources.js';
+import { type Bucket, BUCKETS, filterWork, pageOf, project, queryText, roleOf } from './scim-resources.js';
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import type { ListQuery } from './scim-users.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
@@ -55,14 +55,11 @@ function memberFilter(path: string): (userId: string) => boolean {
   const open = path.indexOf('[');
   if (!path.trimEnd().endsWith(']'))
     throw scimError(400, 'invalidValue', `Unsupported path: ${path.slice(0, 100)}`);
-  try {
-    const node = parseScimFilter(path.slice(open + 1, path.lastIndexOf(']')));
-    return (userId) =>
-      matchesScimFilter(node, (p) => (p === 'value' || p === 'members.value' ? userId : undefined));
-  } catch (err) {
-    if (err instanceof ScimFilterError) throw scimError(400, 'invalidFilter', err.message);
-    throw err;
-  }
+  const node = filterWork(() => parseScimFilter(path.slice(open + 1, path.lastIndexOf(']'))));
+  return (userId) =>
+    filterWork(() =>
+      matchesScimFilter(node, (p) => (p === 'value' || p === 'members.value' ? userId : undefined)),
+    );
 }
 
 /**
@@ -86,17 +83,14 @@ export class ScimGroupsService {
   }
 
   async list(principal: ScimPrincipal, query: ListQuery): Promise<Record<string, unknown>> {
-    const { startIndex, count } = pageOf(query as Record<string, unknown>, 100, 200);
+    const { startIndex, count } = pageOf(
+      query as Record<string, unknown>,
+      SCIM_DEFAULT_COUNT,
+      SCIM_MAX_RESULTS,
+    );
     const filter = queryText(query.filter, 'filter');
-    let node;
-    if (filter !== undefined && filter.trim() !== '') {
-      try {
-        node = parseScimFilter(filter);
-      } catch (err) {
-        if (err instanceof ScimFilterError) throw scimError(400, 'invalidFilter', err.message);
-        throw err;
-      }
-    }
+    const node =
+      filter !== undefined && filter.trim() !== '' ? filterWork(() => parseScimFilter(filter)) : undefined;
     const groups = [];
     for (const bucket of BUCKETS) {
       const members = await this.membersOf(principal, bucket);
@@ -108,14 +102,7 @@ export class ScimGroupsService {
           'members.value': members.map((m) => m.userId),
           'members.display': members.map((m) => m.email),
         };
-        let matched: boolean;
-        try {
-          matched = matchesScimFilter(node, (path) => values[path]);
-        } catch (err) {
-          if (err instanceof ScimFilterError) throw scimError(400, 'invalidFilter', err.message);
-          throw err;
-        }
-        if (!matched) continue;
+        if (!filterWork(() => matchesScimFilter(node, (path) => values[path]))) continue;
       }
       groups.push(this.resource(bucket, members));
     }

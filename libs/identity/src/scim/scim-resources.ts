@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Role, scimError } from '#platform';
 import { SCHEMA } from './scim-discovery.js';
+import { ScimFilterError } from './scim-filter.js';
 import type { ScimUserRecord } from './scim-users.repository.js';
 
 /** The four role buckets (contract §14); `reviewer` is the viewer role. */
@@ -116,6 +117,16 @@ export function project(
     return out;
   }
   return resource;
+}
+
+/** Runs filter work (parsing, compiling, matching), a ScimFilterError becoming 400 invalidFilter. */
+export function filterWork<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (err) {
+    if (err instanceof ScimFilterError) throw scimError(400, 'invalidFilter', err.message);
+    throw err;
+  }
 }
 
 /** A query parameter given at most once, as text (a repeated one is ambiguous: 400 invalidValue). */

@@ -100,7 +100,11 @@ export class ScimTokensService {
     if (!row || !safeEqual(row.tokenHash, hash)) return undefined;
     const organization = await this.organizations.findById(row.organizationId);
     if (!organization || organization.deletedAt) return undefined;
-    await this.tokens.touch(row.organizationId, row.id, this.clock.now());
+    // `lastUsedAt` to the minute: no write on every request.
+    const now = this.clock.now();
+    if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= 60_000) {
+      await this.tokens.touch(row.organizationId, row.id, now);
+    }
     return { organizationId: row.organizationId, plan: organization.plan, tokenId: row.id };
   }
 }

@@ -26,7 +26,7 @@ import { GROUPS_MAX } from './role-mapping.js';
 import type { SignInOutcome } from './sign-in-hand-off.js';
 import type { SsoSettings, StoredSamlSettings } from './sso-config.types.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
-import { samlAssertions, samlRequests } from './sso.schema.js';
+import { samlAssertions, samlRequests, type SamlRequestRow } from './sso.schema.js';
 
 /** An AuthnRequest's answer may come this long after it was sent (contract §3); a LogoutRequest's too. */
 export const SAML_REQUEST_TTL_MS = 10 * 60_000;
@@ -63,6 +63,12 @@ const NAME_ATTRIBUTES = ['name', 'displayName', 'http://schemas.microsoft.com/id
 const LOGOUT_CANDIDATES_MAX = 10;
 
 const noSaml = () => new AppError(404, ErrorCode.NOT_FOUND, 'This organization does not sign in with SAML');
+
+/** What node-saml's request cache starts from: the browser of a new AuthnRequest, or the request already read. */
+interface CacheOptions {
+  browserHash?: string | null;
+  known?: SamlRequestRow;
+}
 
 /** A SAML message refused before a session could be touched: the callback answers 400 (logout) or sso_failed. */
 export class SamlRefusal extends Error {}
@@ -204,12 +210,9 @@ export class SamlLoginService implements OnModuleInit {
     saml: StoredSamlSettings,
   ): Promise<{ redirectUrl: string; binding: string }> {
     const binding = randomBytes(32).toString('base64url');
-    const redirectUrl = await this.provider(
-      organizationId,
-      saml,
-      'authn',
-      sha256Hex(binding),
-    ).getAuthorizeUrlAsync('', undefined, {});
+    const redirectUrl = await this.provider(organizationId, saml, 'authn', {
+      browserHash: sha256Hex(binding),
+    }).getAuthorizeUrlAsync('', undefined, {});
     return { redirectUrl, binding };
   }
 
@@ -250,7 +253,9 @@ export class SamlLoginService implements OnModuleInit {
     }
     let profile: Profile | null;
     try {
-      ({ profile } = await this.provider(organizationId, saml, 'authn').validatePostResponseAsync({
+      ({ profile } = await this.provider(organizationId, saml, 'authn', {
+        known: request,
+      }).validatePostResponseAsync({
         SAMLResponse: encoded,
       }));
     } catch (err) {
@@ -593,13 +598,16 @@ export class SamlLoginService implements OnModuleInit {
   /**
    * node-saml's request-id cache, backed by `saml_requests` and scoped to one organization and one kind: an id of
    * another organization is unknown here. Removal is left to `takeRequest`, which does it atomically once the
-   * answer is accepted; the expiry is the row's, on this service's clock.
+   * answer is accepted; the expiry is the row's, on this service's clock. node-saml asks for an id more than once
+   * per response: the answer is remembered, starting from the row the caller already read (`known`).
    */
   private requestCache(
     organizationId: string,
     kind: 'authn' | 'logout',
-    browserHash: string | null,
+    { browserHash = null, known }: CacheOptions,
   ): CacheProvider {
+    const pending = new Map<string, boolean>();
+    if (known) pending.set(known.id, known.organizationId === organizationId);
     return {
       saveAsync: async (key, value) => {
         const now = this.clock.now();
@@ -614,9 +622,14 @@ export class SamlLoginService implements OnModuleInit {
         return { value, createdAt: now.getTime() };
       },
       getAsync: async (key) => {
-        const row = await this.pendingRequest(key, kind);
+        let ok = pending.get(key);
+        if (ok === undefined) {
+          const row = await this.pendingRequest(key, kind);
+          ok = row !== undefined && row.organizationId === organizationId;
+          pending.set(key, ok);
+        }
         // node-saml compares the value with its own (real) clock; the expiry that counts is the row's.
-        return row && row.organizationId === organizationId ? new Date().toISOString() : null;
+        return ok ? new Date().toISOString() : null;
       },
       removeAsync: async (key) => key,
     };
@@ -627,7 +640,7 @@ export class SamlLoginService implements OnModuleInit {
     organizationId: string,
     saml: StoredSamlSettings,
     kind: 'authn' | 'logout',
-    browserHash: string | null = null,
+    cache: CacheOptions = {},
   ): SAML {
     const { decryption, signing } = this.config.samlSp;
     return new SAML({
@@ -648,7 +661,7 @@ export class SamlLoginService implements OnModuleInit {
       // A LogoutResponse's InResponseTo is checked here against the row (node-saml reads it on Responses only).
       validateInResponseTo: kind === 'authn' ? ValidateInResponseTo.always : ValidateInResponseTo.never,
       requestIdExpirationPeriodMs: SAML_REQUEST_TTL_MS,
-      cacheProvider: this.requestCache(organizationId, kind, browserHash),
+      cacheProvider: this.requestCache(organizationId, kind, cache),
       // The IdP decides how the user authenticates (passwordless, MFA); asking for a password context breaks it.
       disableRequestedAuthnContext: true,
       signatureAlgorithm: 'sha256',
