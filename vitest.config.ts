@@ -38,7 +38,7 @@ export default defineConfig({
       {
         plugins,
         resolve,
-        test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'tools/**/*.spec.ts', 'eslint.rules.spec.ts'], environment: 'node' },
+        test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'tools/**/*.spec.ts', 'packages/**/*.spec.ts', 'eslint.rules.spec.ts'], environment: 'node' },
       },
       {
         plugins,

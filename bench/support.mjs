@@ -2,13 +2,16 @@
 // a temporary directory, or a scratch database on the server of DATABASE_URL), its health wait, its CPU time, and
 // autocannon runs.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+
+/** The Ed25519 key that signs audit checkpoints in production; one per benchmark run. */
+export const BENCH_AUDIT_SIGNING_KEY = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' });
 
 export const freePort = () =>
   new Promise((resolve) => {
@@ -47,6 +50,7 @@ export async function startService({ env = {}, args = [] } = {}) {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
       JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'),
+      AUDIT_SIGNING_KEY: BENCH_AUDIT_SIGNING_KEY,
       AUTH_RATE_LIMIT_MAX: '1000000000',
       ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,

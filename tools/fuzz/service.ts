@@ -1,6 +1,7 @@
 // The service under test: the built API on a free port of 127.0.0.1, on PGlite in a fresh temporary DATA_DIR or,
 // when DATABASE_URL is set, on a fresh PostgreSQL database created for the run and dropped afterwards.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -104,6 +105,9 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
     JWT_SECRET: 'route-fuzzer-secret-'.padEnd(48, 'f'),
+    AUDIT_SIGNING_KEY: generateKeyPairSync('ed25519')
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
     AUTH_RATE_LIMIT_MAX: '1000000000',
     CPI_RATE_LIMIT_MAX: '1000000000',
     // Mail the service sends now (a scheduled report's send-now) goes to a sink that accepts everything: a refused

@@ -18,7 +18,7 @@ import {
   runMigrations,
 } from '#platform';
 import { OrganizationExportService, OrganizationsService } from '#identity';
-import { AuditService } from '#governance';
+import { AuditCheckpointsService, AuditService } from '#governance';
 
 export type ContextRunner = <T>(fn: (app: INestApplicationContext) => Promise<T>) => Promise<T>;
 
@@ -132,14 +132,25 @@ export function buildProgram(
 
   program
     .command('audit:verify')
-    .description("Verify an organization's audit chain")
+    .description(
+      "Verify an organization's audit chain: the entries after the prefix verified last time, or all with --full",
+    )
     .argument('<orgId>')
-    .action(async (orgId: string) => {
+    .option('--full', 'check every entry from the first')
+    .action(async (orgId: string, opts: { full?: boolean }) => {
       await withContext(async (app) => {
-        const result = await app.get(AuditService).verify(orgId);
+        const result = await app.get(AuditService).verify(orgId, { full: opts.full === true });
         print(result);
         if (!result.valid) process.exitCode = 2;
       });
+    });
+
+  program
+    .command('audit:checkpoint')
+    .description("Verify an organization's audit chain up to its head and sign that head (a signed checkpoint)")
+    .argument('<orgId>')
+    .action(async (orgId: string) => {
+      await withContext(async (app) => print(await app.get(AuditCheckpointsService).checkpoint(orgId)));
     });
 
   program

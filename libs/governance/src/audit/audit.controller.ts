@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Param, Post, Query, StreamableFile } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Readable } from 'node:stream';
 import {
@@ -8,18 +8,31 @@ import {
   ApiErrors,
   CurrentActor,
   type Page,
+  PaginationQueryDto,
   Permission,
+  Public,
   RawResponse,
 } from '#platform';
+import { AuditCheckpointsService } from './audit-checkpoints.service.js';
 import { AuditService } from './audit.service.js';
-import { AuditEntryDto, AuditQueryDto, AuditVerifyDto } from './dto/audit.dto.js';
+import {
+  AuditCheckpointDto,
+  AuditEntryDto,
+  AuditPublicKeysDto,
+  AuditQueryDto,
+  AuditVerifyDto,
+  AuditVerifyQueryDto,
+} from './dto/audit.dto.js';
 
 @ApiTags('Audit')
 @Controller('audit')
 @Access({ roles: Permission.readAudit })
 @ApiErrors([401, 403])
 export class AuditController {
-  constructor(private readonly audit: AuditService) {}
+  constructor(
+    private readonly audit: AuditService,
+    private readonly checkpoints: AuditCheckpointsService,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -36,11 +49,47 @@ export class AuditController {
   @ApiOperation({
     summary: 'Verify the hash chain',
     description:
-      'Recomputes every hash in sequence order, reading the chain in batches. `brokenAt` names the first failing entry.',
+      'Recomputes each entry\'s hash and link in sequence order, streaming the chain in pages (memory does not grow ' +
+      'with the log). Incremental: checks the entries after the prefix verified by the last run (whose entry must ' +
+      'still carry the hash then verified), up to the head; `full=true` checks every entry from the first. Also ' +
+      'checks the chain against its highest signed checkpoint. `brokenAt` names the first failure.',
   })
   @ApiEnvelope(AuditVerifyDto)
-  verify(@CurrentActor() actor: Actor): Promise<AuditVerifyDto> {
-    return this.audit.verify(actor.organizationId);
+  @ApiErrors([400])
+  verify(@CurrentActor() actor: Actor, @Query() query: AuditVerifyQueryDto): Promise<AuditVerifyDto> {
+    return this.audit.verify(actor.organizationId, { full: query.full === 'true' });
+  }
+
+  @Get('checkpoints')
+  @ApiOperation({
+    summary: 'List signed checkpoints',
+    description:
+      'Newest first. Owner or admin. limit default 50, max 200. Each is the chain head at a time, signed with ' +
+      'Ed25519 (GET /audit/public-key); keep copies outside the operator (the `audit.checkpoint` webhook event) to ' +
+      'prove later that the chain was neither rewritten nor cut.',
+  })
+  @ApiEnvelope(AuditCheckpointDto, { paginated: true })
+  @ApiErrors([400])
+  listCheckpoints(
+    @CurrentActor() actor: Actor,
+    @Query() query: PaginationQueryDto,
+  ): Promise<Page<AuditCheckpointDto>> {
+    return this.checkpoints.list(actor.organizationId, query);
+  }
+
+  @Post('checkpoints')
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Sign the chain head now',
+    description:
+      'Owner or admin. Verifies the chain up to its head (from the last verified prefix) and signs that head; a ' +
+      'head already signed answers its checkpoint. A new checkpoint is also sent as the `audit.checkpoint` event. ' +
+      '409 AUDIT_CHAIN_INVALID when the chain does not verify.',
+  })
+  @ApiEnvelope(AuditCheckpointDto, { status: 201 })
+  @ApiErrors([409])
+  createCheckpoint(@CurrentActor() actor: Actor): Promise<AuditCheckpointDto> {
+    return this.checkpoints.checkpoint(actor.organizationId);
   }
 
   @Get('export')
@@ -69,5 +118,25 @@ export class AuditController {
   @ApiErrors([404])
   get(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<AuditEntryDto> {
     return this.audit.get(actor.organizationId, id);
+  }
+}
+
+@ApiTags('Audit')
+@Controller('audit')
+export class AuditPublicKeyController {
+  constructor(private readonly checkpoints: AuditCheckpointsService) {}
+
+  @Get('public-key')
+  @Public()
+  @Header('Cache-Control', 'public, max-age=300')
+  @ApiOperation({
+    summary: 'The keys that sign audit checkpoints',
+    description:
+      'Public. Every Ed25519 key the service has signed checkpoints with, the current one and those before a ' +
+      'rotation, as PEM and JWK. `keyId` is the key\'s RFC 7638 thumbprint.',
+  })
+  @ApiEnvelope(AuditPublicKeysDto)
+  publicKey(): Promise<AuditPublicKeysDto> {
+    return this.checkpoints.publicKeys();
   }
 }

@@ -1,11 +1,15 @@
 import { Module } from '@nestjs/common';
-import { AuditController } from './audit.controller.js';
+import { AuditChainReader } from './audit-chain-reader.js';
+import { AuditCheckpointsService } from './audit-checkpoints.service.js';
+import { AuditController, AuditPublicKeyController } from './audit.controller.js';
 import { AuditRepository } from './audit.repository.js';
 import { AuditService } from './audit.service.js';
+import { AuditSigner } from './audit-signer.js';
 
 @Module({
-  controllers: [AuditController],
-  providers: [AuditRepository, AuditService],
-  exports: [AuditService],
+  // The public key's route first: `GET /audit/:id` must not take `public-key`.
+  controllers: [AuditPublicKeyController, AuditController],
+  providers: [AuditRepository, AuditChainReader, AuditService, AuditSigner, AuditCheckpointsService],
+  exports: [AuditService, AuditCheckpointsService],
 })
 export class AuditModule {}

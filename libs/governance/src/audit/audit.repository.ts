@@ -2,6 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { and, asc, count, desc, eq, gt, gte, like, lte, ne, sql, type SQL } from 'drizzle-orm';
 import { auditEntries, type AuditEntryRow, pageWithTotal, TransactionHost } from '#platform';
 import { auditChainCheckpoints, type AuditChainCheckpointRow } from './audit-checkpoint.schema.js';
+import {
+  type AuditCheckpointRow,
+  auditCheckpoints,
+  type AuditSigningKeyRow,
+  auditSigningKeys,
+} from './audit-signing.schema.js';
 
 export interface AuditFilter {
   from?: Date;
@@ -123,7 +129,8 @@ export class AuditRepository {
     };
   }
 
-  async checkpoint(organizationId: string): Promise<AuditChainCheckpointRow | undefined> {
+  /** The verified prefix: the entry up to which the chain last verified (see audit-checkpoint.schema.ts). */
+  async verifiedPrefix(organizationId: string): Promise<AuditChainCheckpointRow | undefined> {
     const [row] = await this.tx.db
       .select()
       .from(auditChainCheckpoints)
@@ -136,7 +143,7 @@ export class AuditRepository {
    * Moves the checkpoint to a verified entry; never backwards (two verifications finishing in either order leave
    * the later entry). `fullyVerifiedAt` is kept unless this verification started from the first entry.
    */
-  async saveCheckpoint(
+  async saveVerifiedPrefix(
     organizationId: string,
     at: { sequence: number; hash: string },
     verifiedAt: Date,
@@ -162,5 +169,95 @@ export class AuditRepository {
         },
         setWhere: sql`${c.sequence} <= excluded.sequence`,
       });
+  }
+
+  /** Records a public key that signs checkpoints (once: a key already known keeps its first date). */
+  async addSigningKey(key: AuditSigningKeyRow): Promise<void> {
+    await this.tx.db.insert(auditSigningKeys).values(key).onConflictDoNothing();
+  }
+
+  /** Every key that has signed checkpoints, oldest first (a handful: one per rotation). */
+  signingKeys(): Promise<AuditSigningKeyRow[]> {
+    return this.tx.db.select().from(auditSigningKeys).orderBy(asc(auditSigningKeys.createdAt)).limit(1000);
+  }
+
+  /**
+   * Stores a checkpoint; a head already signed with that key (by another replica, or a moment ago) keeps the first
+   * checkpoint, which is returned instead.
+   */
+  async insertCheckpoint(row: AuditCheckpointRow): Promise<{ row: AuditCheckpointRow; created: boolean }> {
+    const [inserted] = await this.tx.db.insert(auditCheckpoints).values(row).onConflictDoNothing().returning();
+    if (inserted) return { row: inserted, created: true };
+    const [existing] = await this.tx.db
+      .select()
+      .from(auditCheckpoints)
+      .where(
+        and(
+          eq(auditCheckpoints.organizationId, row.organizationId),
+          eq(auditCheckpoints.sequence, row.sequence),
+          eq(auditCheckpoints.keyId, row.keyId),
+        ),
+      )
+      .limit(1);
+    return { row: existing!, created: false };
+  }
+
+  /** Checkpoints, newest first. */
+  listCheckpoints(
+    organizationId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ rows: AuditCheckpointRow[]; total: number }> {
+    const where = eq(auditCheckpoints.organizationId, organizationId);
+    return pageWithTotal(
+      this.tx.db,
+      auditCheckpoints,
+      where,
+      this.tx.db
+        .select()
+        .from(auditCheckpoints)
+        .where(where)
+        .orderBy(desc(auditCheckpoints.createdAt), desc(auditCheckpoints.id))
+        .limit(page.limit)
+        .offset(page.offset),
+    );
+  }
+
+  /** The checkpoint of the highest sequence (the one that bounds the chain's length). */
+  async highestCheckpoint(organizationId: string): Promise<AuditCheckpointRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(auditCheckpoints)
+      .where(eq(auditCheckpoints.organizationId, organizationId))
+      .orderBy(desc(auditCheckpoints.sequence), desc(auditCheckpoints.createdAt))
+      .limit(1);
+    return row;
+  }
+
+  /**
+   * Organizations whose chain head is due a checkpoint: `entries` or more entries since their last checkpoint, or
+   * an entry past it that is at least `minutes` old. Every organization with entries is visited by a skip scan of
+   * audit_entries_org_sequence_uq (one index probe per organization, not a read of the log), at most `limit`.
+   */
+  async dueForCheckpoint(now: Date, entries: number, minutes: number, limit: number): Promise<string[]> {
+    const before = new Date(now.getTime() - minutes * 60_000);
+    const result = await this.tx.db.execute(sql`
+      with recursive orgs(id) as (
+        (select organization_id from audit_entries order by organization_id limit 1)
+        union all
+        select (select a.organization_id from audit_entries a where a.organization_id > orgs.id
+                order by a.organization_id limit 1)
+        from orgs where orgs.id is not null
+      )
+      select o.id from orgs o
+      join lateral (select sequence from audit_entries where organization_id = o.id
+                    order by sequence desc limit 1) h on true
+      left join lateral (select sequence from audit_checkpoints where organization_id = o.id
+                         order by sequence desc limit 1) c on true
+      where o.id is not null and h.sequence > coalesce(c.sequence, 0)
+        and (h.sequence - coalesce(c.sequence, 0) >= ${entries}
+             or (select created_at from audit_entries where organization_id = o.id
+                 and sequence = coalesce(c.sequence, 0) + 1) <= ${before.toISOString()}::timestamptz)
+      limit ${limit}`);
+    return (result as unknown as { rows: { id: string }[] }).rows.map((r) => String(r.id));
   }
 }

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import {
   AppError,
   type AuditEntryRow,
-  chainHash,
   Clock,
   GENESIS_HASH,
   isObjectId,
@@ -10,6 +9,7 @@ import {
   pageRequest,
   toPage,
 } from '#platform';
+import { AuditChainReader, ChainHasher, Col, exportLine } from './audit-chain-reader.js';
 import { AuditRepository } from './audit.repository.js';
 import {
   type AuditEntryDto,
@@ -18,15 +18,13 @@ import {
   toAuditEntryResponse,
 } from './dto/audit.dto.js';
 
-const VERIFY_BATCH = 5000;
-
 /** The chain as a report shows it (`chainState`). */
 export interface ChainState {
   valid: boolean;
   totalEntries: number;
   headHash: string | null;
   brokenAt?: { sequence: number; id: string; reason: string };
-  /** The first sequence this verification read: 1, or the checkpoint's entry. */
+  /** The first sequence this verification checked: 1, or the one after the verified prefix. */
   verifiedFrom: number;
   /** When a verification from the first entry last passed; null when the chain is broken and none is recent. */
   fullyVerifiedAt: Date | null;
@@ -37,6 +35,7 @@ export interface ChainState {
 export class AuditService {
   constructor(
     private readonly repo: AuditRepository,
+    private readonly reader: AuditChainReader,
     private readonly clock: Clock,
   ) {}
 
@@ -76,22 +75,15 @@ export class AuditService {
     return toAuditEntryResponse(row);
   }
 
-  /** Entries of the chain in order after `after`, read in batches so memory does not grow with the log. */
-  async *entries(organizationId: string, after = 0): AsyncGenerator<AuditEntryRow> {
-    for (;;) {
-      const batch = await this.repo.batch(organizationId, after, VERIFY_BATCH);
-      for (const row of batch) yield row;
-      if (batch.length < VERIFY_BATCH) return;
-      after = batch[batch.length - 1]!.sequence;
-    }
-  }
-
   /**
-   * Recomputes every link of the chain from its first entry; reports the first entry that breaks it. A chain that
-   * holds becomes the organization's checkpoint (`chainState` verifies from there).
+   * Verifies the chain: from the verified prefix of the last verification (its entry must still carry the hash
+   * then verified), or from the first entry with `full`, up to the head. Also checks the chain against its highest
+   * signed checkpoint (it must not end before it nor carry another hash there). A chain that holds moves the
+   * verified prefix to its head.
    */
-  async verify(organizationId: string): Promise<AuditVerifyDto> {
-    const walked = await this.walk(organizationId, undefined);
+  async verify(organizationId: string, options: { full?: boolean } = {}): Promise<AuditVerifyDto> {
+    const prefix = options.full ? undefined : await this.repo.verifiedPrefix(organizationId);
+    const walked = await this.walk(organizationId, prefix);
     if (walked.broken) {
       const bounds = await this.repo.bounds(organizationId);
       return {
@@ -99,92 +91,150 @@ export class AuditService {
         totalEntries: bounds.total,
         firstEntry: bounds.first?.toISOString() ?? null,
         lastEntry: bounds.last?.toISOString() ?? null,
+        verifiedFrom: walked.verifiedFrom,
         brokenAt: walked.broken,
       };
     }
     return {
       valid: true,
       totalEntries: walked.total,
-      firstEntry: walked.first?.createdAt.toISOString() ?? null,
-      lastEntry: walked.last?.createdAt.toISOString() ?? null,
+      firstEntry: walked.firstEntry,
+      lastEntry: walked.lastEntry,
+      verifiedFrom: walked.verifiedFrom,
     };
   }
 
+  /** The chain verified from the verified prefix up to its head, and that head (what a checkpoint signs). */
+  async chainHead(organizationId: string): Promise<{
+    valid: boolean;
+    brokenAt?: { sequence: number; reason: string };
+    head: { sequence: number; hash: string } | null;
+  }> {
+    const walked = await this.walk(organizationId, await this.repo.verifiedPrefix(organizationId));
+    if (walked.broken) return { valid: false, brokenAt: walked.broken, head: null };
+    return { valid: true, head: walked.headHash ? { sequence: walked.total, hash: walked.headHash } : null };
+  }
+
   /**
-   * The chain's state for reports: verified from the checkpoint of the last verification while the last one from the
-   * first entry is at most `maxFullAgeMs` old (the checkpoint's own entry must still carry its hash, and every later
-   * entry must link), from the first entry otherwise. Either way the checkpoint moves to the head when the chain
-   * holds. Says from which sequence this call verified and when the chain was last verified in full.
+   * The chain's state for reports: verified from the verified prefix while the last verification from the first
+   * entry is at most `maxFullAgeMs` old, from the first entry otherwise. Says from which sequence this call verified
+   * and when the chain was last verified in full.
    */
   async chainState(organizationId: string, maxFullAgeMs: number): Promise<ChainState> {
-    const checkpoint = await this.repo.checkpoint(organizationId);
+    const prefix = await this.repo.verifiedPrefix(organizationId);
     const now = this.clock.now();
-    const recent = checkpoint && now.getTime() - checkpoint.fullyVerifiedAt.getTime() <= maxFullAgeMs;
-    const walked = await this.walk(organizationId, recent ? checkpoint : undefined);
+    const recent = prefix && now.getTime() - prefix.fullyVerifiedAt.getTime() <= maxFullAgeMs;
+    const walked = await this.walk(organizationId, recent ? prefix : undefined);
     const bounds = walked.broken ? await this.repo.bounds(organizationId) : undefined;
     return {
       valid: !walked.broken,
       totalEntries: bounds ? bounds.total : walked.total,
       headHash: bounds ? bounds.headHash : walked.headHash,
       ...(walked.broken ? { brokenAt: walked.broken } : {}),
-      verifiedFrom: recent ? checkpoint.sequence : 1,
-      fullyVerifiedAt: recent ? checkpoint.fullyVerifiedAt : walked.broken ? null : now,
+      verifiedFrom: walked.verifiedFrom,
+      fullyVerifiedAt: recent ? prefix.fullyVerifiedAt : walked.broken ? null : now,
     };
   }
 
-  /** The walk behind both: from the first entry, or from a checkpoint whose entry must still carry its hash. */
+  /**
+   * The walk behind both, through the bulk reader: every entry after `from` (or from the first) up to the head read
+   * at the start (entries appended meanwhile are the next walk's), each checked for its sequence, its link to the
+   * previous hash and its own hash. On success the verified prefix moves to the head.
+   */
   private async walk(
     organizationId: string,
     from: { sequence: number; hash: string } | undefined,
-  ): Promise<{
-    total: number;
-    headHash: string | null;
-    first?: AuditEntryRow;
-    last?: AuditEntryRow;
-    broken?: { sequence: number; id: string; reason: string };
-  }> {
-    let expectedSequence = 1;
-    let prevHash = GENESIS_HASH;
-    if (from) {
-      const [anchor] = await this.repo.batch(organizationId, from.sequence - 1, 1);
-      if (!anchor || anchor.sequence !== from.sequence || anchor.hash !== from.hash) {
-        return {
-          total: 0,
-          headHash: null,
-          broken: { sequence: from.sequence, id: anchor?.id ?? '', reason: 'checkpoint_mismatch' },
-        };
+  ): Promise<Walked> {
+    const verifiedFrom = from ? from.sequence + 1 : 1;
+    const broken = (sequence: number, id: string | null, reason: BrokenReason): Walked => ({
+      total: 0,
+      headHash: null,
+      firstEntry: null,
+      lastEntry: null,
+      verifiedFrom,
+      broken: { sequence, id: id ?? '', reason },
+    });
+    const [head, highest] = await Promise.all([
+      this.reader.head(organizationId),
+      this.repo.highestCheckpoint(organizationId),
+    ]);
+    const headSequence = head ? Number(head[Col.Sequence]) : 0;
+    // What was verified or signed before must still be there, with the same hash.
+    for (const anchor of [from, highest]) {
+      if (!anchor) continue;
+      if (anchor.sequence > headSequence) return broken(anchor.sequence, null, 'truncated');
+      const row = anchor.sequence === headSequence ? head! : await this.reader.at(organizationId, anchor.sequence);
+      if (!row) return broken(anchor.sequence, null, 'sequence_gap');
+      if (row[Col.Hash] !== anchor.hash) {
+        return broken(anchor.sequence, row[Col.Id], anchor === from ? 'verified_prefix_mismatch' : 'checkpoint_mismatch');
       }
-      expectedSequence = from.sequence + 1;
-      prevHash = from.hash;
     }
-    let first: AuditEntryRow | undefined;
-    let last: AuditEntryRow | undefined;
-    for await (const row of this.entries(organizationId, expectedSequence - 1)) {
-      first ??= row;
-      const reason =
-        row.sequence !== expectedSequence
-          ? 'sequence_gap'
-          : row.prevHash !== prevHash
-            ? 'prev_hash_mismatch'
-            : row.hash !== chainHash(row.prevHash, row)
-              ? 'hash_mismatch'
-              : undefined;
-      if (reason) {
-        return { total: 0, headHash: null, broken: { sequence: row.sequence, id: row.id, reason } };
+    if (!head) return { total: 0, headHash: null, firstEntry: null, lastEntry: null, verifiedFrom };
+    let expected = verifiedFrom;
+    let prevHash = from ? from.hash : GENESIS_HASH;
+    const hasher = new ChainHasher(organizationId);
+    for await (const rows of this.reader.pages(organizationId, expected - 1, headSequence)) {
+      for (const row of rows) {
+        const sequence = Number(row[Col.Sequence]);
+        const reason: BrokenReason | undefined =
+          sequence !== expected
+            ? 'sequence_gap'
+            : row[Col.PrevHash] !== prevHash
+              ? 'prev_hash_mismatch'
+              : row[Col.Hash] !== hasher.hash(row)
+                ? 'hash_mismatch'
+                : undefined;
+        if (reason) return broken(sequence, row[Col.Id], reason);
+        prevHash = row[Col.Hash]!;
+        expected += 1;
       }
-      last = row;
-      prevHash = row.hash;
-      expectedSequence += 1;
     }
-    const head = last ?? (from ? { sequence: from.sequence, hash: from.hash } : undefined);
-    if (head) await this.repo.saveCheckpoint(organizationId, head, this.clock.now(), !from);
-    return { total: expectedSequence - 1, headHash: head?.hash ?? null, first, last };
+    // A range that ended early: entries missing before the head.
+    if (expected !== headSequence + 1) return broken(expected, null, 'sequence_gap');
+    await this.repo.saveVerifiedPrefix(
+      organizationId,
+      { sequence: headSequence, hash: head[Col.Hash]! },
+      this.clock.now(),
+      !from,
+    );
+    return {
+      total: headSequence,
+      headHash: head[Col.Hash]!,
+      firstEntry: await this.firstCreatedAt(organizationId),
+      lastEntry: head[Col.CreatedAt],
+      verifiedFrom,
+    };
   }
 
-  /** The chain as NDJSON lines, one entry each, for offline verification. */
+  private async firstCreatedAt(organizationId: string): Promise<string | null> {
+    return (await this.reader.at(organizationId, 1))?.[Col.CreatedAt] ?? null;
+  }
+
+  /** The chain as NDJSON, one entry per line in sequence order up to the head at the start, a page per chunk. */
   async *exportNdjson(organizationId: string): AsyncGenerator<string> {
-    for await (const row of this.entries(organizationId)) {
-      yield JSON.stringify(toAuditEntryResponse(row)) + '\n';
+    const head = await this.reader.head(organizationId);
+    if (!head) return;
+    for await (const rows of this.reader.pages(organizationId, 0, Number(head[Col.Sequence]))) {
+      let chunk = '';
+      for (const row of rows) chunk += exportLine(row, organizationId);
+      yield chunk;
     }
   }
+}
+
+type BrokenReason =
+  | 'sequence_gap'
+  | 'prev_hash_mismatch'
+  | 'hash_mismatch'
+  | 'verified_prefix_mismatch'
+  | 'checkpoint_mismatch'
+  | 'truncated';
+
+interface Walked {
+  total: number;
+  headHash: string | null;
+  firstEntry: string | null;
+  lastEntry: string | null;
+  verifiedFrom: number;
+  broken?: { sequence: number; id: string; reason: BrokenReason };
 }

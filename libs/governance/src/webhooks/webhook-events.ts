@@ -11,6 +11,7 @@ export const WEBHOOK_EVENTS = [
   'cpi.corrected',
   'alert.triggered',
   'alert.resolved',
+  'audit.checkpoint',
   'webhook.test',
 ] as const;
 

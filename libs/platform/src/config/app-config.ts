@@ -1,5 +1,5 @@
-import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -84,6 +84,10 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(24 * 60 * 60 * 1000),
+  AUDIT_SIGNING_KEY: z.string().min(1).optional(),
+  AUDIT_CHECKPOINT_INTERVAL: z.coerce.number().int().min(1).max(10_000_000).optional(),
+  AUDIT_CHECKPOINT_INTERVAL_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).optional(),
+  AUDIT_CHECKPOINT_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(525_600).optional(),
   TRACE_RETENTION_INTERVAL_MS: z.coerce
     .number()
     .int()
@@ -212,6 +216,10 @@ export interface AppConfig {
    * most this old, and from the first entry otherwise (0: always in full).
    */
   auditFullVerifyMaxAgeMs: number;
+  /** The Ed25519 private key (PEM) that signs audit checkpoints. */
+  auditSigningKey: string;
+  /** An organization's chain head is signed after this many new entries or minutes, whichever comes first. */
+  auditCheckpointInterval: { entries: number; minutes: number };
   /** How often traces past an organization's retention are purged. */
   traceRetentionIntervalMs: number;
   /** Days between `DELETE /organizations/current` and the erasure of the organization (contract §18). */
@@ -286,6 +294,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
   }
+  if (e.NODE_ENV === 'production' && !e.AUDIT_SIGNING_KEY) {
+    throw new ConfigError('Invalid configuration:\n  AUDIT_SIGNING_KEY: required when NODE_ENV=production');
+  }
   return {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
@@ -321,6 +332,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxConcurrentRenders: e.PDF_MAX_CONCURRENT_RENDERS,
     },
     auditFullVerifyMaxAgeMs: e.AUDIT_FULL_VERIFY_MAX_AGE_MS,
+    auditSigningKey: e.AUDIT_SIGNING_KEY ? auditSigningKey(e.AUDIT_SIGNING_KEY) : persistedAuditKey(dataDir),
+    auditCheckpointInterval: {
+      entries: e.AUDIT_CHECKPOINT_INTERVAL_ENTRIES ?? e.AUDIT_CHECKPOINT_INTERVAL ?? 10_000,
+      minutes: e.AUDIT_CHECKPOINT_INTERVAL_MINUTES ?? e.AUDIT_CHECKPOINT_INTERVAL ?? 60,
+    },
     traceRetentionIntervalMs: e.TRACE_RETENTION_INTERVAL_MS,
     orgDeletionGraceDays: e.ORG_DELETION_GRACE_DAYS,
     orgErasureIntervalMs: e.ORG_ERASURE_INTERVAL_MS,
@@ -466,6 +482,41 @@ function persistedDevSecret(dataDir: string): string {
   writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return secret;
+}
+
+/** AUDIT_SIGNING_KEY: a PEM (PKCS #8) Ed25519 private key, newlines as they are or as \\n. */
+function auditSigningKey(value: string): string {
+  const pem = value.replace(/\\n/g, '\n').trim() + '\n';
+  try {
+    if (createPrivateKey(pem).asymmetricKeyType === 'ed25519') return pem;
+  } catch {
+    /* reported below */
+  }
+  throw new ConfigError('Invalid configuration:\n  AUDIT_SIGNING_KEY: must be a PEM Ed25519 private key');
+}
+
+/**
+ * Outside production a missing AUDIT_SIGNING_KEY is generated once and kept in the data directory (mode 0600), so
+ * that checkpoints stay verifiable with the same key across restarts. Two processes starting together agree on one.
+ */
+function persistedAuditKey(dataDir: string): string {
+  const file = join(dataDir, 'audit-signing-key.pem');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    const { privateKey } = generateKeyPairSync('ed25519');
+    // Written whole under another name, then linked: a process starting at the same time reads a complete file.
+    const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(draft, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    chmodSync(draft, 0o600);
+    try {
+      linkSync(draft, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      rmSync(draft, { force: true });
+    }
+  }
+  return auditSigningKey(readFileSync(file, 'utf8'));
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

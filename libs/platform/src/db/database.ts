@@ -36,6 +36,11 @@ export interface DatabaseHandle {
    * lives as long as its owner (LISTEN). The caller connects and ends it.
    */
   newClient?(): pg.Client;
+  /**
+   * Rows as arrays of their columns' text, for bulk reads that parse nothing they do not need (audit verification
+   * and export): every selected column must be of a text type (cast it) or null. Outside any transaction.
+   */
+  textRows(text: string, params: readonly (string | number)[]): Promise<(string | null)[][]>;
   close(): Promise<void>;
 }
 
@@ -71,6 +76,8 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
     // Keepalive: a listener on a half-open connection would otherwise believe it still hears notifications.
     newClient: () =>
       new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, keepAlive: true }),
+    textRows: async (text, params) =>
+      (await pool.query<(string | null)[]>({ text, values: [...params], rowMode: 'array' })).rows,
     close: () => pool.end(),
   };
 }
@@ -146,6 +153,8 @@ export function pgliteHandle(client: PGlite): DatabaseHandle {
         });
       }),
     withSession: (fn) => fn(db),
+    textRows: async (text, params) =>
+      (await client.query<(string | null)[]>(text, [...params], { rowMode: 'array' })).rows,
     close: () => client.close(),
   };
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { type AuditEntryRow, PaginationQueryDto } from '#platform';
+import type { AuditCheckpointRow } from '../audit-signing.schema.js';
 
 export class AuditQueryDto extends PaginationQueryDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Entries created at or after this instant.' })
@@ -63,7 +64,22 @@ export class BrokenAtDto {
   @ApiProperty({ description: 'Sequence of the failing entry (after a gap: the first entry past it).' })
   sequence: number;
   @ApiProperty() id: string;
-  @ApiProperty({ enum: ['sequence_gap', 'prev_hash_mismatch', 'hash_mismatch'] }) reason: string;
+  @ApiProperty({
+    enum: [
+      'sequence_gap',
+      'prev_hash_mismatch',
+      'hash_mismatch',
+      'verified_prefix_mismatch',
+      'checkpoint_mismatch',
+      'truncated',
+    ],
+    description:
+      '`verified_prefix_mismatch`: the entry up to which an earlier verification passed now carries another hash ' +
+      '(rewritten below the verified prefix; `?full=true` finds the first changed entry). `checkpoint_mismatch`: the ' +
+      'entry of the highest signed checkpoint carries another hash. `truncated`: the chain ends before an entry ' +
+      'verified or signed earlier.',
+  })
+  reason: string;
 }
 
 export class AuditVerifyDto {
@@ -71,11 +87,78 @@ export class AuditVerifyDto {
   @ApiProperty() totalEntries: number;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) firstEntry: string | null;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) lastEntry: string | null;
+  @ApiProperty({
+    description:
+      'The first sequence this verification checked: 1 with `full=true` or on a first run, else the one after the ' +
+      'prefix verified before.',
+  })
+  verifiedFrom: number;
   @ApiPropertyOptional({
     type: BrokenAtDto,
     description: 'Present when valid is false: the first entry that fails.',
   })
   brokenAt?: BrokenAtDto;
+}
+
+export class AuditVerifyQueryDto {
+  @ApiPropertyOptional({
+    type: 'boolean',
+    default: false,
+    description: 'Check every entry from the first, instead of only those after the prefix verified before.',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'full must be true or false' })
+  full?: 'true' | 'false';
+}
+
+export class AuditCheckpointDto {
+  @ApiProperty() id: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty({ description: 'The chain head signed: its sequence.' }) sequence: number;
+  @ApiProperty({ description: 'The hash of the entry at `sequence`.' }) hash: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ description: 'RFC 7638 thumbprint of the signing key (see GET /audit/public-key).' }) keyId: string;
+  @ApiProperty({
+    description:
+      'base64url Ed25519 signature of the UTF-8 bytes of the RFC 8785 canonical JSON of ' +
+      '`{organizationId, sequence, hash, createdAt, keyId}`.',
+  })
+  signature: string;
+}
+
+export class AuditJwkDto {
+  @ApiProperty({ example: 'OKP' }) kty: string;
+  @ApiProperty({ example: 'Ed25519' }) crv: string;
+  @ApiProperty({ description: 'The raw public key, base64url.' }) x: string;
+  @ApiProperty({ description: 'The key id.' }) kid: string;
+  @ApiProperty({ example: 'EdDSA' }) alg: string;
+  @ApiProperty({ example: 'sig' }) use: string;
+}
+
+export class AuditPublicKeyDto {
+  @ApiProperty() keyId: string;
+  @ApiProperty({ enum: ['Ed25519'] }) algorithm: 'Ed25519';
+  @ApiProperty({ description: 'SubjectPublicKeyInfo, PEM.' }) publicKeyPem: string;
+  @ApiProperty({ type: AuditJwkDto }) jwk: AuditJwkDto;
+  @ApiProperty({ format: 'date-time', description: 'When the service first used the key.' }) createdAt: string;
+  @ApiProperty({ description: 'Whether the service signs with this key now (the others are older keys).' })
+  current: boolean;
+}
+
+export class AuditPublicKeysDto {
+  @ApiProperty({ type: [AuditPublicKeyDto] }) keys: AuditPublicKeyDto[];
+}
+
+export function toCheckpointResponse(row: AuditCheckpointRow): AuditCheckpointDto {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    sequence: row.sequence,
+    hash: row.hash,
+    createdAt: row.createdAt.toISOString(),
+    keyId: row.keyId,
+    signature: row.signature,
+  };
 }
 
 export function toAuditEntryResponse(row: AuditEntryRow): AuditEntryDto {

@@ -1,0 +1,170 @@
+import { hash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DATABASE, type DatabaseHandle } from '#platform';
+
+/**
+ * An audit entry as the bulk reads take it: every column as PostgreSQL's text, in this order, nothing parsed until
+ * it is needed. `createdAt` is already the ISO-8601 form the hash covers (milliseconds, `Z`).
+ */
+export type ChainRow = (string | null)[];
+export const Col = {
+  Sequence: 0,
+  Id: 1,
+  EventType: 2,
+  UserId: 3,
+  Actor: 4,
+  TargetType: 5,
+  TargetId: 6,
+  Metadata: 7,
+  Ip: 8,
+  UserAgent: 9,
+  CreatedAt: 10,
+  PrevHash: 11,
+  Hash: 12,
+} as const;
+
+// Output names are aliases: `order by sequence` must sort the bigint column, not its text.
+const COLUMNS = `sequence::text as seq, id, event_type, user_id, actor::text, target_type, target_id, metadata::text, ip,
+  user_agent, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), prev_hash, hash`;
+
+/** A range of one chain by sequence (keyset, through audit_entries_org_sequence_uq), in order. */
+const RANGE_SQL = `select ${COLUMNS} from audit_entries
+  where organization_id = $1 and sequence > $2::bigint and sequence <= $3::bigint order by audit_entries.sequence`;
+
+/** One entry of a chain by its sequence. */
+const AT_SQL = `select ${COLUMNS} from audit_entries where organization_id = $1 and sequence = $2::bigint`;
+
+/** The chain's last entry. */
+const HEAD_SQL = `select ${COLUMNS} from audit_entries where organization_id = $1
+  order by audit_entries.sequence desc limit 1`;
+
+/** Entries per page: two pages in memory at most (the one being checked and the next, already requested). */
+export const CHAIN_PAGE = 5000;
+
+const quote = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
+
+/**
+ * RFC 8785 canonical JSON of a value that JSON.parse produced (no undefined, no toJSON, no cycles): keys sorted by
+ * UTF-16 code units, numbers and strings as ECMAScript serialises them. A non-finite number cannot come from JSON.
+ */
+export function canonicalParsed(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalParsed(value[i]);
+    return out + ']';
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    out += (i === 0 ? '' : ',') + JSON.stringify(key) + ':' + canonicalParsed(record[key]);
+  }
+  return out + '}';
+}
+
+/** Canonical JSON of a jsonb column's text. */
+const canonicalText = (text: string | null): string => (text === null ? 'null' : canonicalParsed(JSON.parse(text)));
+
+/** Actors repeat (an agent writes most of a chain): their canonical form is kept, up to this many. */
+const ACTOR_CACHE_MAX = 1024;
+
+/**
+ * Computes entries' hashes from their rows: SHA-256 of `prevHash + "\n" + RFC 8785 canonical JSON of the entry
+ * without id, prevHash and hash` (contract-decisions §9, `chainHash`). The canonical text is written straight from
+ * the columns in the canonical key order (actor, createdAt, eventType, ip, metadata, organizationId, sequence,
+ * targetId, targetType, userAgent, userId), so only actor and metadata are parsed and re-serialised. One instance
+ * per walk (its actor cache is bounded).
+ */
+export class ChainHasher {
+  private readonly actors = new Map<string, string>();
+  private readonly organization: string;
+
+  constructor(organizationId: string) {
+    this.organization = quote(organizationId);
+  }
+
+  /** The canonical bytes' text of an entry (what `chainHash` hashes after `prevHash + "\n"`). */
+  canonical(row: ChainRow): string {
+    return (
+      `{"actor":${this.actor(row[Col.Actor]!)},"createdAt":"${row[Col.CreatedAt]}",` +
+      `"eventType":${quote(row[Col.EventType])},"ip":${quote(row[Col.Ip])},` +
+      `"metadata":${canonicalText(row[Col.Metadata])},"organizationId":${this.organization},` +
+      `"sequence":${row[Col.Sequence]},"targetId":${quote(row[Col.TargetId])},` +
+      `"targetType":${quote(row[Col.TargetType])},"userAgent":${quote(row[Col.UserAgent])},` +
+      `"userId":${quote(row[Col.UserId])}}`
+    );
+  }
+
+  /** The entry's hash recomputed from its stored prevHash and content; null when the row cannot be read as JSON. */
+  hash(row: ChainRow): string | null {
+    let text: string;
+    try {
+      text = this.canonical(row);
+    } catch {
+      return null;
+    }
+    return hash('sha256', `${row[Col.PrevHash]}\n${text}`);
+  }
+
+  private actor(text: string): string {
+    let canonical = this.actors.get(text);
+    if (canonical === undefined) {
+      canonical = canonicalText(text);
+      if (this.actors.size >= ACTOR_CACHE_MAX) this.actors.clear();
+      this.actors.set(text, canonical);
+    }
+    return canonical;
+  }
+}
+
+/**
+ * The audit chains' bulk reader for verification and export: rows as text (no Date, no JSON parsed by the driver),
+ * in sequence ranges requested one page ahead, so that the database prepares the next page while this process
+ * checks the current one. Memory holds two pages whatever the chain's length.
+ */
+@Injectable()
+export class AuditChainReader {
+  constructor(@Inject(DATABASE) private readonly handle: DatabaseHandle) {}
+
+  async head(organizationId: string): Promise<ChainRow | undefined> {
+    const [row] = await this.handle.textRows(HEAD_SQL, [organizationId]);
+    return row;
+  }
+
+  async at(organizationId: string, sequence: number): Promise<ChainRow | undefined> {
+    const [row] = await this.handle.textRows(AT_SQL, [organizationId, sequence]);
+    return row;
+  }
+
+  /** Pages of the entries with `after < sequence <= upTo`, in order. */
+  async *pages(organizationId: string, after: number, upTo: number, size = CHAIN_PAGE): AsyncGenerator<ChainRow[]> {
+    const request = (from: number) => {
+      if (from >= upTo) return null;
+      const page = this.handle.textRows(RANGE_SQL, [organizationId, from, Math.min(from + size, upTo)]);
+      // Awaited below, unless the reader stops first: a failure then is nobody's to report.
+      page.catch(() => undefined);
+      return page;
+    };
+    let from = after;
+    let next = request(from);
+    while (next) {
+      const rows = await next;
+      from = Math.min(from + size, upTo);
+      next = request(from);
+      yield rows;
+    }
+  }
+}
+
+/** One export line: the entry as the API shows it (`AuditEntryDto`), jsonb columns as PostgreSQL wrote them. */
+export function exportLine(row: ChainRow, organizationId: string): string {
+  return (
+    `{"id":${quote(row[Col.Id])},"sequence":${row[Col.Sequence]},"organizationId":${quote(organizationId)},` +
+    `"eventType":${quote(row[Col.EventType])},"userId":${quote(row[Col.UserId])},"actor":${row[Col.Actor]},` +
+    `"targetType":${quote(row[Col.TargetType])},"targetId":${quote(row[Col.TargetId])},` +
+    `"metadata":${row[Col.Metadata]},"ip":${quote(row[Col.Ip])},"userAgent":${quote(row[Col.UserAgent])},` +
+    `"createdAt":"${row[Col.CreatedAt]}","prevHash":"${row[Col.PrevHash]}","hash":"${row[Col.Hash]}"}\n`
+  );
+}

@@ -1,0 +1,18 @@
+export { canonicalJson } from './canonical-json.mjs';
+export { entryHash, GENESIS_HASH, HASHED_FIELDS, hashedContent } from './entry-hash.mjs';
+export { BREAK_REASONS, ChainVerifier } from './chain.mjs';
+export {
+  checkpointSigningInput,
+  isCheckpoint,
+  parseCheckpointsText,
+  verifyCheckpointSignature,
+} from './checkpoints.mjs';
+export { jwkThumbprint, Keyring, loadPublishedKey, parseKeysText } from './keys.mjs';
+export {
+  formatReport,
+  InputError,
+  printable,
+  loadCheckpoints,
+  verifyAuditFiles,
+  verifyAuditLines,
+} from './verify.mjs';
