@@ -37,7 +37,10 @@ export class AuditController {
   @Get()
   @ApiOperation({
     summary: 'List audit entries',
-    description: 'Newest first. Owner or admin. limit default 50, max 200.',
+    description:
+      'Newest first. Owner or admin. limit default 50, max 200. Without filters `pagination.total` is the chain\'s ' +
+      'length; with filters the count stops after 10,000 matches beyond the page asked for, and ' +
+      '`pagination.totalCapped: true` then marks `total` as a lower bound.',
   })
   @ApiEnvelope(AuditEntryDto, { paginated: true })
   @ApiErrors([400])

@@ -18,6 +18,9 @@ import {
   toAuditEntryResponse,
 } from './dto/audit.dto.js';
 
+/** Filtered lists count at most this many matches (beyond the page asked for); `pagination.totalCapped` says so. */
+export const LIST_COUNT_CAP = 10_000;
+
 /** The chain as a report shows it (`chainState`). */
 export interface ChainState {
   valid: boolean;
@@ -47,12 +50,13 @@ export class AuditService {
         { field: 'from', message: 'from must not be after to' },
       ]);
     const page = pageRequest(query, { limit: 50, max: 200 });
-    const { rows, total } = await this.repo.list(
+    const { rows, total, capped } = await this.repo.list(
       organizationId,
       { from, to, eventType: query.eventType, userId: query.userId },
       page,
+      LIST_COUNT_CAP,
     );
-    return toPage(rows.map(toAuditEntryResponse), total, page);
+    return toPage(rows.map(toAuditEntryResponse), total, page, capped);
   }
 
   /** One resource's entries, oldest first (for resource histories shown to every role: callers pick the fields). */

@@ -13,6 +13,8 @@ export interface PaginationMeta {
   limit: number;
   total: number;
   totalPages: number;
+  /** Present (true) when `total` is a lower bound: the list counted this many matches and stopped. */
+  totalCapped?: true;
 }
 
 /** What a service returns for a paginated list; the interceptor turns it into `{success, data, pagination}`. */

@@ -32,6 +32,13 @@ export class PaginationDto {
   @ApiProperty({ example: 20 }) limit: number;
   @ApiProperty({ example: 42 }) total: number;
   @ApiProperty({ example: 3 }) totalPages: number;
+  @ApiPropertyOptional({
+    enum: [true],
+    description:
+      'Only on lists that stop counting (the audit log with filters): `total` is then a lower bound, the matches ' +
+      'counted before the count stopped. Later pages still answer.',
+  })
+  totalCapped?: true;
 }
 
 /** The error codes each status can carry; listed in the description of every documented error response. */

@@ -44,12 +44,13 @@ export function pageRequest(
   return { page, limit, offset: (page - 1) * limit };
 }
 
-export function toPage<T>(items: T[], total: number, req: PageRequest): Page<T> {
+export function toPage<T>(items: T[], total: number, req: PageRequest, totalCapped = false): Page<T> {
   const meta: PaginationMeta = {
     page: req.page,
     limit: req.limit,
     total,
     totalPages: total === 0 ? 0 : Math.ceil(total / req.limit),
+    ...(totalCapped ? { totalCapped: true as const } : {}),
   };
   return new Page(items, meta);
 }
