@@ -28,6 +28,10 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/audit/:id': OWNER_ADMIN,
   'GET /api/v1/audit/verify': OWNER_ADMIN,
   'GET /api/v1/audit/export': OWNER_ADMIN,
+  // Signed checkpoints (contract-decisions §9): owner, admin; their public keys for anyone
+  'GET /api/v1/audit/checkpoints': OWNER_ADMIN,
+  'POST /api/v1/audit/checkpoints': OWNER_ADMIN,
+  'GET /api/v1/audit/public-key': 'public',
   // Public identity routes
   'POST /api/v1/auth/register': 'public',
   'POST /api/v1/auth/login': 'public',

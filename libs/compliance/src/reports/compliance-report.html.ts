@@ -172,7 +172,7 @@ export function complianceReportHtml(r: ComplianceReportData): string {
           .join('');
   const chain = r.chain;
   const chainBreak = chain.brokenAt
-    ? `<tr><th>First break</th><td>entry ${int(chain.brokenAt.sequence)} (${e(chain.brokenAt.id)}): ${e(chain.brokenAt.reason.replace(/_/g, ' '))}</td></tr>`
+    ? `<tr><th>First break</th><td>entry ${int(chain.brokenAt.sequence)}${chain.brokenAt.id ? ` (${e(chain.brokenAt.id)})` : ''}: ${e(chain.brokenAt.reason.replace(/_/g, ' '))}</td></tr>`
     : '<tr><th>First break</th><td>none</td></tr>';
   const incidentRows =
     r.incidents.rows.length === 0

@@ -26,7 +26,7 @@ export interface ChainState {
   valid: boolean;
   totalEntries: number;
   headHash: string | null;
-  brokenAt?: { sequence: number; id: string; reason: string };
+  brokenAt?: { sequence: number; id: string | null; reason: string };
   /** The first sequence this verification checked: 1, or the one after the verified prefix. */
   verifiedFrom: number;
   /** When a verification from the first entry last passed; null when the chain is broken and none is recent. */
@@ -156,7 +156,7 @@ export class AuditService {
       firstEntry: null,
       lastEntry: null,
       verifiedFrom,
-      broken: { sequence, id: id ?? '', reason },
+      broken: { sequence, id, reason },
     });
     const [head, highest] = await Promise.all([
       this.reader.head(organizationId),
@@ -240,5 +240,5 @@ interface Walked {
   firstEntry: string | null;
   lastEntry: string | null;
   verifiedFrom: number;
-  broken?: { sequence: number; id: string; reason: BrokenReason };
+  broken?: { sequence: number; id: string | null; reason: BrokenReason };
 }

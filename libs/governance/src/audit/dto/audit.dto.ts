@@ -63,7 +63,12 @@ export class AuditEntryDto {
 export class BrokenAtDto {
   @ApiProperty({ description: 'Sequence of the failing entry (after a gap: the first entry past it).' })
   sequence: number;
-  @ApiProperty() id: string;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The failing entry; null when it is missing (`truncated`, or a gap at the end).',
+  })
+  id: string | null;
   @ApiProperty({
     enum: [
       'sequence_gap',
