@@ -11,7 +11,10 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 
 /** The Ed25519 key that signs audit checkpoints in production; one per benchmark run. */
-export const BENCH_AUDIT_SIGNING_KEY = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' });
+export const BENCH_AUDIT_SIGNING_KEY = generateKeyPairSync('ed25519').privateKey.export({
+  type: 'pkcs8',
+  format: 'pem',
+});
 
 export const freePort = () =>
   new Promise((resolve) => {
@@ -40,23 +43,29 @@ export async function waitForHealth(base, deadline = Date.now() + 60_000) {
 export async function startService({ env = {}, args = [] } = {}) {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'gov-bench-'));
-  const database = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL) : undefined;
-  const child = spawn(process.execPath, [...args, join(process.env.BENCH_DIST ?? 'dist', 'apps/api/src/main.js')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'),
-      AUDIT_SIGNING_KEY: BENCH_AUDIT_SIGNING_KEY,
-      AUTH_RATE_LIMIT_MAX: '1000000000',
-      ...(database ? { DATABASE_URL: database.url } : {}),
-      ...env,
+  const database = process.env.DATABASE_URL
+    ? await createScratchDatabase(process.env.DATABASE_URL)
+    : undefined;
+  const child = spawn(
+    process.execPath,
+    [...args, join(process.env.BENCH_DIST ?? 'dist', 'apps/api/src/main.js')],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        NODE_ENV: 'production',
+        JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'),
+        AUDIT_SIGNING_KEY: BENCH_AUDIT_SIGNING_KEY,
+        AUTH_RATE_LIMIT_MAX: '1000000000',
+        ...(database ? { DATABASE_URL: database.url } : {}),
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   const base = `http://127.0.0.1:${port}`;
   const stop = async (signal = 'SIGTERM') => {
     if (child.exitCode === null) {

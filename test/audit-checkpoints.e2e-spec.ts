@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { EventSource } from 'eventsource';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditChainReader, ChainHasher, Fast } from '#governance';
 import { AuditLog, canonicalJson, JobScheduler } from '#platform';
 import { replicaContext, type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
@@ -124,7 +125,10 @@ describe('audit: incremental verification and signed checkpoints', () => {
       const org = await ctx.register();
       await append(org.organization.id, 7);
       expect(await verify(org)).toMatchObject({ valid: true, totalEntries: 8 });
-      const rows = (await ctx.get(AUDIT, { token: org.token })).json().data as { id: string; sequence: number }[];
+      const rows = (await ctx.get(AUDIT, { token: org.token })).json().data as {
+        id: string;
+        sequence: number;
+      }[];
       const idOf = (sequence: number) => rows.find((r) => r.sequence === sequence)!.id;
 
       await tamper(org, 4, sql`metadata = '{"n":"changed"}'`);
@@ -141,6 +145,35 @@ describe('audit: incremental verification and signed checkpoints', () => {
         valid: false,
         brokenAt: { sequence: 8, id: idOf(8), reason: 'verified_prefix_mismatch' },
       });
+    });
+
+    it('hashes entries with hostile text on the fast path: the database’s JSON strings are JavaScript’s', async () => {
+      const org = await ctx.register();
+      const hostile = [
+        'quote " backslash \\ slash /',
+        'controls \u0001\u0008\t\n\f\r\u001f\u007f',
+        'unicode é € \u2028 \u2029 😀 \ufb33',
+        '<script>&amp;</script>',
+      ];
+      for (const text of hostile) {
+        await audit.append({
+          organizationId: org.organization.id,
+          eventType: `test.${text}`,
+          actor: { type: 'api_key', id: text, email: `${text}@example.com` },
+          targetType: text,
+          targetId: text,
+          metadata: { [text]: text, nested: { list: [text, 1e21, -0.5, null] } },
+          meta: { ip: text.slice(0, 64), userAgent: text },
+        });
+      }
+      const reader = ctx.service(AuditChainReader);
+      const hasher = new ChainHasher(org.organization.id);
+      const rows = [];
+      for await (const page of reader.verificationPages(org.organization.id, 0, hostile.length + 1))
+        rows.push(...page);
+      expect(rows).toHaveLength(hostile.length + 1);
+      for (const row of rows) expect(hasher.fastHash(row), row[Fast.Sequence]!).toBe(row[Fast.Hash]);
+      expect(await verify(org, true)).toMatchObject({ valid: true, totalEntries: hostile.length + 1 });
     });
 
     it('answers 400 for a full value other than true or false', async () => {
@@ -222,7 +255,11 @@ describe('audit: incremental verification and signed checkpoints', () => {
         valid: false,
         brokenAt: { sequence: 5, reason: 'truncated' },
       });
-      expectErrorEnvelope(await ctx.post(`${AUDIT}/checkpoints`, { token: org.token }), 409, 'AUDIT_CHAIN_INVALID');
+      expectErrorEnvelope(
+        await ctx.post(`${AUDIT}/checkpoints`, { token: org.token }),
+        409,
+        'AUDIT_CHAIN_INVALID',
+      );
     });
 
     it('signs heads on the interval, after AUDIT_CHECKPOINT_INTERVAL entries or minutes', async () => {
@@ -293,7 +330,9 @@ describe('audit: incremental verification and signed checkpoints', () => {
     it('keeps older checkpoints verifiable after a key rotation, each naming its key', async () => {
       const org = await ctx.register();
       const before = await sign(org);
-      const newKey = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      const newKey = generateKeyPairSync('ed25519')
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString();
       const rotated = await replicaContext(ctx, { config: { ...ctx.config, auditSigningKey: newKey } });
       try {
         await append(org.organization.id);

@@ -329,14 +329,16 @@ describe('the audit chain in the compliance PDF', () => {
     return self;
   }
 
-  it('verifies in full first, then from the checkpoint, and finds an entry altered after the checkpoint', async () => {
+  it('verifies in full first, then after the verified prefix, and finds an entry altered after it', async () => {
     const a = await chained('Checkpointed');
     expect(await a.render()).toContain('Verified every entry, from the first');
     ctx.clock.advance(60_000);
     await a.incident();
     const second = await a.render();
     expect(second).toContain('Result Valid');
-    expect(second).toMatch(/Verified entries \d+ onwards at .* from the checkpoint of the last verification/);
+    expect(second).toMatch(
+      /Verified entries \d+ onwards at .* after the entries the last verification passed/,
+    );
 
     ctx.clock.advance(60_000);
     await a.incident();
@@ -355,12 +357,12 @@ describe('the audit chain in the compliance PDF', () => {
     const b = await chained('Old tamper');
     expect(await b.render()).toContain('Result Valid');
     await b.tamper(2);
-    // Within AUDIT_FULL_VERIFY_MAX_AGE_MS the report reads from the checkpoint, and says so.
+    // Within AUDIT_FULL_VERIFY_MAX_AGE_MS the report reads after the verified prefix, and says so.
     const within = await b.render();
     expect(within).toContain('Result Valid');
-    expect(within).toContain('from the checkpoint of the last verification');
-    // GET /audit/verify always reads every entry.
-    const verify = await ctx.get('/api/v1/audit/verify', { token: b.token });
+    expect(within).toContain('after the entries the last verification passed');
+    // GET /audit/verify?full=true reads every entry.
+    const verify = await ctx.get('/api/v1/audit/verify?full=true', { token: b.token });
     expect(verify.json().data).toMatchObject({
       valid: false,
       brokenAt: { sequence: 2, reason: 'hash_mismatch' },

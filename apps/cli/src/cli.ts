@@ -147,7 +147,9 @@ export function buildProgram(
 
   program
     .command('audit:checkpoint')
-    .description("Verify an organization's audit chain up to its head and sign that head (a signed checkpoint)")
+    .description(
+      "Verify an organization's audit chain up to its head and sign that head (a signed checkpoint)",
+    )
     .argument('<orgId>')
     .action(async (orgId: string) => {
       await withContext(async (app) => print(await app.get(AuditCheckpointsService).checkpoint(orgId)));

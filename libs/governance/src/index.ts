@@ -1,6 +1,7 @@
 export * from './audit/audit.module.js';
 export * from './audit/audit.service.js';
 export * from './audit/audit-checkpoints.service.js';
+export * from './audit/audit-chain-reader.js';
 export * from './agents/agents.module.js';
 export * from './policies/policies.module.js';
 export { PoliciesRepository } from './policies/policies.repository.js';

@@ -132,13 +132,13 @@ function niceStep(raw: number): number {
   return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * power;
 }
 
-/** How the chain was verified for this report: from the first entry, or from the last checkpoint. */
+/** How the chain was verified for this report: from the first entry, or after the prefix verified before. */
 function verifiedText(chain: ComplianceReportData['chain'], generatedAt: Date): string {
   if (chain.verifiedFrom <= 1) return `every entry, from the first, at ${utc(generatedAt)}`;
   const full = chain.fullyVerifiedAt ? utc(chain.fullyVerifiedAt) : 'never';
   return (
-    `entries ${int(chain.verifiedFrom)} onwards at ${utc(generatedAt)}, from the checkpoint of the last ` +
-    `verification; every entry, from the first, at ${full}`
+    `entries ${int(chain.verifiedFrom)} onwards at ${utc(generatedAt)}, after the entries the last ` +
+    `verification passed; every entry, from the first, at ${full}`
   );
 }
 

@@ -38,7 +38,7 @@ export class AuditController {
   @ApiOperation({
     summary: 'List audit entries',
     description:
-      'Newest first. Owner or admin. limit default 50, max 200. Without filters `pagination.total` is the chain\'s ' +
+      "Newest first. Owner or admin. limit default 50, max 200. Without filters `pagination.total` is the chain's " +
       'length; with filters the count stops after 10,000 matches beyond the page asked for, and ' +
       '`pagination.totalCapped: true` then marks `total` as a lower bound.',
   })
@@ -52,7 +52,7 @@ export class AuditController {
   @ApiOperation({
     summary: 'Verify the hash chain',
     description:
-      'Recomputes each entry\'s hash and link in sequence order, streaming the chain in pages (memory does not grow ' +
+      "Recomputes each entry's hash and link in sequence order, streaming the chain in pages (memory does not grow " +
       'with the log). Incremental: checks the entries after the prefix verified by the last run (whose entry must ' +
       'still carry the hash then verified), up to the head; `full=true` checks every entry from the first. Also ' +
       'checks the chain against its highest signed checkpoint. `brokenAt` names the first failure.',
@@ -136,7 +136,7 @@ export class AuditPublicKeyController {
     summary: 'The keys that sign audit checkpoints',
     description:
       'Public. Every Ed25519 key the service has signed checkpoints with, the current one and those before a ' +
-      'rotation, as PEM and JWK. `keyId` is the key\'s RFC 7638 thumbprint.',
+      "rotation, as PEM and JWK. `keyId` is the key's RFC 7638 thumbprint.",
   })
   @ApiEnvelope(AuditPublicKeysDto)
   publicKey(): Promise<AuditPublicKeysDto> {

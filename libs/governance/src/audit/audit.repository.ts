@@ -223,7 +223,11 @@ export class AuditRepository {
    * checkpoint, which is returned instead.
    */
   async insertCheckpoint(row: AuditCheckpointRow): Promise<{ row: AuditCheckpointRow; created: boolean }> {
-    const [inserted] = await this.tx.db.insert(auditCheckpoints).values(row).onConflictDoNothing().returning();
+    const [inserted] = await this.tx.db
+      .insert(auditCheckpoints)
+      .values(row)
+      .onConflictDoNothing()
+      .returning();
     if (inserted) return { row: inserted, created: true };
     const [existing] = await this.tx.db
       .select()

@@ -122,7 +122,8 @@ export class AuditCheckpointDto {
   @ApiProperty({ description: 'The chain head signed: its sequence.' }) sequence: number;
   @ApiProperty({ description: 'The hash of the entry at `sequence`.' }) hash: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ description: 'RFC 7638 thumbprint of the signing key (see GET /audit/public-key).' }) keyId: string;
+  @ApiProperty({ description: 'RFC 7638 thumbprint of the signing key (see GET /audit/public-key).' })
+  keyId: string;
   @ApiProperty({
     description:
       'base64url Ed25519 signature of the UTF-8 bytes of the RFC 8785 canonical JSON of ' +
@@ -145,7 +146,8 @@ export class AuditPublicKeyDto {
   @ApiProperty({ enum: ['Ed25519'] }) algorithm: 'Ed25519';
   @ApiProperty({ description: 'SubjectPublicKeyInfo, PEM.' }) publicKeyPem: string;
   @ApiProperty({ type: AuditJwkDto }) jwk: AuditJwkDto;
-  @ApiProperty({ format: 'date-time', description: 'When the service first used the key.' }) createdAt: string;
+  @ApiProperty({ format: 'date-time', description: 'When the service first used the key.' })
+  createdAt: string;
   @ApiProperty({ description: 'Whether the service signs with this key now (the others are older keys).' })
   current: boolean;
 }

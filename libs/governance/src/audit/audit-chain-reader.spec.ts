@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { type AuditEntryRow, canonicalJson, chainHash, GENESIS_HASH } from '#platform';
+import { canonicalParsed, ChainHasher, type ChainRow, Col, Fast } from './audit-chain-reader.js';
+
+/** A number from its IEEE 754 bit pattern (RFC 8785 Appendix B lists its vectors that way). */
+const fromBits = (hex: string) => Buffer.from(hex, 'hex').readDoubleBE(0);
+
+describe('canonicalParsed (RFC 8785)', () => {
+  it('writes the numbers of RFC 8785 Appendix B as the RFC does', () => {
+    const vectors: [string, string][] = [
+      ['0000000000000000', '0'],
+      ['8000000000000000', '0'],
+      ['0000000000000001', '5e-324'],
+      ['8000000000000001', '-5e-324'],
+      ['7fefffffffffffff', '1.7976931348623157e+308'],
+      ['ffefffffffffffff', '-1.7976931348623157e+308'],
+      ['4340000000000000', '9007199254740992'],
+      ['c340000000000000', '-9007199254740992'],
+      ['4430000000000000', '295147905179352830000'],
+      ['44b52d02c7e14af5', '9.999999999999997e+22'],
+      ['44b52d02c7e14af6', '1e+23'],
+      ['44b52d02c7e14af7', '1.0000000000000001e+23'],
+      ['444b1ae4d6e2ef4e', '999999999999999700000'],
+      ['444b1ae4d6e2ef4f', '999999999999999900000'],
+      ['444b1ae4d6e2ef50', '1e+21'],
+      ['3eb0c6f7a0b5ed8c', '9.999999999999997e-7'],
+      ['3eb0c6f7a0b5ed8d', '0.000001'],
+      ['41b3de4355555553', '333333333.3333332'],
+      ['41b3de4355555554', '333333333.33333325'],
+      ['41b3de4355555555', '333333333.3333333'],
+      ['41b3de4355555556', '333333333.3333334'],
+      ['41b3de4355555557', '333333333.33333343'],
+      ['becbf647612f3696', '-0.0000033333333333333333'],
+      ['43143ff3c1cb0959', '1424953923781206.2'],
+    ];
+    for (const [bits, expected] of vectors) {
+      expect(canonicalParsed(fromBits(bits)), bits).toBe(expected);
+      expect(canonicalParsed(JSON.parse(`[${expected}]`)), expected).toBe(`[${expected}]`);
+    }
+  });
+
+  it('sorts keys by UTF-16 code units as RFC 8785 §3.2.3 shows, and writes §3.2.2 the RFC way', () => {
+    const sorting = JSON.parse(
+      '{"\\u20ac":"Euro Sign","\\r":"Carriage Return","\\ufb33":"Hebrew Letter Dalet With Dagesh",' +
+        '"1":"One","\\ud83d\\ude00":"Emoji: Grinning Face","\\u0080":"Control","\\u00f6":"Latin Small Letter O With Diaeresis"}',
+    ) as Record<string, string>;
+    expect(canonicalParsed(sorting)).toBe(
+      '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis",' +
+        '"\u20ac":"Euro Sign","\ud83d\ude00":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+    );
+    const example = JSON.parse(
+      '{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],' +
+        ' "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}',
+    );
+    expect(canonicalParsed(example)).toBe(
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],' +
+        '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    );
+  });
+
+  it('agrees with canonicalJson on nested values', () => {
+    const samples = [
+      { z: { y: [3, 2, { x: null, w: 'é' }] }, a: [], m: {} },
+      ['line\nbreak "quoted" \\ \u0001 \u2028', 1.5, -2, 1e300],
+      { emoji: '👩‍💻', nested: { deeper: { deepest: [true, false, 'x'] } } },
+    ];
+    for (const sample of samples) expect(canonicalParsed(sample)).toBe(canonicalJson(sample));
+  });
+});
+
+/** An entry as PostgreSQL returns it to the bulk reads: jsonb as its own text (spaces, its own key order). */
+function jsonbText(value: unknown): string {
+  return JSON.stringify(value, null, 1).replace(/\n\s*/g, ' ');
+}
+
+describe('ChainHasher', () => {
+  const organizationId = '65f1c0de0000000000000001';
+  const entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'> = {
+    sequence: 7,
+    organizationId,
+    eventType: 'doc.créé',
+    userId: null,
+    actor: { type: 'user', id: 'u"1\\', email: 'a@example.com' },
+    targetType: 'document',
+    targetId: 'tab\there\u0001',
+    metadata: { z: 1, a: [true, null, 0.1, 1e21, 'ü€😀'], nested: { b: 'x', a: 'y' } },
+    ip: '203.0.113.9',
+    userAgent: null,
+    createdAt: new Date('2026-03-02T10:00:00.000Z'),
+  };
+  const prevHash = GENESIS_HASH.replace(/^0/, 'a');
+  const expected = chainHash(prevHash, entry);
+  const q = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
+
+  it('recomputes chainHash from a row of column texts', () => {
+    const row: ChainRow = [];
+    row[Col.Sequence] = String(entry.sequence);
+    row[Col.Id] = 'x';
+    row[Col.EventType] = entry.eventType;
+    row[Col.UserId] = entry.userId;
+    row[Col.Actor] = jsonbText({ id: entry.actor.id, type: entry.actor.type, email: entry.actor.email });
+    row[Col.TargetType] = entry.targetType;
+    row[Col.TargetId] = entry.targetId;
+    row[Col.Metadata] = jsonbText(entry.metadata);
+    row[Col.Ip] = entry.ip;
+    row[Col.UserAgent] = entry.userAgent;
+    row[Col.CreatedAt] = entry.createdAt.toISOString();
+    row[Col.PrevHash] = prevHash;
+    row[Col.Hash] = expected;
+    const hasher = new ChainHasher(organizationId);
+    expect(hasher.hash(row)).toBe(expected);
+    expect(hasher.hash({ ...row, [Col.TargetId]: 'other' } as ChainRow)).not.toBe(expected);
+    expect(hasher.hash({ ...row, [Col.Metadata]: '{not json' } as ChainRow)).toBeNull();
+  });
+
+  it('recomputes chainHash from a verification row assembled as the database assembles it', () => {
+    const row: ChainRow = [];
+    row[Fast.Sequence] = String(entry.sequence);
+    row[Fast.Id] = 'x';
+    row[Fast.PrevHash] = prevHash;
+    row[Fast.Hash] = expected;
+    row[Fast.Actor] = jsonbText(entry.actor);
+    row[Fast.Middle] =
+      `,"createdAt":"${entry.createdAt.toISOString()}","eventType":${q(entry.eventType)},` +
+      `"ip":${q(entry.ip)},"metadata":`;
+    row[Fast.Metadata] = jsonbText(entry.metadata);
+    row[Fast.Tail] =
+      `,"organizationId":${q(organizationId)},"sequence":${entry.sequence},"targetId":${q(entry.targetId)},` +
+      `"targetType":${q(entry.targetType)},"userAgent":${q(entry.userAgent)},"userId":${q(entry.userId)}}`;
+    const hasher = new ChainHasher(organizationId);
+    expect(hasher.fastHash(row)).toBe(expected);
+    // The actor cache returns the same canonical form the second time.
+    expect(hasher.fastHash(row)).toBe(expected);
+    expect(
+      hasher.fastHash({ ...row, [Fast.Metadata]: jsonbText({ ...entry.metadata, z: 2 }) } as ChainRow),
+    ).not.toBe(expected);
+  });
+});
