@@ -4,9 +4,9 @@ import { sql } from 'drizzle-orm';
 import { EventSource } from 'eventsource';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditChainReader, ChainHasher, Fast } from '#governance';
+import { AuditChainReader, ChainHasher, Col } from '#governance';
 import { AuditLog, canonicalJson, JobScheduler } from '#platform';
-import { replicaContext, type Registered, TestContext } from './support/app.js';
+import { replicaContext, type Registered, TestContext, testConfig } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -147,7 +147,7 @@ describe('audit: incremental verification and signed checkpoints', () => {
       });
     });
 
-    it('hashes entries with hostile text on the fast path: the database’s JSON strings are JavaScript’s', async () => {
+    it('hashes entries with hostile text from the database’s text rows as the writer hashed them', async () => {
       const org = await ctx.register();
       const hostile = [
         'quote " backslash \\ slash /',
@@ -169,10 +169,9 @@ describe('audit: incremental verification and signed checkpoints', () => {
       const reader = ctx.service(AuditChainReader);
       const hasher = new ChainHasher(org.organization.id);
       const rows = [];
-      for await (const page of reader.verificationPages(org.organization.id, 0, hostile.length + 1))
-        rows.push(...page);
+      for await (const page of reader.pages(org.organization.id, 0, hostile.length + 1)) rows.push(...page);
       expect(rows).toHaveLength(hostile.length + 1);
-      for (const row of rows) expect(hasher.fastHash(row), row[Fast.Sequence]!).toBe(row[Fast.Hash]);
+      for (const row of rows) expect(hasher.hash(row), row[Col.Sequence]!).toBe(row[Col.Hash]);
       expect(await verify(org, true)).toMatchObject({ valid: true, totalEntries: hostile.length + 1 });
     });
 
@@ -352,5 +351,31 @@ describe('audit: incremental verification and signed checkpoints', () => {
         await rotated.close();
       }
     });
+  });
+});
+
+describe('audit: the limiter of whole-chain reads', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await TestContext.create({
+      config: {
+        userRateLimits: { ...testConfig().userRateLimits, auditChain: { max: 3, windowMs: 3600_000 } },
+      },
+    });
+  });
+  afterAll(async () => ctx?.close());
+
+  it('counts verification, export and signing per user: 429 RATE_LIMITED with Retry-After beyond the limit', async () => {
+    const org = await ctx.register();
+    expect((await ctx.get(`${AUDIT}/verify`, { token: org.token })).statusCode).toBe(200);
+    expect((await ctx.get(`${AUDIT}/export`, { token: org.token })).statusCode).toBe(200);
+    expect((await ctx.post(`${AUDIT}/checkpoints`, { token: org.token })).statusCode).toBe(201);
+    const refused = await ctx.get(`${AUDIT}/verify`, { token: org.token, query: { full: 'true' } });
+    expectErrorEnvelope(refused, 429, 'RATE_LIMITED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // Another user has a window of their own; the list is not limited.
+    const admin = await ctx.addMember(org.organization.id, 'admin');
+    expect((await ctx.get(`${AUDIT}/verify`, { token: admin.token })).statusCode).toBe(200);
+    expect((await ctx.get(AUDIT, { token: org.token })).statusCode).toBe(200);
   });
 });

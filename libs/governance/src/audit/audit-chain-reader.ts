@@ -31,34 +31,6 @@ const COLUMNS = `sequence::text as seq, id, event_type, user_id, actor::text, ta
 const RANGE_SQL = `select ${COLUMNS} from audit_entries
   where organization_id = $1 and sequence > $2::bigint and sequence <= $3::bigint order by audit_entries.sequence`;
 
-/**
- * What verification reads: the entry's canonical JSON (`chainHash`'s bytes after `prevHash + "\n"`) pre-assembled by
- * the database around the two JSON columns, which the hasher canonicalises itself (their key order and number forms
- * are JavaScript's). `to_json` writes each string as a JSON string literal; where its escaping were ever to differ
- * from JSON.stringify's the hash would not match and the entry is recomputed from its columns (`ChainHasher.hash`),
- * so a match proves the stored entry is the one hashed.
- */
-export const Fast = {
-  Sequence: 0,
-  Id: 1,
-  PrevHash: 2,
-  Hash: 3,
-  Actor: 4,
-  Middle: 5,
-  Metadata: 6,
-  Tail: 7,
-} as const;
-const q = (column: string) => `coalesce(to_json(${column})::text, 'null')`;
-const FAST_COLUMNS = `sequence::text as seq, id, prev_hash, hash, actor::text,
-  ',"createdAt":"' || to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","eventType":' ||
-    ${q('event_type')} || ',"ip":' || ${q('ip')} || ',"metadata":',
-  metadata::text,
-  ',"organizationId":' || ${q('organization_id')} || ',"sequence":' || sequence::text || ',"targetId":' ||
-    ${q('target_id')} || ',"targetType":' || ${q('target_type')} || ',"userAgent":' || ${q('user_agent')} ||
-    ',"userId":' || ${q('user_id')} || '}'`;
-const FAST_RANGE_SQL = `select ${FAST_COLUMNS} from audit_entries
-  where organization_id = $1 and sequence > $2::bigint and sequence <= $3::bigint order by audit_entries.sequence`;
-
 /** One entry of a chain by its sequence. */
 const AT_SQL = `select ${COLUMNS} from audit_entries where organization_id = $1 and sequence = $2::bigint`;
 
@@ -137,22 +109,6 @@ export class ChainHasher {
     return hash('sha256', `${row[Col.PrevHash]}\n${text}`);
   }
 
-  /**
-   * The hash from a verification row (`Fast`): the pre-assembled canonical text with the actor and metadata
-   * canonicalised here. Null when a JSON column cannot be read.
-   */
-  fastHash(row: ChainRow): string | null {
-    let text: string;
-    try {
-      text =
-        `{"actor":${this.actor(row[Fast.Actor]!)}${row[Fast.Middle]}` +
-        `${canonicalText(row[Fast.Metadata])}${row[Fast.Tail]}`;
-    } catch {
-      return null;
-    }
-    return hash('sha256', `${row[Fast.PrevHash]}\n${text}`);
-  }
-
   private actor(text: string): string {
     let canonical = this.actors.get(text);
     if (canonical === undefined) {
@@ -183,26 +139,16 @@ export class AuditChainReader {
     return row;
   }
 
-  /** Pages of the entries with `after < sequence <= upTo`, in order, as `Col` rows (the export's). */
-  pages(organizationId: string, after: number, upTo: number, size = CHAIN_PAGE): AsyncGenerator<ChainRow[]> {
-    return this.ranges(RANGE_SQL, organizationId, after, upTo, size);
-  }
-
-  /** The same pages as verification rows (`Fast`). */
-  verificationPages(organizationId: string, after: number, upTo: number): AsyncGenerator<ChainRow[]> {
-    return this.ranges(FAST_RANGE_SQL, organizationId, after, upTo, CHAIN_PAGE);
-  }
-
-  private async *ranges(
-    text: string,
+  /** Pages of the entries with `after < sequence <= upTo`, in order. */
+  async *pages(
     organizationId: string,
     after: number,
     upTo: number,
-    size: number,
+    size = CHAIN_PAGE,
   ): AsyncGenerator<ChainRow[]> {
     const request = (from: number) => {
       if (from >= upTo) return null;
-      const page = this.handle.textRows(text, [organizationId, from, Math.min(from + size, upTo)]);
+      const page = this.handle.textRows(RANGE_SQL, [organizationId, from, Math.min(from + size, upTo)]);
       // Awaited below, unless the reader stops first: a failure then is nobody's to report.
       page.catch(() => undefined);
       return page;

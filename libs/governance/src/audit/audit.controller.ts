@@ -49,6 +49,7 @@ export class AuditController {
   }
 
   @Get('verify')
+  @Access({ roles: Permission.readAudit, rateLimit: 'auditChain' })
   @ApiOperation({
     summary: 'Verify the hash chain',
     description:
@@ -58,7 +59,7 @@ export class AuditController {
       'checks the chain against its highest signed checkpoint. `brokenAt` names the first failure.',
   })
   @ApiEnvelope(AuditVerifyDto)
-  @ApiErrors([400])
+  @ApiErrors([400, 429])
   verify(@CurrentActor() actor: Actor, @Query() query: AuditVerifyQueryDto): Promise<AuditVerifyDto> {
     return this.audit.verify(actor.organizationId, { full: query.full === 'true' });
   }
@@ -81,6 +82,7 @@ export class AuditController {
   }
 
   @Post('checkpoints')
+  @Access({ roles: Permission.readAudit, rateLimit: 'auditChain' })
   @HttpCode(201)
   @ApiOperation({
     summary: 'Sign the chain head now',
@@ -90,12 +92,13 @@ export class AuditController {
       '409 AUDIT_CHAIN_INVALID when the chain does not verify.',
   })
   @ApiEnvelope(AuditCheckpointDto, { status: 201 })
-  @ApiErrors([409])
+  @ApiErrors([409, 429])
   createCheckpoint(@CurrentActor() actor: Actor): Promise<AuditCheckpointDto> {
     return this.checkpoints.checkpoint(actor.organizationId);
   }
 
   @Get('export')
+  @Access({ roles: Permission.readAudit, rateLimit: 'auditChain' })
   @RawResponse()
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
@@ -108,6 +111,7 @@ export class AuditController {
     description: 'NDJSON stream of audit entries',
     content: { 'application/x-ndjson': { schema: { type: 'string' } } },
   })
+  @ApiErrors([429])
   export(@CurrentActor() actor: Actor): StreamableFile {
     return new StreamableFile(Readable.from(this.audit.exportNdjson(actor.organizationId)), {
       type: 'application/x-ndjson',

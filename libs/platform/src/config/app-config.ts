@@ -53,6 +53,12 @@ const envSchema = z.object({
     .int()
     .min(1000)
     .default(60 * 60 * 1000),
+  AUDIT_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(60),
+  AUDIT_RATE_LIMIT_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(60 * 60 * 1000),
   OUTBOX_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
   /** The older name of OUTBOX_RETRY_INTERVAL_MS (mail was the outbox's first topic). */
   MAIL_RETRY_INTERVAL_MS: z.coerce.number().int().min(1000).optional(),
@@ -177,7 +183,7 @@ export interface RateLimit {
  * The per-user limiters (contract §17, §12): GET /cpi and GET /cpi/analytics share `cpiRead`; the compliance PDF
  * has `compliancePdf`.
  */
-export type UserRateLimitName = 'cpiRead' | 'compliancePdf';
+export type UserRateLimitName = 'cpiRead' | 'compliancePdf' | 'auditChain';
 
 export interface AppConfig {
   nodeEnv: 'development' | 'test' | 'production';
@@ -312,6 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     userRateLimits: {
       cpiRead: { max: e.CPI_RATE_LIMIT_MAX, windowMs: e.CPI_RATE_LIMIT_WINDOW_MS },
       compliancePdf: { max: e.PDF_RATE_LIMIT_MAX, windowMs: e.PDF_RATE_LIMIT_WINDOW_MS },
+      auditChain: { max: e.AUDIT_RATE_LIMIT_MAX, windowMs: e.AUDIT_RATE_LIMIT_WINDOW_MS },
     },
     outboxRetryIntervalMs: e.OUTBOX_RETRY_INTERVAL_MS ?? e.MAIL_RETRY_INTERVAL_MS ?? 30_000,
     // Without PUBLIC_URL, links and the docs' server entry point at this process's own port.
