@@ -1,26 +1,17 @@
-import { createHash, createPublicKey, generateKeyPairSync, verify as verifySignature } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, verify as verifySignature } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { EventSource } from 'eventsource';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditChainReader, ChainHasher, Col } from '#governance';
-import { AuditLog, canonicalJson, JobScheduler } from '#platform';
+import { AuditLog, JobScheduler } from '#platform';
 import { replicaContext, type Registered, TestContext, testConfig } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { type Checkpoint, claimsBytes, thumbprintOf } from './support/audit-checkpoints.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 const AUDIT = '/api/v1/audit';
-
-interface Checkpoint {
-  id: string;
-  organizationId: string;
-  sequence: number;
-  hash: string;
-  createdAt: string;
-  keyId: string;
-  signature: string;
-}
 
 interface PublicKey {
   keyId: string;
@@ -31,20 +22,15 @@ interface PublicKey {
   current: boolean;
 }
 
-/** RFC 7638 thumbprint of an Ed25519 JWK, computed here independently of the service. */
-const thumbprint = (x: string) =>
-  createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url');
-
 /** Checks a checkpoint's signature as an outsider would: node:crypto, the published key, RFC 8785 bytes. */
 function signatureHolds(checkpoint: Checkpoint, key: { publicKeyPem: string } | { jwk: object }): boolean {
-  const { organizationId, sequence, hash, createdAt, keyId } = checkpoint;
   const publicKey =
     'publicKeyPem' in key
       ? createPublicKey(key.publicKeyPem)
       : createPublicKey({ key: key.jwk as never, format: 'jwk' });
   return verifySignature(
     null,
-    Buffer.from(canonicalJson({ organizationId, sequence, hash, createdAt, keyId }), 'utf8'),
+    claimsBytes(checkpoint),
     publicKey,
     Buffer.from(checkpoint.signature, 'base64url'),
   );
@@ -205,7 +191,7 @@ describe('audit: incremental verification and signed checkpoints', () => {
       const keys = await publicKeys();
       const key = keys.find((k) => k.keyId === checkpoint.keyId)!;
       expect(key).toMatchObject({ algorithm: 'Ed25519', current: true, jwk: { kty: 'OKP', crv: 'Ed25519' } });
-      expect(thumbprint(key.jwk.x)).toBe(checkpoint.keyId);
+      expect(thumbprintOf(key.jwk.x)).toBe(checkpoint.keyId);
       expect(signatureHolds(checkpoint, key)).toBe(true);
       expect(signatureHolds(checkpoint, { jwk: key.jwk })).toBe(true);
       // Any change of a signed field breaks the signature.

@@ -1,21 +1,15 @@
 import { execFile } from 'node:child_process';
-import { createHash, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type AuditEntryRow,
-  type AuditInput,
-  AuditLog,
-  canonicalJson,
-  chainHash,
-  GENESIS_HASH,
-} from '#platform';
+import { type AuditEntryRow, type AuditInput, AuditLog, chainHash, GENESIS_HASH } from '#platform';
 import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { type Registered, TestContext } from './support/app.js';
+import { type Checkpoint, signClaims, thumbprintOf } from './support/audit-checkpoints.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -26,16 +20,6 @@ import { WebhookReceiver } from './support/webhook-receiver.js';
 const AUDIT = '/api/v1/audit';
 const HOOKS = '/api/v1/webhooks';
 const BIN = fileURLToPath(new URL('../packages/audit-verify/bin/audit-verify.mjs', import.meta.url));
-
-interface Checkpoint {
-  id: string;
-  organizationId: string;
-  sequence: number;
-  hash: string;
-  createdAt: string;
-  keyId: string;
-  signature: string;
-}
 
 interface CheckpointReport {
   id: string | null;
@@ -111,18 +95,8 @@ function runVerifier(args: string[]): Promise<Run> {
   });
 }
 
-/** The RFC 7638 thumbprint of an Ed25519 public key, computed here from the JWK's x. */
-function thumbprint(publicKey: KeyObject): string {
-  const { x } = publicKey.export({ format: 'jwk' });
-  return createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url');
-}
-
-/** A checkpoint's signature: Ed25519 over the UTF-8 of the RFC 8785 JSON of its five signed fields. */
-function signClaims(checkpoint: Checkpoint, keyId: string, privateKey: KeyObject): string {
-  const { organizationId, sequence, hash, createdAt } = checkpoint;
-  const claims = { organizationId, sequence, hash, createdAt, keyId };
-  return sign(null, Buffer.from(canonicalJson(claims), 'utf8'), privateKey).toString('base64url');
-}
+/** The RFC 7638 thumbprint of an Ed25519 public key. */
+const thumbprint = (publicKey: KeyObject) => thumbprintOf(publicKey.export({ format: 'jwk' }).x!);
 
 describe('offline audit verification (packages/audit-verify) of real service downloads', () => {
   let ctx: TestContext;

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 // checked against what the service writes, not against itself.
 import { chainHash, GENESIS_HASH } from '../../../libs/platform/src/audit/audit-hash.js';
 import { canonicalJson as serviceCanonicalJson } from '../../../libs/platform/src/crypto/canonical-json.js';
+import { fromBits, RFC8785_NUMBERS } from '../../../test/fixtures/rfc8785-vectors.js';
 import { canonicalJson, ChainVerifier } from '../src/index.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/audit-verify.mjs', import.meta.url));
@@ -259,39 +260,8 @@ describe('canonical JSON (RFC 8785)', () => {
   });
 
   it('writes the numbers of Appendix B as the RFC does', () => {
-    const fromBits = (hex: string) => {
-      const view = new DataView(new ArrayBuffer(8));
-      view.setBigUint64(0, BigInt(`0x${hex}`));
-      return view.getFloat64(0);
-    };
-    const vectors: [string, string][] = [
-      ['0000000000000000', '0'],
-      ['8000000000000000', '0'],
-      ['0000000000000001', '5e-324'],
-      ['8000000000000001', '-5e-324'],
-      ['7fefffffffffffff', '1.7976931348623157e+308'],
-      ['ffefffffffffffff', '-1.7976931348623157e+308'],
-      ['4340000000000000', '9007199254740992'],
-      ['c340000000000000', '-9007199254740992'],
-      ['4430000000000000', '295147905179352830000'],
-      ['44b52d02c7e14af5', '9.999999999999997e+22'],
-      ['44b52d02c7e14af6', '1e+23'],
-      ['44b52d02c7e14af7', '1.0000000000000001e+23'],
-      ['444b1ae4d6e2ef4e', '999999999999999700000'],
-      ['444b1ae4d6e2ef4f', '999999999999999900000'],
-      ['444b1ae4d6e2ef50', '1e+21'],
-      ['3eb0c6f7a0b5ed8c', '9.999999999999997e-7'],
-      ['3eb0c6f7a0b5ed8d', '0.000001'],
-      ['3eb0c6f7a0b5ed8e', '0.0000010000000000000002'],
-      ['41b3de4355555553', '333333333.3333332'],
-      ['41b3de4355555554', '333333333.33333325'],
-      ['41b3de4355555555', '333333333.3333333'],
-      ['41b3de4355555556', '333333333.3333334'],
-      ['41b3de4355555557', '333333333.33333343'],
-      ['becbf647612f3696', '-0.0000033333333333333333'],
-      ['43143ff3c1cb0959', '1424953923781206.2'],
-    ];
-    for (const [bits, expected] of vectors) expect(canonicalJson(fromBits(bits)), bits).toBe(expected);
+    for (const [bits, expected] of RFC8785_NUMBERS)
+      expect(canonicalJson(fromBits(bits)), bits).toBe(expected);
     expect(canonicalJson(1e-7)).toBe('1e-7');
     expect(canonicalJson(-0)).toBe('0');
     expect(() => canonicalJson(fromBits('7fffffffffffffff'))).toThrow(); // NaN
