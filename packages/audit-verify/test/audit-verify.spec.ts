@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { chainHash, GENESIS_HASH } from '../../../libs/platform/src/audit/audit-hash.js';
 import { canonicalJson as serviceCanonicalJson } from '../../../libs/platform/src/crypto/canonical-json.js';
 import { fromBits, RFC8785_NUMBERS } from '../../../test/fixtures/rfc8785-vectors.js';
+import type { Checkpoint } from '../../../test/support/audit-checkpoints.js';
 import { canonicalJson, ChainVerifier } from '../src/index.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/audit-verify.mjs', import.meta.url));
@@ -32,16 +33,6 @@ interface Entry {
   createdAt: string;
   prevHash: string;
   hash: string;
-}
-
-interface Checkpoint {
-  id: string;
-  organizationId: string;
-  sequence: number;
-  hash: string;
-  createdAt: string;
-  keyId: string;
-  signature: string;
 }
 
 interface SigningKey {
