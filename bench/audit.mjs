@@ -5,11 +5,13 @@
 // The raw SHA-256 floor over the same bytes, in the same run: only the hashing of each batch is timed, with Node's
 // one-shot crypto.hash and with createHash().update().digest(), the batch's bytes built beforehand (one batch in
 // memory at a time). Then measures: GET /audit/verify?full=true (wall clock, entries/s, ratio to the one-shot floor,
-// the service's peak RSS during it, VmHWM reset through /proc/<pid>/clear_refs), the CLI's audit:verify --full,
-// GET /audit/verify after 1,000 more entries (incremental: from the checkpoint), GET /audit/export streamed and
+// the service's peak RSS during it, VmHWM reset through /proc/<pid>/clear_refs), the CLI's audit:verify --full (and
+// again with a 64 MiB heap cap, which it passes only if its memory does not grow with the chain), PostgreSQL's own
+// floor (COPY of the rows verification reads to /dev/null on the server), GET /audit/verify after 1,000 more
+// entries (incremental: after the verified prefix), GET /audit/export streamed and
 // counted (entries/s, peak RSS) and GET /audit page 1 with each filter (p50/p99 of 50 requests after 3 warm-ups).
 // Prints figures; asserts only correctness (a valid chain of the expected length, an export of every entry). A step
-// the service does not answer yet (404/400) is reported and the next one runs. Needs PostgreSQL: DATABASE_URL
+// that fails is reported and the next one runs. Needs PostgreSQL: DATABASE_URL
 // (default the local server); the data goes to a scratch database that is dropped afterwards. AUDIT_BENCH_ENTRIES.
 import { execFile } from 'node:child_process';
 import { createHash, hash as oneShotHash } from 'node:crypto';
@@ -36,6 +38,10 @@ const JWT_SECRET = 'bench-secret-'.padEnd(48, 'x');
 // given to the service and to the CLI alike.
 const AUDIT_SIGNING_KEY = BENCH_AUDIT_SIGNING_KEY;
 const CLI = join('dist', 'apps', 'cli', 'src', 'main.js');
+/** The heap cap of the CLI run that shows verification's memory does not grow with the chain. */
+const CAPPED_HEAP_MIB = 64;
+/** The same for a second instance of the service (its modules take a heap of their own). */
+const SERVICE_HEAP_MIB = 128;
 
 if (!Number.isInteger(ENTRIES) || ENTRIES < 1)
   throw new Error('AUDIT_BENCH_ENTRIES must be a positive integer');
@@ -371,10 +377,10 @@ try {
   });
 
   // 5. The CLI's verification (its boot measured apart on an organization without entries).
-  const cli = async (args) => {
+  const cli = async (args, nodeArgs = []) => {
     const started = performance.now();
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...args], {
+      const { stdout } = await promisify(execFile)(process.execPath, [...nodeArgs, CLI, ...args], {
         env: {
           ...process.env,
           DATABASE_URL: server.databaseUrl,
@@ -395,17 +401,8 @@ try {
     }
   };
   summary.cli = await step('CLI audit:verify --full', async () => {
-    // A CLI without --full yet (commander refuses the option) is run without it, and says so.
-    let full = ['--full'];
-    let empty;
-    try {
-      empty = await cli(['audit:verify', '0'.repeat(24), ...full]);
-    } catch (err) {
-      if (!/unknown option/i.test(err.message)) throw err;
-      console.log(`  CLI audit:verify refuses --full (${err.message.split('\n')[0]}): run without it`);
-      full = [];
-      empty = await cli(['audit:verify', '0'.repeat(24)]);
-    }
+    const full = ['--full'];
+    const empty = await cli(['audit:verify', '0'.repeat(24), ...full]);
     const { ms, result } = await cli(['audit:verify', orgId, ...full]);
     if (result.valid !== true)
       throw new Incorrect(`CLI audit:verify --full: not valid: ${JSON.stringify(result)}`);
@@ -421,7 +418,34 @@ try {
         `exit of a run on an empty chain (${secs(empty.ms)}): ${n(netPerSecond)} entries/s, ratio ` +
         `${(netPerSecond / floor.oneShot).toFixed(2)}`,
     );
-    return { ms, perSecond, netPerSecond, bootMs: empty.ms, withoutFull: full.length === 0 };
+    // Memory that does not grow with the chain: the same verification in a process whose heap may not pass 64 MiB.
+    const capped = await cli(['audit:verify', orgId, ...full], [`--max-old-space-size=${CAPPED_HEAP_MIB}`]);
+    if (capped.result.valid !== true || capped.result.totalEntries !== chainLength)
+      throw new Incorrect(`CLI audit:verify --full with a capped heap: ${JSON.stringify(capped.result)}`);
+    console.log(
+      `CLI audit:verify --full with --max-old-space-size=${CAPPED_HEAP_MIB}: valid, ${n(chainLength)} entries in ` +
+        `${secs(capped.ms)}`,
+    );
+    return { ms, perSecond, netPerSecond, bootMs: empty.ms, cappedMs: capped.ms };
+  });
+
+  // The database's own floor: PostgreSQL writing the rows verification reads (the same columns, in order) to
+  // /dev/null on the server, with no client at all (needs a superuser, as the local server's postgres is).
+  summary.dbFloor = await step('PostgreSQL floor (COPY of the same rows to /dev/null)', async () => {
+    const started = performance.now();
+    await db.query(
+      `copy (select sequence::text as seq, id, event_type, user_id, actor::text, target_type, target_id,
+         metadata::text, ip, user_agent, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+         prev_hash, hash from audit_entries where organization_id = $1 order by audit_entries.sequence)
+       to '/dev/null'`.replace('$1', `'${orgId}'`),
+    );
+    const ms = performance.now() - started;
+    const perSecond = chainLength / (ms / 1000);
+    console.log(
+      `PostgreSQL alone writing the verification's rows to /dev/null: ${n(perSecond)} rows/s (${secs(ms)}), ` +
+        `${(perSecond / floor.oneShot).toFixed(2)} of the crypto.hash floor`,
+    );
+    return { ms, perSecond };
   });
 
   // 6. Incremental verification after 1,000 more entries (the last verification left its checkpoint at the head).
@@ -481,6 +505,45 @@ try {
         `${reset ? '' : ' (peak since start)'}`,
     );
     return { ms, perSecond, peak, lines };
+  });
+
+  // 7b. Memory that does not grow with the chain, through HTTP: a second instance of the service on the same
+  // database, its heap capped, verifies the whole chain and streams the whole export.
+  summary.capped = await step(`service with a ${SERVICE_HEAP_MIB} MiB heap cap`, async () => {
+    const capped = await startService({
+      env: { DATABASE_URL: server.databaseUrl, DATABASE_POOL_MAX: '10' },
+      args: [`--max-old-space-size=${SERVICE_HEAP_MIB}`],
+    });
+    try {
+      const headers = auth;
+      let started = performance.now();
+      const verified = await fetch(`${capped.base}/api/v1/audit/verify?full=true`, { headers });
+      const result = (await verified.json()).data;
+      if (verified.status !== 200 || result?.valid !== true)
+        throw new Incorrect(
+          `capped service: GET /audit/verify?full=true: ${verified.status} ${JSON.stringify(result)}`,
+        );
+      const verifyMs = performance.now() - started;
+      started = performance.now();
+      const res = await fetch(`${capped.base}/api/v1/audit/export`, { headers });
+      if (res.status !== 200) throw new Error(`capped service: GET /audit/export: ${res.status}`);
+      let lines = 0;
+      for await (const chunk of res.body)
+        for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines += 1;
+      const exportMs = performance.now() - started;
+      if (lines !== result.totalEntries)
+        throw new Incorrect(
+          `capped service: export of ${lines} lines, the chain holds ${result.totalEntries}`,
+        );
+      const peak = procStatusKib(capped.pid, 'VmHWM');
+      console.log(
+        `a second instance with --max-old-space-size=${SERVICE_HEAP_MIB}: verified ${n(result.totalEntries)} entries ` +
+          `in ${secs(verifyMs)}, exported them in ${secs(exportMs)}; its peak RSS ${mb(peak)}`,
+      );
+      return { verifyMs, exportMs, peak, entries: result.totalEntries };
+    } finally {
+      await capped.stop();
+    }
   });
 
   // 8. The list, page 1, unfiltered and with each filter.
@@ -549,12 +612,30 @@ function printSummary() {
   lines.push(
     `  full verification (CLI):   ${
       c && !c.failed
-        ? `${n(c.perSecond)} entries/s  (${secs(c.ms)} with boot${c.withoutFull ? ', without --full' : ''})   ${ratio(c.perSecond)}; less boot ` +
+        ? `${n(c.perSecond)} entries/s  (${secs(c.ms)} with boot)   ${ratio(c.perSecond)}; less boot ` +
           `(${secs(c.bootMs)}): ${n(c.netPerSecond)}/s, ratio ${(c.netPerSecond / summary.floor.oneShot).toFixed(2)}`
         : failed(c)
     }`,
   );
   if (summary.floor) lines.push(`  floor (createHash):        ${n(summary.floor.stream)}/s`);
+  const d = summary.dbFloor;
+  lines.push(
+    `  PostgreSQL alone (COPY of the same rows to /dev/null): ${
+      d && !d.failed
+        ? `${n(d.perSecond)} rows/s, ${(d.perSecond / summary.floor.oneShot).toFixed(2)} of the floor`
+        : failed(d)
+    }`,
+  );
+  if (c && !c.failed)
+    lines.push(`  CLI with a ${CAPPED_HEAP_MIB} MiB heap cap: valid in ${secs(c.cappedMs)}`);
+  const k = summary.capped;
+  lines.push(
+    `  service with a ${SERVICE_HEAP_MIB} MiB heap cap: ${
+      k && !k.failed
+        ? `full verification ${secs(k.verifyMs)}, export ${secs(k.exportMs)}, peak RSS ${mb(k.peak)}`
+        : failed(k)
+    }`,
+  );
   lines.push(
     `  peak RSS during verification: ${
       v && !v.failed
