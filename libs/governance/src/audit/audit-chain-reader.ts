@@ -164,13 +164,16 @@ export class AuditChainReader {
   }
 }
 
-/** One export line: the entry as the API shows it (`AuditEntryDto`), jsonb columns as PostgreSQL wrote them. */
+/**
+ * One export line: the entry as the API shows it (`AuditEntryDto`), jsonb columns as PostgreSQL wrote them. Every
+ * text column is quoted, the hashes too: a row altered in the database still gives a line of JSON.
+ */
 export function exportLine(row: ChainRow, organizationId: string): string {
   return (
     `{"id":${quote(row[Col.Id])},"sequence":${row[Col.Sequence]},"organizationId":${quote(organizationId)},` +
     `"eventType":${quote(row[Col.EventType])},"userId":${quote(row[Col.UserId])},"actor":${row[Col.Actor]},` +
     `"targetType":${quote(row[Col.TargetType])},"targetId":${quote(row[Col.TargetId])},` +
     `"metadata":${row[Col.Metadata]},"ip":${quote(row[Col.Ip])},"userAgent":${quote(row[Col.UserAgent])},` +
-    `"createdAt":"${row[Col.CreatedAt]}","prevHash":"${row[Col.PrevHash]}","hash":"${row[Col.Hash]}"}\n`
+    `"createdAt":"${row[Col.CreatedAt]}","prevHash":${quote(row[Col.PrevHash])},"hash":${quote(row[Col.Hash])}}\n`
   );
 }
