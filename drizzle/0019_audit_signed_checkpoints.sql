@@ -14,5 +14,8 @@ CREATE TABLE "audit_signing_keys" (
 	"created_at" timestamp (3) with time zone NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "audit_chain_checkpoints" ADD COLUMN "broken_sequence" bigint;--> statement-breakpoint
+ALTER TABLE "audit_chain_checkpoints" ADD COLUMN "broken_reason" varchar(32);--> statement-breakpoint
+ALTER TABLE "audit_chain_checkpoints" ADD COLUMN "broken_at" timestamp (3) with time zone;--> statement-breakpoint
 CREATE UNIQUE INDEX "audit_checkpoints_org_sequence_key_uq" ON "audit_checkpoints" USING btree ("organization_id","sequence","key_id");--> statement-breakpoint
 CREATE INDEX "audit_checkpoints_org_created_idx" ON "audit_checkpoints" USING btree ("organization_id","created_at","id");

@@ -114,23 +114,89 @@ describe('audit: incremental verification and signed checkpoints', () => {
       const rows = (await ctx.get(AUDIT, { token: org.token })).json().data as {
         id: string;
         sequence: number;
+        metadata: Record<string, unknown>;
       }[];
       const idOf = (sequence: number) => rows.find((r) => r.sequence === sequence)!.id;
+      const original = JSON.stringify(rows.find((r) => r.sequence === 4)!.metadata);
 
       await tamper(org, 4, sql`metadata = '{"n":"changed"}'`);
       // The incremental run checks that the prefix's entry kept its hash, and the entries after it (none).
       expect(await verify(org)).toMatchObject({ valid: true, verifiedFrom: 9 });
-      expect(await verify(org, true)).toMatchObject({
+      const found = {
         valid: false,
         verifiedFrom: 1,
         brokenAt: { sequence: 4, id: idOf(4), reason: 'hash_mismatch' },
-      });
+      };
+      expect(await verify(org, true)).toMatchObject(found);
+      // The break is remembered: incremental runs start from the first entry again, and nothing is signed.
+      expect(await verify(org)).toMatchObject(found);
+      expectErrorEnvelope(
+        await ctx.post(`${AUDIT}/checkpoints`, { token: org.token }),
+        409,
+        'AUDIT_CHAIN_INVALID',
+      );
+      await ctx.service(JobScheduler).runNow('audit-checkpoints');
+      expect((await checkpoints(org)).data).toEqual([]);
+
+      // Repaired: a full verification passes and clears the break; signing works again.
+      await tamper(org, 4, sql`metadata = ${original}::jsonb`);
+      expect(await verify(org)).toMatchObject({ valid: true, verifiedFrom: 1 });
+      expect(await verify(org)).toMatchObject({ valid: true, verifiedFrom: 9 });
+      expect((await sign(org)).sequence).toBe(8);
 
       await tamper(org, 8, sql`hash = ${'e'.repeat(64)}`);
       expect(await verify(org)).toMatchObject({
         valid: false,
         brokenAt: { sequence: 8, id: idOf(8), reason: 'verified_prefix_mismatch' },
       });
+    });
+
+    it('stores and hashes text that jsonb and text columns would refuse (lone surrogates, NUL) as they keep it', async () => {
+      const org = await ctx.register();
+      await audit.append({
+        organizationId: org.organization.id,
+        eventType: 'test.\u0000odd',
+        actor: { type: 'api_key', id: 'key\ud800', email: 'nul\u0000@example.com' },
+        targetType: 'thing\udfff',
+        targetId: 'a\ud800b',
+        metadata: { k: 'v\ud800' },
+      });
+      expect(await verify(org, true)).toMatchObject({ valid: true, totalEntries: 2 });
+      const [entry] = (await ctx.get(AUDIT, { token: org.token, query: { limit: '1' } })).json().data;
+      expect(entry).toMatchObject({
+        eventType: 'test.odd',
+        actor: { id: 'key\ufffd', email: 'nul@example.com' },
+        targetType: 'thing\ufffd',
+        targetId: 'a\ufffdb',
+      });
+    });
+
+    it('finds a number rewritten to another literal of the same double (other readers would see another value)', async () => {
+      const org = await ctx.register();
+      await audit.append({
+        organizationId: org.organization.id,
+        eventType: 'test.amount',
+        actor: { type: 'system', id: null, email: null },
+        metadata: { amountCents: 9007199254740992, ratio: 0.1, big: 1e21 },
+      });
+      expect(await verify(org, true)).toMatchObject({ valid: true, totalEntries: 2 });
+      await tamper(
+        org,
+        2,
+        sql`metadata = '{"amountCents": 9007199254740993, "ratio": 0.1, "big": 1e21}'::jsonb`,
+      );
+      expect(await verify(org, true)).toMatchObject({
+        valid: false,
+        brokenAt: { sequence: 2, reason: 'hash_mismatch' },
+      });
+    });
+
+    it('answers concurrent verifications of one chain alike', async () => {
+      const org = await ctx.register();
+      await append(org.organization.id, 20);
+      const results = await Promise.all(Array.from({ length: 6 }, () => verify(org, true)));
+      for (const result of results)
+        expect(result).toMatchObject({ valid: true, totalEntries: 21, verifiedFrom: 1 });
     });
 
     it('hashes entries with hostile text from the database’s text rows as the writer hashed them', async () => {

@@ -2,6 +2,7 @@ export * from './config/app-config.js';
 export * from './config/config.module.js';
 export * from './clock/clock.js';
 export * from './ids/object-id.js';
+export * from './concurrency/semaphore.js';
 export * from './crypto/canonical-json.js';
 export * from './crypto/hash.js';
 export * from './crypto/secret-box.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AuditEntryRow, canonicalJson, chainHash, GENESIS_HASH } from '#platform';
 import { fromBits, RFC8785_NUMBERS } from '../../../../test/fixtures/rfc8785-vectors.js';
-import { canonicalParsed, ChainHasher, type ChainRow, Col } from './audit-chain-reader.js';
+import { canonicalParsed, ChainHasher, type ChainRow, Col, numbersExact } from './audit-chain-reader.js';
 
 describe('canonicalParsed (RFC 8785)', () => {
   it('writes the numbers of RFC 8785 Appendix B as the RFC does', () => {
@@ -82,5 +82,41 @@ describe('ChainHasher', () => {
     expect(hasher.hash(row)).toBe(expected);
     expect(hasher.hash({ ...row, [Col.TargetId]: 'other' } as ChainRow)).not.toBe(expected);
     expect(hasher.hash({ ...row, [Col.Metadata]: '{not json' } as ChainRow)).toBeNull();
+  });
+});
+
+describe('numbersExact', () => {
+  it('accepts the forms PostgreSQL writes for the doubles JavaScript wrote', () => {
+    for (const text of [
+      '{"a": 1, "b": [0.1, -0.5, 1000000000000000000000, 0.0000001, 1.0, 5e-324, 9007199254740992]}',
+      '{"s": "9007199254740993 inside a string \\" 0.10000000000000000001", "n": -0}',
+      '[1E+21, 1e21, 0.000001, 1.7976931348623157e308]',
+    ]) {
+      expect(numbersExact(text), text).toBe(true);
+    }
+  });
+
+  it('refuses a literal that is not exactly its double: an edit that would hash like the original', () => {
+    for (const text of [
+      '{"amountCents": 9007199254740993}',
+      '{"ratio": 0.10000000000000000001}',
+      '[1e400]',
+      '{"nested": {"deep": [1, 2, 3.00000000000000000000001]}}',
+    ]) {
+      expect(numbersExact(text), text).toBe(false);
+    }
+  });
+
+  it('makes the hash of such a row fail instead of passing', () => {
+    const hasher = new ChainHasher('65f1c0de0000000000000001');
+    const row: ChainRow = [];
+    row[Col.Sequence] = '2';
+    row[Col.Actor] = '{"id": null, "type": "system", "email": null}';
+    row[Col.Metadata] = '{"amountCents": 9007199254740993}';
+    row[Col.CreatedAt] = '2026-03-02T10:00:00.000Z';
+    row[Col.PrevHash] = GENESIS_HASH;
+    expect(hasher.hash(row)).toBeNull();
+    row[Col.Metadata] = '{"amountCents": 9007199254740992}';
+    expect(hasher.hash(row)).toMatch(/^[0-9a-f]{64}$/);
   });
 });

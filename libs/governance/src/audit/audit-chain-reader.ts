@@ -64,9 +64,70 @@ export function canonicalParsed(value: unknown): string {
   return out + '}';
 }
 
-/** Canonical JSON of a jsonb column's text. */
-const canonicalText = (text: string | null): string =>
-  text === null ? 'null' : canonicalParsed(JSON.parse(text));
+/**
+ * Canonical JSON of a jsonb column's text. Its numbers must be the values JavaScript wrote: a literal that is not
+ * exactly the decimal of the double it parses to (9007199254740993, 0.10000000000000000001: an edit in the
+ * database) would hash as that double and pass, while other readers see another number; it is refused (throws).
+ */
+function canonicalText(text: string | null): string {
+  if (text === null) return 'null';
+  if (!numbersExact(text)) throw new Error('A number is not the value that was hashed');
+  return canonicalParsed(JSON.parse(text));
+}
+
+/** Whether every number literal of a JSON text (outside strings) is exactly the decimal of its double. */
+export function numbersExact(text: string): boolean {
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: skip to its closing quote, over escapes.
+      for (i++; i < length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      let end = i + 1;
+      while (end < length) {
+        const d = text.charCodeAt(end);
+        if ((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d)
+          end++;
+        else break;
+      }
+      const literal = text.slice(i, end);
+      const value = Number(literal);
+      if (!Number.isFinite(value) || !sameDecimal(literal, String(value))) return false;
+      i = end - 1;
+    }
+  }
+  return true;
+}
+
+/** Whether two decimal literals (JSON number syntax) denote the same value exactly. */
+function sameDecimal(a: string, b: string): boolean {
+  const x = decimalOf(a);
+  const y = decimalOf(b);
+  return x.digits === y.digits && x.exponent === y.exponent && x.negative === y.negative;
+}
+
+/** A decimal literal as sign, significant digits (no leading or trailing zeros) and the exponent of the last one. */
+function decimalOf(literal: string): { negative: boolean; digits: string; exponent: number } {
+  const negative = literal.startsWith('-');
+  const body = negative ? literal.slice(1) : literal;
+  const e = body.search(/[eE]/);
+  const mantissa = e === -1 ? body : body.slice(0, e);
+  const dot = mantissa.indexOf('.');
+  const whole = dot === -1 ? mantissa : mantissa.slice(0, dot) + mantissa.slice(dot + 1);
+  const leading = whole.replace(/^0+/, '');
+  const digits = leading.replace(/0+$/, '');
+  const exponent =
+    (e === -1 ? 0 : Number(body.slice(e + 1))) -
+    (dot === -1 ? 0 : mantissa.length - dot - 1) +
+    (leading.length - digits.length);
+  // Zero has no sign and no exponent.
+  return digits === '' ? { negative: false, digits: '0', exponent: 0 } : { negative, digits, exponent };
+}
 
 /** Actors repeat (an agent writes most of a chain): their canonical form is kept, up to this many. */
 const ACTOR_CACHE_MAX = 1024;

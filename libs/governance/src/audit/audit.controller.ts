@@ -1,6 +1,5 @@
 import { Controller, Get, Header, HttpCode, Param, Post, Query, StreamableFile } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { Readable } from 'node:stream';
 import {
   Access,
   type Actor,
@@ -59,7 +58,7 @@ export class AuditController {
       'checks the chain against its highest signed checkpoint. `brokenAt` names the first failure.',
   })
   @ApiEnvelope(AuditVerifyDto)
-  @ApiErrors([400, 429])
+  @ApiErrors([400, 429, 503])
   verify(@CurrentActor() actor: Actor, @Query() query: AuditVerifyQueryDto): Promise<AuditVerifyDto> {
     return this.audit.verify(actor.organizationId, { full: query.full === 'true' });
   }
@@ -92,7 +91,7 @@ export class AuditController {
       '409 AUDIT_CHAIN_INVALID when the chain does not verify.',
   })
   @ApiEnvelope(AuditCheckpointDto, { status: 201 })
-  @ApiErrors([409, 429])
+  @ApiErrors([409, 429, 503])
   createCheckpoint(@CurrentActor() actor: Actor): Promise<AuditCheckpointDto> {
     return this.checkpoints.checkpoint(actor.organizationId);
   }
@@ -111,9 +110,9 @@ export class AuditController {
     description: 'NDJSON stream of audit entries',
     content: { 'application/x-ndjson': { schema: { type: 'string' } } },
   })
-  @ApiErrors([429])
-  export(@CurrentActor() actor: Actor): StreamableFile {
-    return new StreamableFile(Readable.from(this.audit.exportNdjson(actor.organizationId)), {
+  @ApiErrors([429, 503])
+  async export(@CurrentActor() actor: Actor): Promise<StreamableFile> {
+    return new StreamableFile(await this.audit.exportNdjson(actor.organizationId), {
       type: 'application/x-ndjson',
       disposition: `attachment; filename="audit-${actor.organizationId}.ndjson"`,
     });

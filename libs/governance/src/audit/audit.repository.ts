@@ -177,8 +177,9 @@ export class AuditRepository {
   }
 
   /**
-   * Moves the checkpoint to a verified entry; never backwards (two verifications finishing in either order leave
-   * the later entry). `fullyVerifiedAt` is kept unless this verification started from the first entry.
+   * Moves the verified prefix to a verified entry; never backwards (two verifications finishing in either order
+   * leave the later entry). A verification from the first entry stamps `fullyVerifiedAt` and clears a recorded
+   * break whatever the order; one from the prefix leaves both as they are.
    */
   async saveVerifiedPrefix(
     organizationId: string,
@@ -187,24 +188,65 @@ export class AuditRepository {
     fully: boolean,
   ): Promise<void> {
     const c = auditChainCheckpoints;
+    const later = sql`excluded.sequence >= ${c.sequence}`;
     await this.tx.db
       .insert(c)
       .values({
         organizationId,
         sequence: at.sequence,
         hash: at.hash,
-        fullyVerifiedAt: verifiedAt,
+        // A first verification that is not from the first entry has verified nothing in full yet.
+        fullyVerifiedAt: fully ? verifiedAt : new Date(0),
         verifiedAt,
       })
       .onConflictDoUpdate({
         target: c.organizationId,
         set: {
-          sequence: sql`excluded.sequence`,
-          hash: sql`excluded.hash`,
-          verifiedAt: sql`excluded.verified_at`,
-          ...(fully ? { fullyVerifiedAt: sql`excluded.fully_verified_at` } : {}),
+          sequence: sql`case when ${later} then excluded.sequence else ${c.sequence} end`,
+          hash: sql`case when ${later} then excluded.hash else ${c.hash} end`,
+          verifiedAt: sql`greatest(${c.verifiedAt}, excluded.verified_at)`,
+          ...(fully
+            ? {
+                fullyVerifiedAt: sql`greatest(${c.fullyVerifiedAt}, excluded.fully_verified_at)`,
+                brokenSequence: sql`null`,
+                brokenReason: sql`null`,
+                brokenAt: sql`null`,
+              }
+            : {}),
         },
-        setWhere: sql`${c.sequence} <= excluded.sequence`,
+      });
+  }
+
+  /**
+   * Records the break a verification found. Until a verification from the first entry passes, verifications start
+   * from the first entry, no head is signed, and the checkpoint job skips the organization.
+   */
+  async recordBreak(
+    organizationId: string,
+    broken: { sequence: number; reason: string },
+    at: Date,
+  ): Promise<void> {
+    const c = auditChainCheckpoints;
+    await this.tx.db
+      .insert(c)
+      .values({
+        organizationId,
+        // No verified prefix yet: the row only carries the break.
+        sequence: 0,
+        hash: '0'.repeat(64),
+        fullyVerifiedAt: new Date(0),
+        verifiedAt: at,
+        brokenSequence: broken.sequence,
+        brokenReason: broken.reason,
+        brokenAt: at,
+      })
+      .onConflictDoUpdate({
+        target: c.organizationId,
+        set: {
+          brokenSequence: sql`excluded.broken_sequence`,
+          brokenReason: sql`excluded.broken_reason`,
+          brokenAt: sql`excluded.broken_at`,
+        },
       });
   }
 
@@ -276,7 +318,7 @@ export class AuditRepository {
 
   /**
    * Organizations whose chain head is due a checkpoint: `entries` or more entries since their last checkpoint, or
-   * an entry past it that is at least `minutes` old. Every organization with entries is visited by a skip scan of
+   * an entry past it that is at least `minutes` old; not those whose chain has a recorded break. Every organization with entries is visited by a skip scan of
    * audit_entries_org_sequence_uq (one index probe per organization, not a read of the log), at most `limit`.
    */
   async dueForCheckpoint(now: Date, entries: number, minutes: number, limit: number): Promise<string[]> {
@@ -295,6 +337,9 @@ export class AuditRepository {
       left join lateral (select sequence from audit_checkpoints where organization_id = o.id
                          order by sequence desc limit 1) c on true
       where o.id is not null and h.sequence > coalesce(c.sequence, 0)
+        -- A chain with a recorded break is not signed (until a full verification passes): not worth a walk a minute.
+        and not exists (select 1 from audit_chain_checkpoints v where v.organization_id = o.id
+                        and v.broken_sequence is not null)
         and (h.sequence - coalesce(c.sequence, 0) >= ${entries}
              or (select created_at from audit_entries where organization_id = o.id
                  and sequence = coalesce(c.sequence, 0) + 1) <= ${before.toISOString()}::timestamptz)

@@ -1,14 +1,19 @@
+import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import {
   AppError,
   type AuditEntryRow,
   Clock,
+  ErrorCode,
   GENESIS_HASH,
   isObjectId,
   type Page,
   pageRequest,
+  Semaphore,
+  SemaphoreFullError,
   toPage,
 } from '#platform';
+import type { AuditChainCheckpointRow } from './audit-checkpoint.schema.js';
 import { AuditChainReader, ChainHasher, Col, exportLine } from './audit-chain-reader.js';
 import { AuditRepository } from './audit.repository.js';
 import {
@@ -17,6 +22,10 @@ import {
   type AuditVerifyDto,
   toAuditEntryResponse,
 } from './dto/audit.dto.js';
+
+/** Whole-chain reads (verifications, exports) running at once in a process, and how many may wait for a turn. */
+const WALKS_AT_ONCE = 2;
+const WALKS_WAITING = 32;
 
 /** Filtered lists count at most this many matches (beyond the page asked for); `pagination.totalCapped` says so. */
 export const LIST_COUNT_CAP = 10_000;
@@ -36,6 +45,11 @@ export interface ChainState {
 /** The audit log's read side: list, one entry, verification, export. The platform's AuditLog writes the entries. */
 @Injectable()
 export class AuditService {
+  /** Walks in progress, by organization and starting point. */
+  private readonly walks = new Map<string, Promise<Walked>>();
+  /** Reads of a whole chain (walks, exports) at once in this process, and how many may wait. */
+  private readonly chainReads = new Semaphore(WALKS_AT_ONCE, WALKS_WAITING);
+
   constructor(
     private readonly repo: AuditRepository,
     private readonly reader: AuditChainReader,
@@ -86,7 +100,7 @@ export class AuditService {
    * verified prefix to its head.
    */
   async verify(organizationId: string, options: { full?: boolean } = {}): Promise<AuditVerifyDto> {
-    const prefix = options.full ? undefined : await this.repo.verifiedPrefix(organizationId);
+    const prefix = options.full ? undefined : await this.usablePrefix(organizationId);
     const walked = await this.walk(organizationId, prefix);
     if (walked.broken) {
       const bounds = await this.repo.bounds(organizationId);
@@ -114,7 +128,7 @@ export class AuditService {
     brokenAt?: { sequence: number; reason: string };
     head: { sequence: number; hash: string } | null;
   }> {
-    const walked = await this.walk(organizationId, await this.repo.verifiedPrefix(organizationId));
+    const walked = await this.walk(organizationId, await this.usablePrefix(organizationId));
     if (walked.broken) return { valid: false, brokenAt: walked.broken, head: null };
     return { valid: true, head: walked.headHash ? { sequence: walked.total, hash: walked.headHash } : null };
   }
@@ -125,7 +139,7 @@ export class AuditService {
    * and when the chain was last verified in full.
    */
   async chainState(organizationId: string, maxFullAgeMs: number): Promise<ChainState> {
-    const prefix = await this.repo.verifiedPrefix(organizationId);
+    const prefix = await this.usablePrefix(organizationId);
     const now = this.clock.now();
     const recent = prefix && now.getTime() - prefix.fullyVerifiedAt.getTime() <= maxFullAgeMs;
     const walked = await this.walk(organizationId, recent ? prefix : undefined);
@@ -141,11 +155,69 @@ export class AuditService {
   }
 
   /**
+   * The prefix a verification may start after: none while a break is recorded (every verification then starts from
+   * the first entry, until one passes) or before any verification passed.
+   */
+  private async usablePrefix(organizationId: string): Promise<AuditChainCheckpointRow | undefined> {
+    const prefix = await this.repo.verifiedPrefix(organizationId);
+    return prefix && prefix.brokenSequence === null && prefix.sequence > 0 ? prefix : undefined;
+  }
+
+  /**
+   * One walk at a time per organization and starting point: a verification asked while the same one runs shares
+   * its result; and at most WALKS_AT_ONCE walks (and exports) run in the process, the others waiting their turn.
+   */
+  private walk(
+    organizationId: string,
+    from: { sequence: number; hash: string } | undefined,
+  ): Promise<Walked> {
+    const key = `${organizationId}:${from ? `${from.sequence}:${from.hash}` : 'full'}`;
+    const running = this.walks.get(key);
+    if (running) return running;
+    const walk = this.heavy(() => this.walkOnce(organizationId, from)).finally(() => this.walks.delete(key));
+    this.walks.set(key, walk);
+    return walk;
+  }
+
+  /** Runs a read of the whole chain under the process's limit. */
+  private async heavy<T>(work: () => Promise<T>): Promise<T> {
+    await this.acquireChainRead();
+    try {
+      return await work();
+    } finally {
+      this.chainReads.release();
+    }
+  }
+
+  /** A place among the whole-chain reads; 503 when too many already wait for one. */
+  private async acquireChainRead(): Promise<void> {
+    try {
+      await this.chainReads.acquire();
+    } catch (err) {
+      if (!(err instanceof SemaphoreFullError)) throw err;
+      throw new AppError(
+        503,
+        ErrorCode.SERVICE_UNAVAILABLE,
+        'Too many audit chain reads are waiting; try again shortly',
+      );
+    }
+  }
+
+  /**
    * The walk behind both, through the bulk reader: every entry after `from` (or from the first) up to the head read
    * at the start (entries appended meanwhile are the next walk's), each checked for its sequence, its link to the
    * previous hash and its own hash. On success the verified prefix moves to the head.
    */
-  private async walk(
+  private async walkOnce(
+    organizationId: string,
+    from: { sequence: number; hash: string } | undefined,
+  ): Promise<Walked> {
+    const walked = await this.walkChain(organizationId, from);
+    if (walked.broken) await this.repo.recordBreak(organizationId, walked.broken, this.clock.now());
+    return walked;
+  }
+
+  private async walkChain(
     organizationId: string,
     from: { sequence: number; hash: string } | undefined,
   ): Promise<Walked> {
@@ -158,10 +230,9 @@ export class AuditService {
       verifiedFrom,
       broken: { sequence, id, reason },
     });
-    const [head, highest] = await Promise.all([
-      this.reader.head(organizationId),
-      this.repo.highestCheckpoint(organizationId),
-    ]);
+    // The highest checkpoint before the head: a checkpoint signed in between is then below the head read.
+    const highest = await this.repo.highestCheckpoint(organizationId);
+    const head = await this.reader.head(organizationId);
     const headSequence = head ? Number(head[Col.Sequence]) : 0;
     // What was verified or signed before must still be there, with the same hash.
     for (const anchor of [from, highest]) {
@@ -200,15 +271,17 @@ export class AuditService {
     }
     // A range that ended early: entries missing before the head.
     if (expected !== headSequence + 1) return broken(expected, null, 'sequence_gap');
+    // The head read first must be the entry the pages ended on: what is saved and signed is what was checked.
+    if (prevHash !== head[Col.Hash]) return broken(headSequence, head[Col.Id], 'hash_mismatch');
     await this.repo.saveVerifiedPrefix(
       organizationId,
-      { sequence: headSequence, hash: head[Col.Hash]! },
+      { sequence: headSequence, hash: prevHash },
       this.clock.now(),
       !from,
     );
     return {
       total: headSequence,
-      headHash: head[Col.Hash]!,
+      headHash: prevHash,
       firstEntry: await this.firstCreatedAt(organizationId),
       lastEntry: head[Col.CreatedAt],
       verifiedFrom,
@@ -219,15 +292,27 @@ export class AuditService {
     return (await this.reader.at(organizationId, 1))?.[Col.CreatedAt] ?? null;
   }
 
-  /** The chain as NDJSON, one entry per line in sequence order up to the head at the start, a page per chunk. */
-  async *exportNdjson(organizationId: string): AsyncGenerator<string> {
-    const head = await this.reader.head(organizationId);
-    if (!head) return;
-    for await (const rows of this.reader.pages(organizationId, 0, Number(head[Col.Sequence]))) {
-      let chunk = '';
-      for (const row of rows) chunk += exportLine(row, organizationId);
-      yield chunk;
-    }
+  /**
+   * The chain as NDJSON, one entry per line in sequence order up to the head at the start, a page per chunk, under
+   * the process's limit of whole-chain reads (held until the stream ends or is abandoned).
+   */
+  async exportNdjson(organizationId: string): Promise<Readable> {
+    await this.acquireChainRead();
+    const reader = this.reader;
+    const stream = Readable.from(
+      (async function* lines() {
+        const head = await reader.head(organizationId);
+        if (!head) return;
+        for await (const rows of reader.pages(organizationId, 0, Number(head[Col.Sequence]))) {
+          let chunk = '';
+          for (const row of rows) chunk += exportLine(row, organizationId);
+          yield chunk;
+        }
+      })(),
+    );
+    // 'close' follows the end, an error and an abandoned download alike (the stream is auto-destroyed).
+    stream.once('close', () => this.chainReads.release());
+    return stream;
   }
 }
 

@@ -86,11 +86,11 @@ export class OpenChains {
       const content = {
         sequence: (head?.sequence ?? 0) + 1,
         organizationId: input.organizationId,
-        eventType: input.eventType,
+        eventType: cleanText(input.eventType),
         userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
-        actor: input.actor,
-        targetType: input.targetType ?? null,
-        targetId: input.targetId ?? null,
+        actor: cleanActor(input.actor),
+        targetType: input.targetType == null ? null : cleanText(input.targetType),
+        targetId: input.targetId == null ? null : cleanText(input.targetId),
         metadata: normaliseMetadata(input.metadata),
         ip: input.meta?.ip?.slice(0, 64) ?? null,
         userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
@@ -107,6 +107,18 @@ export class OpenChains {
       return row;
     });
   }
+}
+
+/**
+ * The actor as jsonb will store it (strings well-formed, without NUL), so that the hash computed here is the one a
+ * verification recomputes from the stored row, and jsonb never refuses it.
+ */
+function cleanActor(actor: AuditActor): AuditActor {
+  return {
+    type: actor.type,
+    id: actor.id === null ? null : cleanText(actor.id),
+    email: actor.email === null ? null : cleanText(actor.email),
+  };
 }
 
 /** The actor of an audit entry, from the caller resolved by the access guard. */
