@@ -89,8 +89,9 @@ export class OpenChains {
         eventType: cleanText(input.eventType),
         userId: input.userId ?? (input.actor.type === 'user' ? input.actor.id : null),
         actor: cleanActor(input.actor),
-        targetType: input.targetType == null ? null : cleanText(input.targetType),
-        targetId: input.targetId == null ? null : cleanText(input.targetId),
+        targetType:
+          input.targetType === undefined || input.targetType === null ? null : cleanText(input.targetType),
+        targetId: input.targetId === undefined || input.targetId === null ? null : cleanText(input.targetId),
         metadata: normaliseMetadata(input.metadata),
         ip: input.meta?.ip?.slice(0, 64) ?? null,
         userAgent: input.meta?.userAgent ? cleanText(input.meta.userAgent.slice(0, 512)) : null,
