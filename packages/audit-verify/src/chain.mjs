@@ -1,8 +1,11 @@
 import { entryHash, GENESIS_HASH, HASHED_FIELDS } from './entry-hash.mjs';
+import { scanJson } from './json-scan.mjs';
 
 /** Why a chain breaks, in the order the checks run on each line. */
 export const BREAK_REASONS = Object.freeze([
   'malformed_line',
+  'duplicate_key',
+  'non_canonical_number',
   'sequence_gap',
   'organization_mismatch',
   'prev_hash_mismatch',
@@ -26,8 +29,10 @@ function missingField(entry) {
  * not grow with the number of entries.
  *
  * Rules: sequences 1, 2, 3 … without gaps; one organization; the first prevHash 64 zeros, each later one the
- * previous entry's hash; each hash recomputed. Blank lines are skipped; a line that is not JSON, or not an entry,
- * breaks the chain. The first break is kept; lines after it are still read (leniently) so that the export's last
+ * previous entry's hash; each hash recomputed. Blank lines are skipped; a line that is not JSON (or nests deeper
+ * than 512 levels), or not an entry, breaks the chain, and so does a line that JSON.parse reads differently from a
+ * stricter reader: an object with a duplicate key, or a number literal that is not exactly the double it parses to
+ * (the hash covers the parsed value, so such a line would pass while another reader sees other values). The first break is kept; lines after it are still read (leniently) so that the export's last
  * sequence and the hashes it shows at the watched sequences are known.
  */
 export class ChainVerifier {
@@ -64,6 +69,8 @@ export class ChainVerifier {
     if (sequence !== null) this.observe(sequence, entry, id);
     if (this.broken) return;
 
+    const refused = scanJson(text);
+    if (refused) return this.fail(sequence, id, refused.reason, refused.detail);
     const missing = missingField(entry);
     if (missing) return this.fail(sequence, id, 'malformed_line', missing);
     const expected = this.verified + 1;

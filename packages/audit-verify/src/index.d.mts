@@ -1,7 +1,13 @@
 import type { KeyObject } from 'node:crypto';
 
 export type BreakReason =
-  'malformed_line' | 'sequence_gap' | 'organization_mismatch' | 'prev_hash_mismatch' | 'hash_mismatch';
+  | 'malformed_line'
+  | 'duplicate_key'
+  | 'non_canonical_number'
+  | 'sequence_gap'
+  | 'organization_mismatch'
+  | 'prev_hash_mismatch'
+  | 'hash_mismatch';
 export type SignatureStatus = 'valid' | 'bad_signature' | 'unknown_key';
 export type Containment = 'contained' | 'rewritten' | 'beyond_export' | 'missing' | 'not_checked';
 
@@ -125,6 +131,8 @@ export class InputError extends Error {}
 export interface LoadedCheckpoints {
   keyring: Keyring;
   checkpoints: { checkpoint: Checkpoint; source: string; signature: SignatureStatus }[];
+  /** Whether checkpoints were asked for: then a report without any checkpoint fails. */
+  requested?: boolean;
 }
 export function loadCheckpoints(input: {
   checkpointTexts?: { source: string; text: string }[];
@@ -141,4 +149,11 @@ export function verifyAuditFiles(paths: {
   keyPaths?: string[];
 }): Promise<Report>;
 export function formatReport(report: Report): string[];
+
+export const MAX_DEPTH: number;
+export function decimalValue(token: string): string;
+export function isCanonicalNumber(token: string): boolean;
+export function scanJson(
+  text: string,
+): { reason: 'duplicate_key' | 'non_canonical_number' | 'malformed_line'; detail: string } | null;
 export function printable(text: unknown): string;

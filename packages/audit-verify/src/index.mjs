@@ -1,6 +1,7 @@
 export { canonicalJson } from './canonical-json.mjs';
 export { entryHash, GENESIS_HASH, HASHED_FIELDS, hashedContent } from './entry-hash.mjs';
 export { BREAK_REASONS, ChainVerifier } from './chain.mjs';
+export { decimalValue, isCanonicalNumber, MAX_DEPTH, scanJson } from './json-scan.mjs';
 export {
   checkpointSigningInput,
   isCheckpoint,

@@ -38,7 +38,8 @@ async function readText(path, what) {
 
 /**
  * Loads keys and checkpoints (each checkpoint once, however many files carry it) and checks each checkpoint's
- * signature. Returns the keyring and the checkpoints with their `signature` verdict.
+ * signature. Returns the keyring, the checkpoints with their `signature` verdict, and whether checkpoints were asked
+ * for (`requested`: some checkpoints text was given; the report fails when it holds no checkpoint).
  *
  * @param {{checkpointTexts?: {source: string, text: string}[], keyTexts?: {source: string, text: string}[]}} input
  */
@@ -69,7 +70,7 @@ export function loadCheckpoints({ checkpointTexts = [], keyTexts = [] }) {
       checkpoints.push({ checkpoint, source, signature: verifyCheckpointSignature(checkpoint, keyring) });
     }
   }
-  return { keyring, checkpoints };
+  return { keyring, checkpoints, requested: checkpointTexts.length > 0 };
 }
 
 /**
@@ -79,11 +80,15 @@ export function loadCheckpoints({ checkpointTexts = [], keyTexts = [] }) {
  * @param {ReturnType<typeof loadCheckpoints>} loaded
  * @param {{exportSource?: string}} [options]
  */
-export async function verifyAuditLines(lines, { keyring, checkpoints }, { exportSource = null } = {}) {
+export async function verifyAuditLines(
+  lines,
+  { keyring, checkpoints, requested = false },
+  { exportSource = null } = {},
+) {
   const trusted = checkpoints.filter((c) => c.signature === 'valid');
   const verifier = new ChainVerifier({ watch: trusted.map((c) => c.checkpoint.sequence) });
   for await (const line of lines) verifier.push(line);
-  return buildReport(verifier, { keyring, checkpoints }, exportSource);
+  return buildReport(verifier, { keyring, checkpoints, requested }, exportSource);
 }
 
 /**
@@ -123,7 +128,7 @@ export async function verifyAuditFiles({ exportPath, checkpointPaths = [], keyPa
   return report;
 }
 
-function buildReport(verifier, { keyring, checkpoints }, exportSource) {
+function buildReport(verifier, { keyring, checkpoints, requested }, exportSource) {
   const chain = verifier.result();
   const exportOrganization = chain.organizationId;
   const endsAt = chain.lastSequence ?? 0;
@@ -173,6 +178,9 @@ function buildReport(verifier, { keyring, checkpoints }, exportSource) {
       `chain broken at line ${line}${sequence === null ? '' : ` (sequence ${sequence})`}: ${reason}`,
     );
   }
+  // Checkpoints were asked for and none was found (an empty list, or webhook bodies of other events only): nothing
+  // pins the chain, which must not pass as if it had been checked against them.
+  if (requested && checkpoints.length === 0) failures.push('no checkpoint in the checkpoints file(s)');
   if (truncation.truncated) {
     failures.push(
       `export truncated: ends at sequence ${endsAt}, a signed checkpoint is at sequence ${latest.sequence}`,

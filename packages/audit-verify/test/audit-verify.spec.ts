@@ -11,7 +11,7 @@ import { chainHash, GENESIS_HASH } from '../../../libs/platform/src/audit/audit-
 import { canonicalJson as serviceCanonicalJson } from '../../../libs/platform/src/crypto/canonical-json.js';
 import { fromBits, RFC8785_NUMBERS } from '../../../test/fixtures/rfc8785-vectors.js';
 import type { Checkpoint } from '../../../test/support/audit-checkpoints.js';
-import { canonicalJson, ChainVerifier } from '../src/index.mjs';
+import { canonicalJson, ChainVerifier, isCanonicalNumber } from '../src/index.mjs';
 
 const BIN = fileURLToPath(new URL('../bin/audit-verify.mjs', import.meta.url));
 const PACKAGE_JSON = fileURLToPath(new URL('../package.json', import.meta.url));
@@ -207,7 +207,10 @@ async function runJson(args: string[]) {
   return { ...result, report: JSON.parse(result.stdout) };
 }
 
-/** A standard case: an export of `entries`, checkpoints and keys as the API answers them. */
+/**
+ * A standard case: an export of `entries`, checkpoints and keys as the API answers them. Without checkpoints, no
+ * `--checkpoints` is given (an empty checkpoints file is a failure of its own).
+ */
 function apiFiles(entries: unknown[], checkpoints: Checkpoint[], keys: SigningKey[]) {
   const dir = workdir();
   const paths = files(dir, {
@@ -218,8 +221,7 @@ function apiFiles(entries: unknown[], checkpoints: Checkpoint[], keys: SigningKe
   return [
     '--export',
     paths['audit.ndjson'],
-    '--checkpoints',
-    paths['checkpoints.json'],
+    ...(checkpoints.length > 0 ? ['--checkpoints', paths['checkpoints.json']] : []),
     '--keys',
     paths['public-key.json'],
   ];
@@ -784,6 +786,224 @@ describe('audit-verify CLI', () => {
     );
     const json = await runJson(apiFiles(entries, [forged], [key]));
     expect(json.report.checkpoints[0].id).toBe(forged.id);
+  });
+
+  /**
+   * A chain of three entries whose second carries `metadata`, hashed (as the service hashes it) from the parsed
+   * value, and the export's lines with the second line's text edited by `edit`: the edited line parses to the same
+   * value, so its hash still matches, and only the text differs.
+   */
+  function editedExport(metadata: Record<string, unknown>, edit: (line: string) => string) {
+    const entries = rehash(buildChain(3).map((e) => (e.sequence === 2 ? { ...e, metadata } : e)));
+    const lines = entries.map((e) => JSON.stringify(e));
+    const edited = edit(lines[1]);
+    expect(edited).not.toBe(lines[1]);
+    // the edit is invisible to JSON.parse: the hash recomputed from the edited line is the entry's hash
+    expect(serviceHash(entries[0].hash, JSON.parse(edited) as Entry)).toBe(entries[1].hash);
+    const dir = workdir();
+    const paths = files(dir, {
+      'audit.ndjson': [lines[0], edited, lines[2]].join('\n') + '\n',
+      'checkpoints.json': checkpointsEnvelope([checkpoint(key, entries[2])]),
+      'public-key.json': keysEnvelope([key]),
+    });
+    return {
+      entries,
+      args: [
+        '--export',
+        paths['audit.ndjson'],
+        '--checkpoints',
+        paths['checkpoints.json'],
+        '--keys',
+        paths['public-key.json'],
+      ],
+    };
+  }
+
+  it('refuses a number literal that is not exactly the double it parses to (non_canonical_number)', async () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ amountCents: 9007199254740992 }, '"amountCents":9007199254740992', '"amountCents":9007199254740993'],
+      [{ ratio: 0.1 }, '"ratio":0.1', '"ratio":0.10000000000000000001'],
+      [{ ratio: 333333333.3333333 }, '"ratio":333333333.3333333', '"ratio":333333333.33333329'],
+      [{ tiny: 0 }, '"tiny":0', '"tiny":1e-400'],
+    ];
+    for (const [metadata, original, forged] of cases) {
+      const { entries, args } = editedExport(metadata, (line) => line.replace(original, forged));
+      const { code, report } = await runJson(args);
+      expect(code, forged).toBe(1);
+      expect(report.chain.brokenAt, forged).toMatchObject({
+        line: 2,
+        sequence: 2,
+        id: entries[1].id,
+        reason: 'non_canonical_number',
+      });
+      expect(report.chain.brokenAt.detail).toContain(forged.split(':')[1]);
+      expect(report.chain.headSequence).toBe(1);
+      expect(report.verdict).toBe('FAILED: chain broken at line 2 (sequence 2): non_canonical_number');
+    }
+    // a literal beyond the range of a double: JSON.parse reads Infinity, which has no canonical form at all
+    const entries = buildChain(2);
+    const line = JSON.stringify(entries[1]).replace('"metadata":{', '"metadata":{"huge":1e400,');
+    const path = files(workdir(), { 'a.ndjson': `${JSON.stringify(entries[0])}\n${line}\n` })['a.ndjson'];
+    const huge = await runJson(['--export', path]);
+    expect(huge.code).toBe(1);
+    expect(huge.report.chain.brokenAt).toMatchObject({
+      line: 2,
+      sequence: 2,
+      reason: 'non_canonical_number',
+    });
+    expect(huge.report.chain.brokenAt.detail).toContain('1e400');
+    expect(huge.stderr).toBe('');
+  });
+
+  it('accepts other spellings of the same number (1.0, 1000000000000000000000, 1E+21, 0.000001, -0)', async () => {
+    const metadata = {
+      one: 1,
+      big: 1e21,
+      bigToo: 1e21,
+      small: 1e-6,
+      smaller: 1e-7,
+      zero: -0,
+      list: [1, 1e21],
+    };
+    const edits: [string, string][] = [
+      ['"one":1,', '"one":1.0,'],
+      ['"big":1e+21', '"big":1000000000000000000000'],
+      ['"bigToo":1e+21', '"bigToo":1E+21'],
+      ['"small":0.000001', '"small":0.000001000'],
+      ['"smaller":1e-7', '"smaller":0.0000001'],
+      ['"zero":0', '"zero":-0.0e5'],
+      ['"list":[1,1e+21]', '"list":[ 1e0 , 10e20 ]'],
+    ];
+    const { args } = editedExport(metadata, (line) =>
+      edits.reduce((text, [from, to]) => {
+        expect(text).toContain(from);
+        return text.replace(from, to);
+      }, line),
+    );
+    const { code, report } = await runJson(args);
+    expect(code, report.verdict).toBe(0);
+    expect(report.chain).toMatchObject({ valid: true, headSequence: 3 });
+    expect(report.checkpoints[0]).toMatchObject({ containment: 'contained', ok: true });
+    // the canonical forms themselves, as JSON.stringify writes them, pass too
+    const plain = editedExport(metadata, (line) => line.replace('"one":1,', '"one":1.00,'));
+    expect((await run(plain.args)).code).toBe(0);
+  });
+
+  it('tells exact decimal values apart (isCanonicalNumber)', () => {
+    const accepted = [
+      '1',
+      '1.0',
+      '-0',
+      '0e999',
+      '1e21',
+      '1E+21',
+      '1000000000000000000000',
+      '1e-6',
+      '0.000001',
+    ];
+    for (const token of [...accepted, '5e-324', '1.7976931348623157e308', '0.1', '-2.5'])
+      expect(isCanonicalNumber(token), token).toBe(true);
+    // a longer expansion of the same double is another decimal value than its shortest form: refused too
+    const refused = ['9007199254740993', '0.10000000000000000001', '1e400', '-1e400', '1e-400', '2e-324'];
+    for (const token of [...refused, '4.9406564584124654e-324', '0.1000000000000000055511151231257827'])
+      expect(isCanonicalNumber(token), token).toBe(false);
+  });
+
+  it('refuses an object with a duplicate key, at the top level or nested (duplicate_key)', async () => {
+    const top = editedExport({ note: 'benign' }, (line) => line.replace('{', '{"eventType":"benign",'));
+    const nested = editedExport({ role: 'viewer' }, (line) =>
+      line.replace('"metadata":{"role":"viewer"}', '"metadata":{"role":"admin","role":"viewer"}'),
+    );
+    const escaped = editedExport({ role: 'viewer' }, (line) =>
+      line.replace('"metadata":{"role":"viewer"}', '"metadata":{"role":"admin","\\u0072ole":"viewer"}'),
+    );
+    for (const [name, { entries, args }] of Object.entries({ top, nested, escaped })) {
+      const { code, report } = await runJson(args);
+      expect(code, name).toBe(1);
+      expect(report.chain.brokenAt, name).toMatchObject({
+        line: 2,
+        sequence: 2,
+        id: entries[1].id,
+        reason: 'duplicate_key',
+      });
+      expect(report.verdict).toBe('FAILED: chain broken at line 2 (sequence 2): duplicate_key');
+    }
+    // the same key in two different objects is no duplicate
+    const apart = editedExport({ a: { role: 'x' }, b: [{ role: 'y' }, { role: 'z' }], role: 'w' }, (line) =>
+      line.replace('"role":"w"', '"role" : "w"'),
+    );
+    expect((await run(apart.args)).code).toBe(0);
+  });
+
+  it('refuses a line nested 10,000 levels deep without crashing (malformed_line)', async () => {
+    const entries = buildChain(2);
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const line = JSON.stringify(entries[1]).replace('"metadata":{', `"metadata":{"deep":${deep},`);
+    const path = files(workdir(), { 'a.ndjson': `${JSON.stringify(entries[0])}\n${line}\n` })['a.ndjson'];
+    const { code, stderr, report } = await runJson(['--export', path]);
+    expect(code).toBe(1);
+    expect(stderr).toBe('');
+    expect(report.chain.brokenAt).toMatchObject({ line: 2, sequence: 2, reason: 'malformed_line' });
+    expect(report.chain.brokenAt.detail).toMatch(/deeper than 512/);
+    const text = await run(['--export', path]);
+    expect(text.lastLine).toBe('FAILED: chain broken at line 2 (sequence 2): malformed_line');
+  });
+
+  it('fails when --checkpoints is given but holds no checkpoint', async () => {
+    const entries = buildChain(3);
+    const dir = workdir();
+    const paths = files(dir, {
+      'audit.ndjson': ndjson(entries),
+      'empty.json': checkpointsEnvelope([]),
+      'array.json': '[]',
+      'other-events.ndjson':
+        [
+          JSON.stringify({ type: 'trace.created', timestamp: '2026-11-25T21:00:00.000Z', data: { id: 'x' } }),
+          JSON.stringify({
+            type: 'policy.updated',
+            timestamp: '2026-11-25T21:00:01.000Z',
+            data: { id: 'y' },
+          }),
+        ].join('\n') + '\n',
+      'public-key.json': keysEnvelope([key]),
+    });
+    for (const name of ['empty.json', 'array.json', 'other-events.ndjson']) {
+      const args = [
+        '--export',
+        paths['audit.ndjson'],
+        '--checkpoints',
+        paths[name],
+        '--keys',
+        paths['public-key.json'],
+      ];
+      const text = await run(args);
+      expect(text.code, name).toBe(1);
+      expect(text.lastLine, name).toBe('FAILED: no checkpoint in the checkpoints file(s)');
+      const { code, report } = await runJson(args);
+      expect(code, name).toBe(1);
+      expect(report).toMatchObject({
+        ok: false,
+        verdict: 'FAILED: no checkpoint in the checkpoints file(s)',
+        chain: { valid: true, headSequence: 3 },
+        checkpoints: [],
+        failures: ['no checkpoint in the checkpoints file(s)'],
+      });
+    }
+    // one file without checkpoints next to one with: the checkpoints were found
+    const withOne = files(dir, { 'one.json': checkpointsEnvelope([checkpoint(key, entries[2])]) })[
+      'one.json'
+    ];
+    const both = await run([
+      '--export',
+      paths['audit.ndjson'],
+      '--checkpoints',
+      paths['empty.json'],
+      '--checkpoints',
+      withOne,
+      '--keys',
+      paths['public-key.json'],
+    ]);
+    expect(both.code).toBe(0);
   });
 
   it('prints its help, and the package has no dependencies', async () => {
