@@ -269,7 +269,8 @@ describe('canonical JSON (RFC 8785)', () => {
   });
 });
 
-describe('audit-verify CLI', () => {
+// Each case starts Node processes (a usage test starts thirty): generous under a loaded CI machine.
+describe('audit-verify CLI', { timeout: 60_000 }, () => {
   it('passes a clean export with its signed checkpoints (exit 0, OK verdict last)', async () => {
     const entries = buildChain(12);
     const checkpoints = [checkpoint(key, entries[4]), checkpoint(key, entries[9])];
