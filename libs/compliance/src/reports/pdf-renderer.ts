@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Browser } from 'puppeteer-core';
-import { APP_CONFIG, type AppConfig, AppError, ErrorCode } from '#platform';
+import { APP_CONFIG, type AppConfig, AppError, ErrorCode, Semaphore, SemaphoreFullError } from '#platform';
 
 /** Where Debian, Ubuntu, Alpine and the Chrome packages put the browser. */
 export const SYSTEM_CHROMIUM_PATHS = [
@@ -74,11 +74,12 @@ export class PdfRenderer implements OnApplicationShutdown {
   private readonly logger = new Logger('PdfRenderer');
   private browser: Promise<Browser> | null = null;
   private located: Promise<LocatedChromium | null> | null = null;
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly slots: Semaphore;
   private closed = false;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'chromiumPath' | 'pdf'>) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'chromiumPath' | 'pdf'>) {
+    this.slots = new Semaphore(config.pdf.maxConcurrentRenders, MAX_WAITING);
+  }
 
   /** Where Chromium is: CHROMIUM_PATH alone when set, else the system paths, else the bundled package's. */
   locate(): Promise<LocatedChromium | null> {
@@ -109,12 +110,18 @@ export class PdfRenderer implements OnApplicationShutdown {
 
   async render(html: string, options: PdfOptions): Promise<Buffer> {
     if (this.closed) throw unavailable('The service is shutting down');
-    await this.acquire();
+    try {
+      await this.slots.acquire();
+    } catch (err) {
+      if (err instanceof SemaphoreFullError)
+        throw unavailable('Too many PDF renders are waiting; try again shortly');
+      throw err;
+    }
     try {
       const browser = await this.ensureBrowser();
       return await this.withTimeout(browser, html, options);
     } finally {
-      this.release();
+      this.slots.release();
     }
   }
 
@@ -208,23 +215,6 @@ export class PdfRenderer implements OnApplicationShutdown {
       }
     });
     return browser;
-  }
-
-  private acquire(): Promise<void> {
-    if (this.active < this.config.pdf.maxConcurrentRenders) {
-      this.active += 1;
-      return Promise.resolve();
-    }
-    if (this.waiting.length >= MAX_WAITING) {
-      return Promise.reject(unavailable('Too many PDF renders are waiting; try again shortly'));
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.active -= 1;
   }
 }
 
