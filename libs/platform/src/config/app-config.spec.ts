@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -157,6 +158,57 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATA_DIR: dir }).jwtSecret).toBe(first);
     expect(readFileSync(join(dir, 'jwt-secret'), 'utf8')).toBe(first);
     expect(statSync(join(dir, 'jwt-secret')).mode & 0o777).toBe(0o600);
+  });
+
+  it('requires AUDIT_SIGNING_KEY in production and accepts only a PEM Ed25519 private key', () => {
+    const production = { NODE_ENV: 'production', DATA_DIR: dataDir(), JWT_SECRET: 'x'.repeat(32) };
+    expect(() => loadConfig(production)).toThrow(/AUDIT_SIGNING_KEY: required/);
+    const ed25519 = generateKeyPairSync('ed25519')
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    // Newlines written as \n (one-line environment files) are read as newlines.
+    const oneLine = ed25519.trim().replace(/\n/g, '\\n');
+    expect(loadConfig({ ...production, AUDIT_SIGNING_KEY: oneLine }).auditSigningKey).toBe(ed25519);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    for (const bad of [rsa, 'not a key']) {
+      expect(() => loadConfig({ ...production, AUDIT_SIGNING_KEY: bad })).toThrow(
+        /AUDIT_SIGNING_KEY: must be a PEM Ed25519 private key/,
+      );
+    }
+  });
+
+  it('generates a development audit signing key once, with mode 0600, and reuses it', () => {
+    const dir = dataDir();
+    const first = loadConfig({ DATA_DIR: dir }).auditSigningKey;
+    expect(createPrivateKey(first).asymmetricKeyType).toBe('ed25519');
+    expect(loadConfig({ DATA_DIR: dir }).auditSigningKey).toBe(first);
+    expect(statSync(join(dir, 'audit-signing-key.pem')).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir).filter((name) => name.startsWith('audit-signing-key.pem.'))).toEqual([]);
+  });
+
+  it('reads the checkpoint interval: one variable for both, the specific ones winning', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).auditCheckpointInterval).toEqual({
+      entries: 10_000,
+      minutes: 60,
+    });
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), AUDIT_CHECKPOINT_INTERVAL: '30' }).auditCheckpointInterval,
+    ).toEqual({
+      entries: 30,
+      minutes: 30,
+    });
+    expect(
+      loadConfig({
+        DATA_DIR: dataDir(),
+        AUDIT_CHECKPOINT_INTERVAL: '30',
+        AUDIT_CHECKPOINT_INTERVAL_ENTRIES: '500',
+      }).auditCheckpointInterval,
+    ).toEqual({ entries: 500, minutes: 30 });
+    expect(() => loadConfig({ DATA_DIR: dataDir(), AUDIT_CHECKPOINT_INTERVAL_MINUTES: '0' })).toThrow(
+      ConfigError,
+    );
   });
 
   it('parses TRUST_PROXY as a flag, a hop count or a list of addresses', () => {
