@@ -9,10 +9,18 @@ import {
   TransactionHost,
 } from '#platform';
 import { MembersRepository } from '../organizations/members.repository.js';
-import { listResponse, SCHEMA, SCIM_DEFAULT_COUNT, SCIM_MAX_RESULTS } from './scim-discovery.js';
+import { listResponse, SCHEMA } from './scim-discovery.js';
 import { matchesScimFilter, parseScimFilter } from './scim-filter.js';
 import { patchOperations } from './scim-patch.js';
-import { type Bucket, BUCKETS, filterWork, pageOf, project, queryText, roleOf } from './scim-resources.js';
+import {
+  type Bucket,
+  BUCKETS,
+  filterWork,
+  listRequestOf,
+  project,
+  queryText,
+  roleOf,
+} from './scim-resources.js';
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import type { ListQuery } from './scim-users.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
@@ -83,14 +91,8 @@ export class ScimGroupsService {
   }
 
   async list(principal: ScimPrincipal, query: ListQuery): Promise<Record<string, unknown>> {
-    const { startIndex, count } = pageOf(
-      query as Record<string, unknown>,
-      SCIM_DEFAULT_COUNT,
-      SCIM_MAX_RESULTS,
-    );
-    const filter = queryText(query.filter, 'filter');
-    const node =
-      filter !== undefined && filter.trim() !== '' ? filterWork(() => parseScimFilter(filter)) : undefined;
+    const { startIndex, count, filter } = listRequestOf(query as Record<string, unknown>);
+    const node = filter !== undefined ? filterWork(() => parseScimFilter(filter)) : undefined;
     const groups = [];
     for (const bucket of BUCKETS) {
       const members = await this.membersOf(principal, bucket);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Role, scimError } from '#platform';
-import { SCHEMA } from './scim-discovery.js';
+import { SCHEMA, SCIM_DEFAULT_COUNT, SCIM_MAX_RESULTS } from './scim-discovery.js';
 import { ScimFilterError } from './scim-filter.js';
 import type { ScimUserRecord } from './scim-users.repository.js';
 
@@ -136,12 +136,15 @@ export function queryText(value: unknown, name: string): string | undefined {
   return value;
 }
 
-/** `startIndex` (1-based, default 1) and `count` (default 100, clamped to 0..200) of a list request. */
-export function pageOf(
-  query: Record<string, unknown>,
-  defaultCount: number,
-  maxCount: number,
-): { startIndex: number; count: number } {
+/**
+ * A list request's `startIndex` (1-based, default 1), `count` (default SCIM_DEFAULT_COUNT, clamped to
+ * 0..SCIM_MAX_RESULTS) and `filter` (undefined when absent or blank).
+ */
+export function listRequestOf(query: Record<string, unknown>): {
+  startIndex: number;
+  count: number;
+  filter: string | undefined;
+} {
   const int = (raw: unknown, name: string): number | undefined => {
     const value = queryText(raw, name);
     if (value === undefined || value === '') return undefined;
@@ -151,6 +154,7 @@ export function pageOf(
     return Number(value);
   };
   const startIndex = Math.max(1, int(query.startIndex, 'startIndex') ?? 1);
-  const count = Math.min(maxCount, Math.max(0, int(query.count, 'count') ?? defaultCount));
-  return { startIndex, count };
+  const count = Math.min(SCIM_MAX_RESULTS, Math.max(0, int(query.count, 'count') ?? SCIM_DEFAULT_COUNT));
+  const filter = queryText(query.filter, 'filter');
+  return { startIndex, count, filter: filter !== undefined && filter.trim() !== '' ? filter : undefined };
 }

@@ -14,7 +14,7 @@ import { MembersRepository } from '../organizations/members.repository.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { GROUPS_MAX, mapRole, type RoleMappingRule } from '../sso/role-mapping.js';
-import { listResponse, SCIM_DEFAULT_COUNT, SCIM_MAX_RESULTS } from './scim-discovery.js';
+import { listResponse } from './scim-discovery.js';
 import { compileScimFilter, parseScimFilter } from './scim-filter.js';
 import {
   applyObject,
@@ -25,7 +25,7 @@ import {
   unwrap,
   userNameOf,
 } from './scim-patch.js';
-import { filterWork, pageOf, project, queryText, toScimUser } from './scim-resources.js';
+import { filterWork, listRequestOf, project, queryText, toScimUser } from './scim-resources.js';
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
 
@@ -69,14 +69,9 @@ export class ScimUsersService {
   }
 
   async list(principal: ScimPrincipal, query: ListQuery): Promise<Record<string, unknown>> {
-    const { startIndex, count } = pageOf(
-      query as Record<string, unknown>,
-      SCIM_DEFAULT_COUNT,
-      SCIM_MAX_RESULTS,
-    );
-    const filter = queryText(query.filter, 'filter');
+    const { startIndex, count, filter } = listRequestOf(query as Record<string, unknown>);
     let where;
-    if (filter !== undefined && filter.trim() !== '') {
+    if (filter !== undefined) {
       where = filterWork(() =>
         compileScimFilter(parseScimFilter(filter), this.repository.attributes(principal.organizationId)),
       );
