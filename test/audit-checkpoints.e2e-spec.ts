@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { EventSource } from 'eventsource';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditChainReader, ChainHasher, Col } from '#governance';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { AuditChainReader, AuditService, ChainHasher, Col } from '#governance';
 import { AuditLog, JobScheduler } from '#platform';
 import { replicaContext, type Registered, TestContext, testConfig } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
@@ -191,12 +191,25 @@ describe('audit: incremental verification and signed checkpoints', () => {
       });
     });
 
-    it('answers concurrent verifications of one chain alike', async () => {
+    it('answers concurrent verifications of one chain alike, from one walk of it', async () => {
       const org = await ctx.register();
       await append(org.organization.id, 20);
       const results = await Promise.all(Array.from({ length: 6 }, () => verify(org, true)));
       for (const result of results)
         expect(result).toMatchObject({ valid: true, totalEntries: 21, verifiedFrom: 1 });
+      // Asked together of the service, the same verification reads the chain once.
+      const reader = ctx.service(AuditChainReader);
+      const heads = vi.spyOn(reader, 'head');
+      try {
+        const service = ctx.service(AuditService);
+        const together = await Promise.all(
+          Array.from({ length: 6 }, () => service.verify(org.organization.id, { full: true })),
+        );
+        expect(together.map((r) => r.totalEntries)).toEqual([21, 21, 21, 21, 21, 21]);
+        expect(heads).toHaveBeenCalledTimes(1);
+      } finally {
+        heads.mockRestore();
+      }
     });
 
     it('hashes entries with hostile text from the database’s text rows as the writer hashed them', async () => {
