@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuditChainReader, AuditService, ChainHasher, Col } from '#governance';
 import { AuditLog, JobScheduler } from '#platform';
+import { buildProgram } from '../apps/cli/src/cli.js';
 import { replicaContext, type Registered, TestContext, testConfig } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { type Checkpoint, claimsBytes, thumbprintOf } from './support/audit-checkpoints.js';
@@ -389,6 +390,29 @@ describe('audit: incremental verification and signed checkpoints', () => {
         source.close();
         await receiver.close();
       }
+    });
+
+    it('verifies and signs from the operator CLI (audit:verify [--full], audit:checkpoint)', async () => {
+      const org = await ctx.register();
+      await append(org.organization.id, 4);
+      const printed: Record<string, unknown>[] = [];
+      const cli = () =>
+        buildProgram(
+          (fn) => fn(ctx.app),
+          (value) => printed.push(value as Record<string, unknown>),
+        );
+      await cli().parseAsync(['node', 'cli', 'audit:verify', org.organization.id]);
+      await cli().parseAsync(['node', 'cli', 'audit:verify', org.organization.id]);
+      await cli().parseAsync(['node', 'cli', 'audit:verify', org.organization.id, '--full']);
+      expect(printed.map((p) => [p.valid, p.totalEntries, p.verifiedFrom])).toEqual([
+        [true, 5, 1],
+        [true, 5, 6],
+        [true, 5, 1],
+      ]);
+      await cli().parseAsync(['node', 'cli', 'audit:checkpoint', org.organization.id]);
+      const [listed] = (await checkpoints(org)).data;
+      expect(printed[3]).toEqual(listed);
+      expect(listed).toMatchObject({ organizationId: org.organization.id, sequence: 5 });
     });
 
     it('keeps older checkpoints verifiable after a key rotation, each naming its key', async () => {
