@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import type { DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger } from 'nestjs-pino';
 import {
   APP_CONFIG,
+  AppLogger,
   type AppConfig,
   configureHttpApp,
   createFastifyAdapter,
@@ -26,7 +26,7 @@ export async function createHttpApp(
     bufferLogs: true,
     abortOnError: false,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   await configureHttpApp(app, app.get<AppConfig>(APP_CONFIG));
   setupDocs(app, buildOpenApiDocument(app, config));
   return app;

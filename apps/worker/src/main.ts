@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
+import { AppLogger } from '#platform';
 import { AppModule } from '../../api/src/app.module.js';
 
 /**
@@ -9,9 +9,9 @@ import { AppModule } from '../../api/src/app.module.js';
  */
 async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(AppModule, { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   app.enableShutdownHooks();
-  app.get(Logger).log('Governance worker started');
+  app.get(AppLogger).log('Governance worker started');
 }
 
 main().catch((err: unknown) => {

@@ -38,6 +38,7 @@ export * from './http/http.bootstrap.js';
 export * from './http/body-parser.js';
 export * from './http/json-shape-scan.js';
 export * from './logging/logging.js';
+export * from './logging/app-logger.js';
 export * from './system/migration-guide.js';
 export * from './security/roles.js';
 export * from './security/actor.js';

@@ -1,7 +1,5 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
-import { LoggerModule } from 'nestjs-pino';
-import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { AuditLog } from './audit/audit-log.js';
 import { Clock } from './clock/clock.js';
@@ -16,7 +14,7 @@ import { EnvelopeInterceptor } from './http/envelope.js';
 import { GlobalExceptionFilter } from './http/exception.filter.js';
 import { createValidationPipe } from './http/validation.js';
 import { SCHEMA_VERSIONS, VERSION_REGISTRY, VersioningService } from './http/versioning.js';
-import { loggerParams } from './logging/logging.js';
+import { AppLogger } from './logging/app-logger.js';
 import { ApiKeyResolverRegistry } from './security/credential-resolvers.js';
 import { SystemController } from './system/system.controller.js';
 import { EventLoopMonitor } from './system/event-loop.monitor.js';
@@ -31,13 +29,10 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
   imports: [
     ConfigModule,
     DatabaseModule,
-    LoggerModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => loggerParams(config),
-    }),
   ],
   controllers: [SystemController],
   providers: [
+    AppLogger,
     Clock,
     SecretBox,
     JobScheduler,
@@ -55,6 +50,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
   ],
   exports: [
+    AppLogger,
     ConfigModule,
     DatabaseModule,
     Clock,

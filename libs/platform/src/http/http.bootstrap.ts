@@ -12,6 +12,8 @@ import { createClientErrorHandler } from './client-error.js';
 import { renderError } from './error-body.js';
 import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { RateLimitService } from '../security/rate-limit.js';
+import { AppLogger } from '../logging/app-logger.js';
+import { logRequestCompleted, requestContext } from '../logging/logging.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
 
 declare module 'fastify' {
@@ -202,6 +204,21 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   const versioning = app.get(VersioningService);
 
   const limiter = app.get(RateLimitService);
+  const logger = app.get(AppLogger).pino;
+  // Log lines written while a request is served carry its id. The context is entered when the request arrives and
+  // again just before its handler, because reading the body continues in the connection's context, not the hook's.
+  instance.addHook('onRequest', (request, _reply, done) => {
+    requestContext.enterWith(request.id);
+    done();
+  });
+  instance.addHook('preHandler', (request, _reply, done) => {
+    requestContext.enterWith(request.id);
+    done();
+  });
+  instance.addHook('onResponse', (request, reply, done) => {
+    logRequestCompleted(logger, request, reply.statusCode, reply.elapsedTime);
+    done();
+  });
   // Before CORS, whose hook answers preflights itself: every response carries the request id.
   instance.addHook('onRequest', async (request, reply) => {
     reply.headers(SECURITY_HEADERS);

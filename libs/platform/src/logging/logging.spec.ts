@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { AppConfig } from '../config/app-config.js';
-import { loggerParams, redactUrl } from './logging.js';
+import { AppLogger } from './app-logger.js';
+import { createRootLogger, logRequestCompleted, redactUrl, requestContext } from './logging.js';
 
-/** A pino logger with the service's redaction, writing its lines to an array. */
-function redactingLogger() {
+/** The service's root logger (its redaction, its request ids), writing its lines to an array. */
+function redactingLogger(level = 'info') {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -13,11 +13,7 @@ function redactingLogger() {
       done();
     },
   });
-  // The redaction the service configures, as loggerParams hands it to pino-http.
-  const { redact } = loggerParams({ logLevel: 'info' } as AppConfig).pinoHttp as {
-    redact: pino.LoggerOptions['redact'];
-  };
-  return { lines, logger: pino({ redact }, sink) };
+  return { lines, logger: createRootLogger({ logLevel: level } as AppConfig, sink) };
 }
 
 describe('log redaction', () => {
@@ -72,5 +68,90 @@ describe('log redaction', () => {
     expect(appError.err.code).toBe('SERVICE_UNAVAILABLE');
     expect(appError.code).toBe('INTERNAL_ERROR');
     expect(dbError.err.code).toBe('23505');
+  });
+});
+
+describe('request logging', () => {
+  const request = (url: string) => ({
+    id: 'req-1',
+    method: 'POST',
+    url,
+    ip: '203.0.113.9',
+    headers: { 'user-agent': 'agent/1', authorization: 'Bearer eyJsecret' },
+  });
+
+  it('stamps every line written inside a request with its id, and none outside', async () => {
+    const { lines, logger } = redactingLogger();
+    logger.info('before');
+    await requestContext.run('req-42', async () => {
+      await Promise.resolve();
+      logger.warn({ field: 1 }, 'inside');
+    });
+    const [before, inside] = lines.map((line) => JSON.parse(line));
+    expect(before.reqId).toBeUndefined();
+    expect(inside).toMatchObject({ reqId: 'req-42', field: 1, msg: 'inside', level: 40 });
+  });
+
+  it('writes one completion line at the level of the status, with the URL masked and no headers', () => {
+    const { lines, logger } = redactingLogger();
+    logRequestCompleted(logger, request('/api/v1/events/stream?token=abc'), 200, 3.4);
+    logRequestCompleted(logger, request('/api/v1/traces'), 422, 1);
+    logRequestCompleted(logger, request('/api/v1/traces'), 503, 1);
+    const [ok, refused, failed] = lines.map((line) => JSON.parse(line));
+    expect(ok).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      reqId: 'req-1',
+      req: { method: 'POST', url: '/api/v1/events/stream?token=[Redacted]', remoteAddress: '203.0.113.9', userAgent: 'agent/1' },
+      res: { statusCode: 200 },
+      responseTime: 3,
+    });
+    expect(refused.level).toBe(40);
+    expect(failed.level).toBe(50);
+    expect(lines.join('')).not.toContain('eyJsecret');
+  });
+
+  it('writes nothing for health checks or below the configured level', () => {
+    const { lines, logger } = redactingLogger('warn');
+    logRequestCompleted(logger, request('/api/v1/traces'), 201, 1);
+    logRequestCompleted(logger, request('/health'), 503, 1);
+    logRequestCompleted(logger, request('/api/v1/traces'), 404, 1);
+    expect(lines.map((line) => JSON.parse(line).res.statusCode)).toEqual([404]);
+  });
+});
+
+describe('AppLogger (Nest logger on pino)', () => {
+  function appLogger(level = 'info') {
+    const { lines, logger } = redactingLogger(level);
+    const nest = Object.assign(new AppLogger({ logLevel: level } as AppConfig), { pino: logger });
+    return { lines, nest, read: () => lines.map((line) => JSON.parse(line)) };
+  }
+
+  it('takes the last parameter as the context and merges object messages', () => {
+    const { nest, read } = appLogger();
+    nest.log('Service started', 'Bootstrap');
+    nest.warn({ attempt: 3, password: 'Hunter2' }, 'retrying %s', 'Mail');
+    const [started, retry] = read();
+    expect(started).toMatchObject({ level: 30, msg: 'Service started', context: 'Bootstrap' });
+    expect(retry).toMatchObject({ level: 40, msg: 'retrying %s', context: 'Mail', attempt: 3, password: '[Redacted]' });
+  });
+
+  it('serializes errors with their stack, including Nest’s (message, stack, context) form', () => {
+    const { nest, read } = appLogger();
+    nest.error(new Error('boom'), 'Worker');
+    nest.error('Unhandled', 'Error: Unhandled\n    at frame (file.js:1:1)', 'ExceptionsHandler');
+    const [thrown, nestForm] = read();
+    expect(thrown).toMatchObject({ level: 50, context: 'Worker', err: { message: 'boom', type: 'Error' } });
+    expect(thrown.err.stack).toContain('Error: boom');
+    expect(nestForm).toMatchObject({ level: 50, context: 'ExceptionsHandler', err: { message: 'Unhandled' } });
+    expect(nestForm.err.stack).toContain('at frame');
+  });
+
+  it('writes nothing below its level', () => {
+    const { nest, lines } = appLogger('warn');
+    nest.log('quiet');
+    nest.debug('quieter');
+    nest.verbose('quietest');
+    expect(lines).toHaveLength(0);
   });
 });

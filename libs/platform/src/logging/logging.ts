@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
-import type { Params } from 'nestjs-pino';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pino from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 
 const SECRET_QUERY = /([?&](?:token|code|key|apiKey|api_key|secret|password|state|SAMLResponse)=)[^&]*/gi;
@@ -13,8 +13,22 @@ export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(SECRET_SEGMENT, '/[Redacted]');
 }
 
+const SECRET_FIELDS = [
+  'password',
+  'currentPassword',
+  'newPassword',
+  'token',
+  'tempToken',
+  'secret',
+  'apiKey',
+  'clientSecret',
+  'backupCodes',
+  'secretEncrypted',
+  'jwtSecret',
+];
+
 /**
- * Fields that hold secrets wherever they appear (one level down: `*.password` matches `body.password`). Names that
+ * Fields that hold secrets wherever they appear (at the top of a line and one level down: `*.password` matches `body.password`). Names that
  * are also ordinary fields, `code` (an error code, a SQLSTATE) and `key`, are redacted only inside request-shaped
  * objects, where they would be an MFA code or a key: an error's `code` stays readable.
  */
@@ -23,47 +37,66 @@ export const REDACT_PATHS = [
   'req.headers.cookie',
   'req.headers["x-api-key"]',
   'res.headers["set-cookie"]',
-  '*.password',
-  '*.currentPassword',
-  '*.newPassword',
-  '*.token',
-  '*.tempToken',
-  '*.secret',
-  '*.apiKey',
-  '*.clientSecret',
-  '*.backupCodes',
-  '*.secretEncrypted',
-  '*.jwtSecret',
+  ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
   ...['body', 'dto', 'input', 'query'].flatMap((at) => [`${at}.code`, `${at}.key`]),
 ];
 
-/** JSON logs with the request id on every line; secrets redacted; bodies never logged. */
-export function loggerParams(config: AppConfig): Params {
-  return {
-    pinoHttp: {
-      level: config.logLevel,
-      genReqId: (req: IncomingMessage) => String((req as { id?: unknown }).id ?? 'unknown'),
-      redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      serializers: {
-        req: (req: {
-          id?: string;
-          method?: string;
-          url?: string;
-          remoteAddress?: string;
-          headers?: Record<string, unknown>;
-        }) => ({
-          id: req.id,
-          method: req.method,
-          url: redactUrl(req.url),
-          remoteAddress: req.remoteAddress,
-          userAgent: req.headers?.['user-agent'],
-        }),
-        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-      },
-      quietReqLogger: true,
-      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/api/v1/health' },
+/** The request being served in this async context, whose id every log line written for it carries. */
+export const requestContext = new AsyncLocalStorage<string>();
+
+/**
+ * The process's root logger: JSON lines at `logLevel`, secrets redacted (REDACT_PATHS), errors serialized with
+ * their stack, and `reqId` on every line written while a request is being served (`requestContext`, entered by
+ * the HTTP hooks). No child logger is made per request: a request that logs nothing costs nothing here.
+ */
+export function createRootLogger(
+  config: Pick<AppConfig, 'logLevel'>,
+  destination?: pino.DestinationStream,
+): pino.Logger {
+  const options: pino.LoggerOptions = {
+    level: config.logLevel,
+    redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+    serializers: { err: pino.stdSerializers.err },
+    mixin: () => {
+      const reqId = requestContext.getStore();
+      return reqId === undefined ? {} : { reqId };
     },
   };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+const NO_COMPLETION_LINE = new Set(['/health', '/api/v1/health']);
+
+/** The level of a request's completion line: error for 5xx, warn for 4xx, info otherwise. */
+export function completionLevel(statusCode: number): 'error' | 'warn' | 'info' {
+  return statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
+}
+
+/**
+ * Writes a request's completion line (method, URL with its secrets masked, client address, user agent, status,
+ * time taken), unless its level is disabled or the request is a health check. Headers and bodies are never logged.
+ */
+export function logRequestCompleted(
+  logger: pino.Logger,
+  request: { id: string; method: string; url: string; ip: string; headers: Record<string, unknown> },
+  statusCode: number,
+  responseTimeMs: number,
+): void {
+  const level = completionLevel(statusCode);
+  if (!logger.isLevelEnabled(level) || NO_COMPLETION_LINE.has(request.url)) return;
+  logger[level](
+    {
+      reqId: request.id,
+      req: {
+        id: request.id,
+        method: request.method,
+        url: redactUrl(request.url),
+        remoteAddress: request.ip,
+        userAgent: request.headers['user-agent'],
+      },
+      res: { statusCode },
+      responseTime: Math.round(responseTimeMs),
+    },
+    'request completed',
+  );
 }
