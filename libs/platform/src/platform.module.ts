@@ -26,10 +26,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
  */
 @Global()
 @Module({
-  imports: [
-    ConfigModule,
-    DatabaseModule,
-  ],
+  imports: [ConfigModule, DatabaseModule],
   controllers: [SystemController],
   providers: [
     AppLogger,

@@ -1,6 +1,21 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { alias, integer, jsonb, PgDialect, pgSchema, pgTable, timestamp, varchar } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
 import { inlineSql, sqlLiteral } from './inline-sql.js';
+
+const items = pgTable('items', {
+  id: varchar('id', { length: 24 }).primaryKey(),
+  count: integer('count').notNull(),
+  data: jsonb('data'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+});
+const archived = pgSchema('archive').table('items', { id: varchar('id', { length: 24 }) });
+
+/** What the dialect renders, its placeholders replaced by literals: the text the fast path must equal. */
+function rendered(statement: SQL): string {
+  const { sql: text, params } = new PgDialect().sqlToQuery(statement);
+  return text.replace(/\$(\d+)/g, (_, index: string) => sqlLiteral(params[Number(index) - 1]));
+}
 
 describe('sqlLiteral', () => {
   it('renders scalars, NULL and dates', () => {
@@ -55,5 +70,30 @@ describe('inlineSql', () => {
 
   it('leaves a statement without parameters as it is', () => {
     expect(inlineSql(sql`select 1`)).toBe('select 1');
+  });
+
+  it('writes columns, tables, names, encoded parameters and nested statements as the dialect renders them', () => {
+    const at = new Date('2026-11-25T10:00:00.000Z');
+    const statements = [
+      sql`select ${items.id}, ${items.count} from ${items} where ${and(eq(items.id, "o'k"), eq(items.createdAt, at))}`,
+      sql`update ${items} set ${sql.identifier('data')} = ${sql.param({ a: [1, "x'"] }, items.data)} where ${items.count} > ${3}`,
+      sql`insert into ${items} (id) values (${'a'}) ${sql.raw('on conflict do nothing')}`,
+      sql`select ${at} as at, ${null} as nothing, ${true} as yes`,
+      // Not written directly (arrays, aliases, schemas, subqueries): the dialect's rendering is used.
+      sql`select 1 from ${items} where ${inArray(items.id, ['a', 'b'])}`,
+      sql`select ${alias(items, 'i').id} from ${alias(items, 'i')}`,
+      sql`select ${archived.id} from ${archived}`,
+      sql`select * from (${sql`select ${items.id} from ${items}`}) s`,
+    ];
+    for (const statement of statements) expect(inlineSql(statement)).toBe(rendered(statement));
+    expect(inlineSql(statements[0]!)).toBe(
+      `select "items"."id", "items"."count" from "items" where ("items"."id" = E'o''k' and "items"."created_at" = E'2026-11-25T10:00:00.000Z')`,
+    );
+  });
+
+  it('refuses a "$" in the statement\'s own text on the direct path too', () => {
+    expect(() => inlineSql(sql`select ${items.id} from ${items} where x = ${sql.raw('$1')}`)).toThrow(
+      /not a placeholder/,
+    );
   });
 });

@@ -56,7 +56,12 @@ export class AppLogger implements LoggerService {
     } else if (typeof message === 'object' && message !== null) {
       Object.assign(line, message);
       this.pino[level](line, ...(rest as [string?]));
-    } else if (level === 'error' && rest.length === 1 && typeof rest[0] === 'string' && rest[0].includes('\n')) {
+    } else if (
+      level === 'error' &&
+      rest.length === 1 &&
+      typeof rest[0] === 'string' &&
+      rest[0].includes('\n')
+    ) {
       // Nest's own exception handlers call error(message, stack, context).
       const err = new Error(String(message));
       err.stack = rest[0];

@@ -102,7 +102,12 @@ describe('request logging', () => {
       level: 30,
       msg: 'request completed',
       reqId: 'req-1',
-      req: { method: 'POST', url: '/api/v1/events/stream?token=[Redacted]', remoteAddress: '203.0.113.9', userAgent: 'agent/1' },
+      req: {
+        method: 'POST',
+        url: '/api/v1/events/stream?token=[Redacted]',
+        remoteAddress: '203.0.113.9',
+        userAgent: 'agent/1',
+      },
       res: { statusCode: 200 },
       responseTime: 3,
     });
@@ -133,7 +138,13 @@ describe('AppLogger (Nest logger on pino)', () => {
     nest.warn({ attempt: 3, password: 'Hunter2' }, 'retrying %s', 'Mail');
     const [started, retry] = read();
     expect(started).toMatchObject({ level: 30, msg: 'Service started', context: 'Bootstrap' });
-    expect(retry).toMatchObject({ level: 40, msg: 'retrying %s', context: 'Mail', attempt: 3, password: '[Redacted]' });
+    expect(retry).toMatchObject({
+      level: 40,
+      msg: 'retrying %s',
+      context: 'Mail',
+      attempt: 3,
+      password: '[Redacted]',
+    });
   });
 
   it('serializes errors with their stack, including Nest’s (message, stack, context) form', () => {
@@ -143,7 +154,11 @@ describe('AppLogger (Nest logger on pino)', () => {
     const [thrown, nestForm] = read();
     expect(thrown).toMatchObject({ level: 50, context: 'Worker', err: { message: 'boom', type: 'Error' } });
     expect(thrown.err.stack).toContain('Error: boom');
-    expect(nestForm).toMatchObject({ level: 50, context: 'ExceptionsHandler', err: { message: 'Unhandled' } });
+    expect(nestForm).toMatchObject({
+      level: 50,
+      context: 'ExceptionsHandler',
+      err: { message: 'Unhandled' },
+    });
     expect(nestForm.err.stack).toContain('at frame');
   });
 
