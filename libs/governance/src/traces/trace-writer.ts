@@ -118,6 +118,8 @@ export class TraceWriter implements BeforeApplicationShutdown {
   private active: Promise<void> | null = null;
   /** Traces of that batch. */
   private writing = 0;
+  /** Committed batches whose answers and consumers have not run yet. */
+  private readonly finishing = new Set<Promise<void>>();
 
   constructor(
     private readonly repo: TracesRepository,
@@ -163,9 +165,12 @@ export class TraceWriter implements BeforeApplicationShutdown {
     return outcomes;
   }
 
-  /** Shutdown waits for every accepted trace to be written before the database closes. */
+  /** Shutdown waits for every accepted trace to be written and answered, and its events handed on, before the database closes. */
   async beforeApplicationShutdown(): Promise<void> {
-    while (this.active) await this.active;
+    while (this.active || this.finishing.size > 0) {
+      await this.active;
+      await Promise.all(this.finishing);
+    }
   }
 
   /** Traces accepted and not yet answered (for diagnostics, back-pressure and tests). */
@@ -175,16 +180,29 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
   /**
    * Writes the queue, one batch at a time, until it is empty. One transaction at a time is the fastest: a second
-   * one would wait on the chain locks the first holds, and smaller batches cost more statements per trace.
+   * one would wait on the chain locks the first holds, and smaller batches cost more statements per trace. When a
+   * batch has committed, the next one starts before the first's answers are written (they are written on the next
+   * turn of the event loop): its statements reach the database first, and the answers are written while it works.
    */
   private pump(): void {
     if (this.active || this.queue.length === 0) return;
     const batch = this.takeBatch();
     this.writing = batch.reduce((n, item) => n + 1 + (item.followers?.length ?? 0), 0);
-    this.active = this.commit(batch).finally(() => {
+    this.active = this.commit(batch).then((finish) => {
       this.writing = 0;
       this.active = null;
       this.pump();
+      const finished = new Promise<void>((resolve) =>
+        setImmediate(() => {
+          finish();
+          // Traces that followed a refused one's Idempotency-Key went back to the queue.
+          this.pump();
+          // After the consumers `finish` scheduled.
+          setImmediate(resolve);
+        }),
+      );
+      this.finishing.add(finished);
+      void finished.then(() => this.finishing.delete(finished));
     });
   }
 
@@ -214,25 +232,33 @@ export class TraceWriter implements BeforeApplicationShutdown {
     return batch;
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
+  /**
+   * Writes the batch; answers with what settles its traces and then runs the events' consumers (webhook attempts,
+   * streams) on the next turn, so that they never delay the answers. Never rejects.
+   */
+  private async commit(batch: Pending[]): Promise<() => void> {
     let outcomes: (IngestOutcome | Error)[];
+    let afterCommit: (() => void) | undefined;
     try {
       const written = await this.tx.pipelined((send) => this.writeBatch(send, batch));
       outcomes = written.outcomes;
-      // The events' consumers (webhook attempts, streams) run after the answers, never delaying them.
-      setImmediate(written.afterCommit);
+      afterCommit = written.afterCommit;
     } catch (err) {
       if (batch.length > 1 && isRowError(err)) {
         // Isolate what the database refused: nothing of the batch committed, so each trace is tried on its own.
-        for (const item of batch) await this.commit([item]);
-        return;
+        const finishes: (() => void)[] = [];
+        for (const item of batch) finishes.push(await this.commit([item]));
+        return () => finishes.forEach((finish) => finish());
       }
       // A refused single trace, or the database itself failing (unreachable, lock timeout, shutting down):
       // retrying trace by trace would only multiply the wait.
       const failure = isTransient(err) ? unavailable('Ingestion is unavailable', err) : (err as Error);
       outcomes = batch.map(() => failure);
     }
-    batch.forEach((item, i) => this.settle(item, outcomes[i]!));
+    return () => {
+      batch.forEach((item, i) => this.settle(item, outcomes[i]!));
+      if (afterCommit) setImmediate(afterCommit);
+    };
   }
 
   /** Answers a trace and the traces that repeated its Idempotency-Key in the batch. */
