@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson } from '../crypto/canonical-json.js';
 import type { AuditEntryRow } from './audit.schema.js';
 
@@ -26,7 +26,7 @@ export function hashedContent(
 /** hash = SHA-256(prevHash + "\n" + RFC 8785 canonical JSON of the hashed content), hex. */
 export function chainHash(prevHash: string, entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'>): string {
   const canonical = canonicalJson(hashedContent(entry));
-  return createHash('sha256').update(`${prevHash}\n${canonical}`).digest('hex');
+  return hash('sha256', `${prevHash}\n${canonical}`, 'hex');
 }
 
 /**

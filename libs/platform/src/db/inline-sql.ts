@@ -3,6 +3,9 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 
 const dialect = new PgDialect();
 
+/** A quote, a backslash or a NUL: what a string literal must escape (or refuse). */
+const NEEDS_ESCAPE = /['\\\u0000]/;
+
 /**
  * A value as a PostgreSQL literal. Strings use the escape-string form (E'…', quotes and backslashes doubled),
  * which reads the same whatever `standard_conforming_strings` says; NUL cannot be stored in text and is refused.
@@ -28,6 +31,8 @@ export function sqlLiteral(value: unknown): string {
     return sqlLiteral(JSON.stringify(value));
   }
   const text = String(value);
+  // Most values hold nothing to escape: one scan answers that.
+  if (!NEEDS_ESCAPE.test(text)) return `E'${text}'`;
   if (text.includes('\u0000')) throw new Error('NUL character in an inlined SQL statement');
   return `E'${text.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
