@@ -4,6 +4,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 const dialect = new PgDialect();
 
 /** A quote, a backslash or a NUL: what a string literal must escape (or refuse). */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must be found
 const NEEDS_ESCAPE = /['\\\u0000]/;
 
 /**
