@@ -13,7 +13,7 @@ import { renderError } from './error-body.js';
 import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { RateLimitService } from '../security/rate-limit.js';
 import { AppLogger } from '../logging/app-logger.js';
-import { logRequestCompleted, requestContext } from '../logging/logging.js';
+import { logRequestAborted, logRequestCompleted, requestContext } from '../logging/logging.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
 
 declare module 'fastify' {
@@ -217,6 +217,10 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   });
   instance.addHook('onResponse', (request, reply, done) => {
     logRequestCompleted(logger, request, reply.statusCode, reply.elapsedTime);
+    done();
+  });
+  instance.addHook('onRequestAbort', (request, done) => {
+    logRequestAborted(logger, request);
     done();
   });
   // Before CORS, whose hook answers preflights itself: every response carries the request id.

@@ -2,7 +2,13 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { AppConfig } from '../config/app-config.js';
 import { AppLogger } from './app-logger.js';
-import { createRootLogger, logRequestCompleted, redactUrl, requestContext } from './logging.js';
+import {
+  createRootLogger,
+  logRequestAborted,
+  logRequestCompleted,
+  redactUrl,
+  requestContext,
+} from './logging.js';
 
 /** The service's root logger (its redaction, its request ids), writing its lines to an array. */
 function redactingLogger(level = 'info') {
@@ -114,6 +120,22 @@ describe('request logging', () => {
     expect(refused.level).toBe(40);
     expect(failed.level).toBe(50);
     expect(lines.join('')).not.toContain('eyJsecret');
+  });
+
+  it('writes an info line for a request its client abandoned, and none below info', () => {
+    const { lines, logger } = redactingLogger();
+    logRequestAborted(logger, request('/api/v1/events/stream?token=abc'));
+    const [aborted] = lines.map((line) => JSON.parse(line));
+    expect(aborted).toMatchObject({
+      level: 30,
+      msg: 'request aborted by the client',
+      reqId: 'req-1',
+      req: { url: '/api/v1/events/stream?token=[Redacted]' },
+    });
+    expect(aborted.res).toBeUndefined();
+    const quiet = redactingLogger('warn');
+    logRequestAborted(quiet.logger, request('/api/v1/traces'));
+    expect(quiet.lines).toHaveLength(0);
   });
 
   it('writes nothing for health checks or below the configured level', () => {

@@ -72,13 +72,32 @@ export function completionLevel(statusCode: number): 'error' | 'warn' | 'info' {
   return statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
 }
 
+type LoggedRequest = {
+  id: string;
+  method: string;
+  url: string;
+  ip: string;
+  headers: Record<string, unknown>;
+};
+
+/** What a request's line says of it: never its headers or body. */
+function requestFields(request: LoggedRequest) {
+  return {
+    id: request.id,
+    method: request.method,
+    url: redactUrl(request.url),
+    remoteAddress: request.ip,
+    userAgent: request.headers['user-agent'],
+  };
+}
+
 /**
  * Writes a request's completion line (method, URL with its secrets masked, client address, user agent, status,
  * time taken), unless its level is disabled or the request is a health check. Headers and bodies are never logged.
  */
 export function logRequestCompleted(
   logger: pino.Logger,
-  request: { id: string; method: string; url: string; ip: string; headers: Record<string, unknown> },
+  request: LoggedRequest,
   statusCode: number,
   responseTimeMs: number,
 ): void {
@@ -87,16 +106,19 @@ export function logRequestCompleted(
   logger[level](
     {
       reqId: request.id,
-      req: {
-        id: request.id,
-        method: request.method,
-        url: redactUrl(request.url),
-        remoteAddress: request.ip,
-        userAgent: request.headers['user-agent'],
-      },
+      req: requestFields(request),
       res: { statusCode },
       responseTime: Math.round(responseTimeMs),
     },
     'request completed',
   );
+}
+
+/**
+ * A request whose client went away before its answer was complete (an event stream closed by its reader ends this
+ * way): one info line instead of the completion line, which never comes.
+ */
+export function logRequestAborted(logger: pino.Logger, request: LoggedRequest): void {
+  if (!logger.isLevelEnabled('info') || NO_COMPLETION_LINE.has(request.url)) return;
+  logger.info({ reqId: request.id, req: requestFields(request) }, 'request aborted by the client');
 }
