@@ -55,7 +55,7 @@ function ownText(text: string): string {
 /**
  * The statement's text with its values inlined, written straight from its chunks: text, nested SQL, parameters
  * (through their encoder, as the dialect would), plain values, names, and the columns and tables of the
- * unaliased, unqualified, explicitly named kind the schemas declare. Answers undefined on anything else (arrays,
+ * unaliased, unqualified, explicitly named kind the schemas declare. Answers false on anything else (arrays,
  * subqueries, views, aliases, placeholders), which the dialect then renders. The hot statements (the trace
  * writer's group commit) are made of these chunks only, and the dialect's own walk cost more than the database's
  * work on them.

@@ -205,13 +205,11 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
 
   const limiter = app.get(RateLimitService);
   const logger = app.get(AppLogger).pino;
-  // Log lines written while a request is served carry its id. The context is entered when the request arrives and
-  // again just before its handler, because reading the body continues in the connection's context, not the hook's.
+  // Log lines written while a request is served carry its id. The context is entered as the request arrives,
+  // synchronously and before any asynchronous hook, so that it holds for the connection's context in which the
+  // body is then read and the handler runs (entering it again in a later hook does not reach the handler; the
+  // request-logging test shows both).
   instance.addHook('onRequest', (request, _reply, done) => {
-    requestContext.enterWith(request.id);
-    done();
-  });
-  instance.addHook('preHandler', (request, _reply, done) => {
     requestContext.enterWith(request.id);
     done();
   });
