@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { asc, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditEntryRow, type AuditInput, AuditLog, chainHash, GENESIS_HASH } from '#platform';
-import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
+import { type AuditInput, AuditLog, chainHash, GENESIS_HASH } from '#platform';
+import { auditRowsOf } from './support/audit-rows.js';
 import { type Registered, TestContext } from './support/app.js';
 import { type Checkpoint, signClaims, thumbprintOf } from './support/audit-checkpoints.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
@@ -127,13 +127,7 @@ describe('offline audit verification (packages/audit-verify) of real service dow
     }
   }
 
-  async function rowsOf(organizationId: string): Promise<AuditEntryRow[]> {
-    return ctx.db.db
-      .select()
-      .from(auditEntries)
-      .where(eq(auditEntries.organizationId, organizationId))
-      .orderBy(asc(auditEntries.sequence));
-  }
+  const rowsOf = (organizationId: string) => auditRowsOf(ctx, organizationId);
 
   function writeFile(name: string, body: string): string {
     fileCounter += 1;

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
-import { asc, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditEntryRow, type AuditInput, AuditLog } from '#platform';
-import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
+import { auditRowsOf } from './support/audit-rows.js';
 import { type Registered, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
 
 // An independent RFC 8785 implementation (CommonJS; its typings declare an ES default export).
@@ -74,13 +74,7 @@ describe('audit log', () => {
     }
   }
 
-  async function rowsOf(organizationId: string): Promise<AuditEntryRow[]> {
-    return ctx.db.db
-      .select()
-      .from(auditEntries)
-      .where(eq(auditEntries.organizationId, organizationId))
-      .orderBy(asc(auditEntries.sequence));
-  }
+  const rowsOf = (organizationId: string) => auditRowsOf(ctx, organizationId);
 
   async function exportLines(token: string): Promise<ExportedEntry[]> {
     const res = await ctx.get(`${AUDIT}/export`, { token });
