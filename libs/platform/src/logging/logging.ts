@@ -68,7 +68,7 @@ export function createRootLogger(
 const NO_COMPLETION_LINE = new Set(['/health', '/api/v1/health']);
 
 /** The level of a request's completion line: error for 5xx, warn for 4xx, info otherwise. */
-export function completionLevel(statusCode: number): 'error' | 'warn' | 'info' {
+function completionLevel(statusCode: number): 'error' | 'warn' | 'info' {
   return statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
 }
 
