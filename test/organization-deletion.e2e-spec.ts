@@ -223,7 +223,7 @@ describe('organization deletion (contract §18)', () => {
     const hub = ctx.service(EventStreamHub);
     const closed: string[] = [];
     const stream = await hub.subscribe(
-      orgId(),
+      { organizationId: orgId(), userId: member.userId },
       { write: () => true, heartbeat: () => undefined, close: (reason) => closed.push(reason) },
       undefined,
     );

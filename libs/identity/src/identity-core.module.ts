@@ -6,6 +6,7 @@ import { OrganizationsRepository } from './organizations/organizations.repositor
 import { OrganizationErasureJob } from './organizations/organization-erasure.job.js';
 import { OrganizationExportService } from './organizations/organization-export.service.js';
 import { OrganizationsService } from './organizations/organizations.service.js';
+import { AccessRevocations } from './sessions/access-revocations.js';
 import { LoginEventsRepository } from './sessions/login-events.repository.js';
 import { SessionService } from './sessions/session.service.js';
 import { SessionsRepository } from './sessions/sessions.repository.js';
@@ -21,6 +22,7 @@ const shared = [
   OrganizationExportService,
   OrganizationErasureJob,
   SessionsRepository,
+  AccessRevocations,
   LoginEventsRepository,
   TokenService,
   SessionService,

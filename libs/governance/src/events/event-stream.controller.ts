@@ -62,7 +62,7 @@ export class EventStreamController {
       subscription?.ended();
     });
     subscription = await this.hub.subscribe(
-      principal.organizationId,
+      principal,
       {
         write: (events) => {
           res.write(events.map(sseFrame).join(''));

@@ -93,7 +93,7 @@ export class EventStreamGateway implements OnApplicationBootstrap {
     if (gone) return;
     const lastEventId = typeof query.lastEventId === 'string' ? query.lastEventId.slice(0, 64) : undefined;
     subscription = await this.hub.subscribe(
-      principal.organizationId,
+      principal,
       {
         write: (events) => {
           for (const event of events) socket.send(wsMessage(event));
@@ -102,7 +102,7 @@ export class EventStreamGateway implements OnApplicationBootstrap {
         heartbeat: () => socket.ping(),
         close: (reason) =>
           reason === 'revoked'
-            ? socket.close(WS_CLOSE_UNAUTHORIZED, 'The organization was deleted')
+            ? socket.close(WS_CLOSE_UNAUTHORIZED, 'Access revoked')
             : reason === 'shutdown'
               ? socket.close(WS_CLOSE_GOING_AWAY, 'Server shutting down')
               : socket.close(WS_CLOSE_TRY_AGAIN_LATER, 'Too slow: reconnect with lastEventId'),

@@ -17,7 +17,13 @@ import {
   ErrorCode,
   NotificationBus,
 } from '#platform';
-import { MembersRepository, ORGANIZATION_DELETED_CHANNEL, StreamTokenService } from '#identity';
+import {
+  ACCESS_REVOKED_CHANNEL,
+  accessRevokedNoticeOf,
+  MembersRepository,
+  ORGANIZATION_DELETED_CHANNEL,
+  StreamTokenService,
+} from '#identity';
 import { type StreamSink, StreamSubscription } from './stream-subscription.js';
 
 /** Keep-alives every 15 s (contract §16). */
@@ -45,6 +51,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   private readonly bus: NotificationBus;
   private unsubscribe: (() => Promise<void>) | null = null;
   private unsubscribeDeletions: (() => Promise<void>) | null = null;
+  private unsubscribeRevocations: (() => Promise<void>) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   /** A stream is about to open (`ready`): listen even before it is counted. */
   private warm = false;
@@ -71,6 +78,22 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     this.unsubscribeDeletions = await this.bus.subscribe(ORGANIZATION_DELETED_CHANNEL, {
       onMessage: (organizationId) => this.closeOrganization(organizationId),
     });
+    // A user's streams end, on every replica, when their access ends or narrows: a session revoked, logout,
+    // suspension, removal, SCIM deactivation, a role change. A client that may still stream reconnects.
+    this.unsubscribeRevocations = await this.bus.subscribe(ACCESS_REVOKED_CHANNEL, {
+      onMessage: (payload) => {
+        const notice = accessRevokedNoticeOf(payload);
+        if (notice) this.closeUser(notice.userId, notice.organizationId);
+      },
+    });
+  }
+
+  /** Ends the user's open streams in the organization, or in every organization when it is null. */
+  closeUser(userId: string, organizationId: string | null): void {
+    const sets = organizationId
+      ? [this.byOrganization.get(organizationId) ?? new Set<StreamSubscription>()]
+      : [...this.byOrganization.values()];
+    for (const set of sets) for (const s of [...set]) if (s.userId === userId) s.drop('revoked');
   }
 
   /** Ends every open stream of the organization (it was deleted). */
@@ -86,8 +109,11 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   async onModuleDestroy(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     const unsubscribeDeletions = this.unsubscribeDeletions;
+    const unsubscribeRevocations = this.unsubscribeRevocations;
     this.unsubscribeDeletions = null;
+    this.unsubscribeRevocations = null;
     await unsubscribeDeletions?.();
+    await unsubscribeRevocations?.();
     await this.listening;
     await this.unsubscribe?.();
     this.unsubscribe = null;
@@ -161,11 +187,12 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * `lastEventId` (if given). Returns it, to end it when the client goes.
    */
   async subscribe(
-    organizationId: string,
+    principal: StreamPrincipal,
     sink: StreamSink,
     lastEventId: string | undefined,
   ): Promise<StreamSubscription> {
-    const subscription = new StreamSubscription(organizationId, sink, (s) => this.remove(s));
+    const { organizationId } = principal;
+    const subscription = new StreamSubscription(organizationId, principal.userId, sink, (s) => this.remove(s));
     let set = this.byOrganization.get(organizationId);
     if (!set) this.byOrganization.set(organizationId, (set = new Set()));
     set.add(subscription);

@@ -30,7 +30,7 @@ describe('StreamSubscription', () => {
   it('sends the replay, then what arrived meanwhile, each event once', () => {
     const out = sink();
     const ended: StreamSubscription[] = [];
-    const sub = new StreamSubscription('a'.repeat(24), out.s, (x) => ended.push(x));
+    const sub = new StreamSubscription('a'.repeat(24), 'b'.repeat(24), out.s, (x) => ended.push(x));
     sub.deliver([event(3), event(4)]);
     expect(out.written).toEqual([]);
     sub.finishReplay([event(1), event(2), event(3), event(3)]);
@@ -42,7 +42,7 @@ describe('StreamSubscription', () => {
   it('drops a client whose buffer is over the limit, and sends it nothing more', () => {
     const out = sink(2);
     const ended: StreamSubscription[] = [];
-    const sub = new StreamSubscription('a'.repeat(24), out.s, (x) => ended.push(x));
+    const sub = new StreamSubscription('a'.repeat(24), 'b'.repeat(24), out.s, (x) => ended.push(x));
     sub.finishReplay([]);
     sub.deliver([event(1), event(2), event(3), event(4)]);
     expect(out.written).toHaveLength(4);
@@ -54,7 +54,7 @@ describe('StreamSubscription', () => {
 
   it('drops a client that falls more than REPLAY_HOLD_MAX events behind during its replay', () => {
     const out = sink();
-    const sub = new StreamSubscription('a'.repeat(24), out.s, () => undefined);
+    const sub = new StreamSubscription('a'.repeat(24), 'b'.repeat(24), out.s, () => undefined);
     sub.deliver(Array.from({ length: REPLAY_HOLD_MAX + 1 }, (_, i) => event(i)));
     expect(out.closed).toEqual(['slow']);
     expect(sub.closed).toBe(true);

@@ -11,7 +11,10 @@ export interface StreamSink {
   write(events: readonly DomainEventRow[]): boolean;
   /** A keep-alive (an SSE comment, a WebSocket ping). */
   heartbeat(): void;
-  /** Ends the connection (shutdown, a slow client, or access revoked: the organization was deleted). */
+  /**
+   * Ends the connection (shutdown, a slow client, or access revoked: the organization was deleted, or the user's
+   * session, membership or role ended or changed).
+   */
   close(reason: StreamCloseReason): void;
 }
 
@@ -32,6 +35,8 @@ export class StreamSubscription {
 
   constructor(
     readonly organizationId: string,
+    /** The user whose stream token opened it: their access ending closes it. */
+    readonly userId: string,
     private readonly sink: StreamSink,
     private readonly onClose: (subscription: StreamSubscription) => void,
   ) {}

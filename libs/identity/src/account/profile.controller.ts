@@ -71,7 +71,7 @@ export class ProfileController {
   }
 
   @Patch('profile')
-  @Access()
+  @Access({ accountWide: true })
   @ApiOperation({
     summary: 'Update the caller’s name, locale or time zone',
     description:
@@ -103,7 +103,7 @@ export class ProfileController {
   }
 
   @Patch('me/preferences')
-  @Access()
+  @Access({ accountWide: true })
   @ApiOperation({
     summary: 'Merge into the caller’s dashboard preferences',
     description:

@@ -108,7 +108,12 @@ export class ProfileService {
 
   async loginActivity(actor: Actor, query: PaginationQueryDto): Promise<Page<LoginActivityDto>> {
     const page = pageRequest(query, LOGIN_ACTIVITY_PAGE);
-    const { rows, total } = await this.loginEvents.listForUser(userIdOf(actor), page);
+    // A session that an organization's SSO opened for an account it did not create sees that organization's only.
+    const { rows, total } = await this.loginEvents.listForUser(
+      userIdOf(actor),
+      page,
+      actor.ssoScoped ? actor.organizationId : undefined,
+    );
     return toPage(rows.map(toLoginActivityResponse), total, page);
   }
 

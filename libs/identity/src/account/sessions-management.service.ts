@@ -57,6 +57,12 @@ export class SessionsManagementService {
    */
   refresh(actor: Actor, meta: RequestMeta): Promise<SessionTokenDto> {
     const current = sessionOf(actor);
+    // A SCIM-deactivated membership's session lives out its expiry, read-only, and is never renewed (contract §14).
+    if (actor.deactivated) {
+      return Promise.reject(
+        AppError.unauthorized('This membership was deactivated; the session cannot be renewed', ErrorCode.ACCOUNT_DEACTIVATED),
+      );
+    }
     return this.tx.run(async () => {
       const now = this.clock.now();
       const spent = await this.sessionsRepo.revokeOnce(current.jti, current.userId, current.expiresAt, now);
@@ -94,7 +100,12 @@ export class SessionsManagementService {
   revokeAll(actor: Actor, meta: RequestMeta): Promise<RevokedCountDto> {
     const current = sessionOf(actor);
     return this.tx.run(async () => {
-      const revoked = await this.sessions.revokeAllForUser(current.userId);
+      // A session that an organization's SSO opened for an account it did not create reaches that organization's
+      // sessions only (contract §3).
+      const revoked = await this.sessions.revokeAllForUser(
+        current.userId,
+        actor.ssoScoped ? { organizationId: actor.organizationId } : {},
+      );
       await this.audit.record(
         actor,
         'auth.session_revoked',
@@ -114,12 +125,12 @@ export class SessionsManagementService {
     const current = sessionOf(actor);
     return this.tx.run(async () => {
       const session = await this.sessionsRepo.findForUser(sessionId, current.userId);
-      if (!session) throw AppError.notFound('Session');
-      const now = this.clock.now();
+      if (!session || (actor.ssoScoped && session.organizationId !== actor.organizationId)) {
+        throw AppError.notFound('Session');
+      }
       // Like revoke-sessions, only a live session counts: a revoked or expired one is left as it is.
-      if (session.revokedAt || session.expiresAt <= now) return { revoked: 0 };
-      const done = await this.sessionsRepo.revokeOnce(session.jti, session.userId, session.expiresAt, now);
-      if (!done) return { revoked: 0 };
+      if (session.revokedAt || session.expiresAt <= this.clock.now()) return { revoked: 0 };
+      if (!(await this.sessions.revokeSession(session))) return { revoked: 0 };
       await this.audit.record(
         actor,
         'auth.session_revoked',
@@ -133,7 +144,12 @@ export class SessionsManagementService {
 
   async list(actor: Actor): Promise<SessionDto[]> {
     const current = sessionOf(actor);
-    const rows = await this.sessionsRepo.listLiveForUser(current.userId, this.clock.now(), SESSIONS_LIST_CAP);
+    const rows = await this.sessionsRepo.listLiveForUser(
+      current.userId,
+      this.clock.now(),
+      SESSIONS_LIST_CAP,
+      actor.ssoScoped ? actor.organizationId : undefined,
+    );
     return rows.map((row) => toSessionResponse(row, current.jti));
   }
 

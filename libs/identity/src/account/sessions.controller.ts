@@ -25,7 +25,7 @@ export class SessionsController {
   constructor(private readonly sessions: SessionsManagementService) {}
 
   @Post('refresh')
-  @Access()
+  @Access({ allowDeactivated: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Exchange the current token for a new one',
@@ -39,7 +39,7 @@ export class SessionsController {
   }
 
   @Post('revoke-sessions')
-  @Access()
+  @Access({ allowDeactivated: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Revoke every session of the caller',
@@ -53,7 +53,7 @@ export class SessionsController {
   }
 
   @Post('revoke-session')
-  @Access()
+  @Access({ allowDeactivated: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Revoke one session of the caller',
@@ -83,7 +83,7 @@ export class SessionsController {
   }
 
   @Patch('me/session-timeout')
-  @Access()
+  @Access({ accountWide: true })
   @ApiOperation({
     summary: 'Set the lifetime of the caller’s future tokens',
     description:

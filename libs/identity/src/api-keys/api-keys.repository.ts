@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
 import { type PageRequest, type Plan, pageWithTotal, TransactionHost } from '#platform';
-import { organizationPlanOf } from '../organizations/organization.queries.js';
+import { creatorIsActiveMember, organizationPlanOf } from '../organizations/organization.queries.js';
 import { apiKeys, type ApiKeyRow, type ApiKeyScope } from './api-key.schema.js';
 import type { ApiKeyView } from './dto/api-key.dto.js';
 
@@ -104,7 +104,15 @@ export class ApiKeysRepository {
         plan: organizationPlanOf(apiKeys.organizationId),
       })
       .from(apiKeys)
-      .where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.kind, 'workspace')))
+      .where(
+        and(
+          eq(apiKeys.keyHash, keyHash),
+          eq(apiKeys.kind, 'workspace'),
+          // A key acts for its creator: it works while the creator's membership is active, and stops when they
+          // are suspended, deactivated (SCIM) or removed.
+          or(isNull(apiKeys.createdBy), creatorIsActiveMember(apiKeys.organizationId, apiKeys.createdBy)),
+        ),
+      )
       .limit(1);
     // A key whose organization is gone names no one.
     return row?.plan ? { ...row, plan: row.plan } : undefined;

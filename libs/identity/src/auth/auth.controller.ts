@@ -56,7 +56,7 @@ export class AuthController {
   }
 
   @Post('logout')
-  @Access()
+  @Access({ allowDeactivated: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Log out',

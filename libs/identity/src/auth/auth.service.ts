@@ -30,7 +30,7 @@ import type {
 } from './dto/auth.dto.js';
 import { hashPassword, verifyPassword } from './password.js';
 import type { MembershipRow, OrganizationRow } from '../organizations/organization.schema.js';
-import type { UserRow } from '../users/user.schema.js';
+import type { EmailProof, UserRow } from '../users/user.schema.js';
 import { LoginEventsRepository } from '../sessions/login-events.repository.js';
 import { TokenService } from '../sessions/token.service.js';
 
@@ -68,7 +68,11 @@ export class AuthService {
     meta: RequestMeta,
   ): Promise<RegisterResultDto> {
     return this.tx.run(async () => {
-      const { user, organization, entry } = await this.insertAccount(input, { method }, meta);
+      const { user, organization, entry } = await this.insertAccount(
+        { ...input, ...(method === 'email_verification' ? { emailProof: 'signup' as const } : {}) },
+        { method },
+        meta,
+      );
       const session = await this.sessions.open({
         sessionId: entry.id,
         userId: user.id,
@@ -98,6 +102,8 @@ export class AuthService {
       organizationName: string;
       /** The identity at the provider that created the account (`microsoft:<sub>`), if any. */
       ssoId?: string;
+      /** How the address was proven, when it was (an e-mailed sign-up token, a provider's verified address). */
+      emailProof?: EmailProof;
     },
     metadata: Record<string, unknown>,
     meta: RequestMeta,
@@ -111,6 +117,8 @@ export class AuthService {
         passwordHash: input.passwordHash,
         passwordChangedAt: input.passwordHash ? now : null,
         ssoId: input.ssoId ?? null,
+        emailVerifiedAt: input.emailProof ? now : null,
+        emailVerifiedVia: input.emailProof ?? null,
         createdAt: now,
         updatedAt: now,
       });
@@ -213,7 +221,9 @@ export class AuthService {
     return this.tx.run(async () => {
       // The user row first, then the audit chain: every path that writes both takes them in this order, so
       // a login and a concurrent profile change cannot deadlock.
-      await this.users.recordLogin(user.id, meta.ip, this.clock.now());
+      const now = this.clock.now();
+      await this.users.recordLogin(user.id, meta.ip, now);
+      await this.organizations.recordMembershipLogin(membership.organizationId, user.id, meta.ip, now);
       const entry = await this.audit.record(
         {
           organizationId: membership.organizationId,
@@ -249,21 +259,32 @@ export class AuthService {
     return this.organizations.membershipsOf(userId);
   }
 
-  /** A failed login on a known account: a login event and `auth.login_failed` in the user's first organization. */
-  async recordFailure(user: UserRow, method: string, reason: string, meta: RequestMeta): Promise<void> {
+  /**
+   * A failed login on a known account: a login event of the account, and `auth.login_failed` in the organization
+   * the attempt was aimed at, when it is known (an MFA step, an SSO callback) and the user is a member there. An
+   * attempt that named no organization (a wrong password) is the account's alone: no organization's audit log
+   * learns of it.
+   */
+  async recordFailure(
+    user: UserRow,
+    method: string,
+    reason: string,
+    meta: RequestMeta,
+    organizationId: string | null = null,
+  ): Promise<void> {
     await this.tx.run(async () => {
-      const [first] = await this.organizations.membershipsOf(user.id);
+      const member = organizationId ? await this.organizations.membership(organizationId, user.id) : undefined;
       await this.loginEvents.record({
         userId: user.id,
-        organizationId: first?.organizationId,
+        organizationId: member ? organizationId : null,
         method,
         success: false,
         reason,
         meta,
       });
-      if (first) {
+      if (member) {
         await this.audit.record(
-          { organizationId: first.organizationId, actor: { type: 'user', id: user.id, email: user.email } },
+          { organizationId: member.organizationId, actor: { type: 'user', id: user.id, email: user.email } },
           'auth.login_failed',
           { type: 'user', id: user.id },
           { method, reason },

@@ -85,7 +85,7 @@ export class EmailFlowsController {
   }
 
   @Post('change-password')
-  @Access()
+  @Access({ accountWide: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Change the password',

@@ -30,6 +30,8 @@ const HOUR = 3600 * 1000;
 export const SIGNUP_TOKEN_TTL_MS = 24 * HOUR;
 export const RESET_TOKEN_TTL_MS = HOUR;
 export const MAGIC_LINK_TTL_MS = 15 * 60 * 1000;
+/** An account-wide audit entry is written to at most this many of the user's organizations. */
+const ACCOUNT_AUDIT_ORGANIZATIONS_MAX = 50;
 
 /**
  * Sign-up by e-mail, password reset and change, and magic links. Every token is random, single use, stored
@@ -125,7 +127,9 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
       const row = await this.tokens.consume('password_reset', dto.token);
       const user = row?.userId ? await this.users.findById(row.userId) : undefined;
       if (!user) throw invalidToken();
-      await this.users.updatePassword(user.id, passwordHash, this.clock.now());
+      const now = this.clock.now();
+      await this.users.updatePassword(user.id, passwordHash, now);
+      await this.users.markEmailVerified(user.id, 'password_reset', now);
       const revoked = await this.sessions.revokeAllForUser(user.id);
       await this.auditForUser(user.id, user.email, 'auth.password_reset', { sessionsRevoked: revoked }, meta);
     });
@@ -148,7 +152,7 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     const passwordHash = await hashPassword(dto.newPassword);
     await this.tx.run(async () => {
       await this.users.updatePassword(user.id, passwordHash, this.clock.now());
-      const revoked = await this.sessions.revokeAllForUser(user.id, actor.jti);
+      const revoked = await this.sessions.revokeAllForUser(user.id, { exceptJti: actor.jti });
       await this.audit.record(
         actor,
         'auth.password_changed',
@@ -188,13 +192,18 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
       const row = await this.tokens.consume('magic_link', token);
       const user = row?.userId ? await this.users.findById(row.userId) : undefined;
       if (!user) throw invalidToken();
+      await this.users.markEmailVerified(user.id, 'magic_link', this.clock.now());
       const membership = await this.auth.activeMembership(user, 'magic_link', meta);
       if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, membership.organizationId, 'magic_link');
       return this.auth.completeLogin(user, membership, 'magic_link', meta);
     });
   }
 
-  /** Audit entry in each organization the user belongs to would be noisy: the first one carries it. */
+  /**
+   * An account-wide event (a password reset revokes the account's sessions everywhere) goes to the audit log of
+   * each organization where the user is an active member: each lost that member's sessions. No organization the
+   * user merely belonged to, or picked by order, hears of it.
+   */
   private async auditForUser(
     userId: string,
     email: string,
@@ -202,15 +211,16 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     metadata: Record<string, unknown>,
     meta: RequestMeta,
   ): Promise<void> {
-    const [membership] = await this.auth.membershipsOf(userId);
-    if (!membership) return;
-    await this.audit.record(
-      { organizationId: membership.organizationId, actor: { type: 'user', id: userId, email } },
-      eventType,
-      { type: 'user', id: userId },
-      metadata,
-      meta,
-    );
+    const memberships = (await this.auth.membershipsOf(userId)).filter((m) => m.isActive);
+    for (const membership of memberships.slice(0, ACCOUNT_AUDIT_ORGANIZATIONS_MAX)) {
+      await this.audit.record(
+        { organizationId: membership.organizationId, actor: { type: 'user', id: userId, email } },
+        eventType,
+        { type: 'user', id: userId },
+        metadata,
+        meta,
+      );
+    }
   }
 
   /** Work that must not shape the response (its timing or outcome would reveal whether an account exists). */

@@ -35,7 +35,7 @@ export class MfaController {
   constructor(private readonly mfa: MfaService) {}
 
   @Post('mfa/setup')
-  @Access()
+  @Access({ accountWide: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Start MFA setup',
@@ -50,7 +50,7 @@ export class MfaController {
   }
 
   @Post('mfa/enable')
-  @Access()
+  @Access({ accountWide: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Enable MFA',
@@ -72,7 +72,7 @@ export class MfaController {
   }
 
   @Post('mfa/disable')
-  @Access()
+  @Access({ accountWide: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Disable MFA',
@@ -115,7 +115,7 @@ export class MfaController {
   }
 
   @Post('backup-codes/generate')
-  @Access()
+  @Access({ accountWide: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Replace the backup codes',

@@ -196,7 +196,7 @@ export class MfaService {
       );
     });
     if (!result) {
-      await this.auth.recordFailure(user, method, 'invalid_mfa_code', meta);
+      await this.auth.recordFailure(user, method, 'invalid_mfa_code', meta, membership.organizationId);
       throw invalidMfaCode();
     }
     return result;
@@ -273,8 +273,9 @@ export class MfaService {
   }
 
   /**
-   * The membership the login was started for (the tempToken's organization), while it is active; otherwise
-   * the user's oldest active one, as a password login picks. None active: 401 ACCOUNT_DEACTIVATED, recorded.
+   * The membership the login was started for (the tempToken's organization), and no other: a tempToken belongs to
+   * one membership. When that one is no longer active (suspended, deactivated, removed, its organization deleted)
+   * the answer is 401 ACCOUNT_DEACTIVATED, recorded in that organization, never a session somewhere else.
    */
   private async membershipFor(
     user: UserRow,
@@ -282,10 +283,14 @@ export class MfaService {
     method: string,
     meta: RequestMeta,
   ): Promise<MembershipRow> {
-    const oldest = await this.auth.activeMembership(user, method, meta);
-    if (oldest.organizationId === organizationId) return oldest;
-    const memberships = await this.organizations.membershipsOf(user.id);
-    return memberships.find((m) => m.organizationId === organizationId && m.isActive) ?? oldest;
+    const membership = user.isActive
+      ? (await this.organizations.membershipsOf(user.id)).find((m) => m.organizationId === organizationId)
+      : undefined;
+    if (!membership?.isActive) {
+      await this.auth.recordFailure(user, method, 'deactivated', meta, organizationId);
+      throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
+    }
+    return membership;
   }
 }
 

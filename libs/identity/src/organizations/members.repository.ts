@@ -25,7 +25,8 @@ const MEMBER = {
   joinedAt: memberships.createdAt,
   isActive: memberships.isActive,
   mfaEnabled: users.mfaEnabled,
-  lastLoginIp: users.lastLoginIp,
+  // This organization's last sign-in of the member: another organization's is not this one's to see.
+  lastLoginIp: memberships.lastLoginIp,
   createdAt: users.createdAt,
 };
 

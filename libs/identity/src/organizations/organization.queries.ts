@@ -1,6 +1,6 @@
 import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import type { Db, Plan } from '#platform';
-import { organizations } from './organization.schema.js';
+import { memberships, organizations } from './organization.schema.js';
 
 /**
  * Scalar subqueries on the organizations table for other modules' queries (an invitation shows its organization's
@@ -16,6 +16,11 @@ export function organizationNameOf(organizationId: AnyColumn | SQL): SQL<string 
 
 export function organizationPlanOf(organizationId: AnyColumn | SQL): SQL<Plan | null> {
   return sql<Plan | null>`(select ${organizations.plan} from ${organizations} where ${organizations.id} = ${organizationId} and ${organizations.deletedAt} is null)`;
+}
+
+/** True while the user holds an active membership of the organization (a workspace key's creator, say). */
+export function creatorIsActiveMember(organizationId: AnyColumn | SQL, userId: AnyColumn | SQL): SQL<boolean> {
+  return sql<boolean>`exists (select 1 from ${memberships} where ${memberships.organizationId} = ${organizationId} and ${memberships.userId} = ${userId} and ${memberships.isActive})`;
 }
 
 /**

@@ -68,6 +68,9 @@ export const memberships = pgTable(
      * rule 5), where a suspension ends them at once.
      */
     deactivatedBy: varchar('deactivated_by', { length: 8 }).$type<'scim'>(),
+    /** The last sign-in into this organization: what its member list shows (never another organization's). */
+    lastLoginAt: timestamp('last_login_at', { withTimezone: true, precision: 3 }),
+    lastLoginIp: varchar('last_login_ip', { length: 64 }),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
   },

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, asc, eq, gt, isNotNull, isNull, lte, sql } from 'drizzle-orm';
 import { type Role, TransactionHost } from '#platform';
-import { revokedTokens } from '../sessions/session.schema.js';
+import { revokedTokens, sessions } from '../sessions/session.schema.js';
 import { users } from '../users/user.schema.js';
 import {
   memberships,
@@ -26,6 +26,10 @@ export interface SessionPrincipal {
   membershipActive: boolean | null;
   role: Role | null;
   plan: OrganizationRow['plan'] | null;
+  /** The membership was deactivated over SCIM (its sessions read only). */
+  deactivatedByScim: boolean;
+  /** The session was opened by this organization's SSO for an account another organization, or nobody, created. */
+  ssoScoped: boolean;
 }
 
 interface PrincipalRow {
@@ -36,6 +40,8 @@ interface PrincipalRow {
   membership_active: boolean | null;
   role: Role | null;
   plan: OrganizationRow['plan'] | null;
+  deactivated_by_scim: boolean | null;
+  sso_scoped: boolean | null;
 }
 
 @Injectable()
@@ -178,11 +184,14 @@ export class OrganizationsRepository {
     const result = await this.tx.db.execute(sql`
       select exists(select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${jti}) as revoked,
              u.id as user_id, u.email, u.is_active as user_active,
-             (m.is_active or m.deactivated_by = 'scim') as membership_active, m.role, o.plan
+             (m.is_active or m.deactivated_by = 'scim') as membership_active, m.role, o.plan,
+             (not m.is_active and m.deactivated_by = 'scim') as deactivated_by_scim,
+             (s.sso_pinned and u.origin_organization_id is distinct from m.organization_id) as sso_scoped
       from (select 1) as one
       left join ${memberships} m on m.organization_id = ${organizationId} and m.user_id = ${userId}
       left join ${users} u on u.id = m.user_id
-      left join ${organizations} o on o.id = m.organization_id and o.deleted_at is null`);
+      left join ${organizations} o on o.id = m.organization_id and o.deleted_at is null
+      left join ${sessions} s on s.jti = ${jti}`);
     const row = (result as unknown as { rows: PrincipalRow[] }).rows[0]!;
     return {
       revoked: row.revoked,
@@ -192,7 +201,17 @@ export class OrganizationsRepository {
       membershipActive: row.membership_active,
       role: row.role,
       plan: row.plan,
+      deactivatedByScim: row.deactivated_by_scim === true,
+      ssoScoped: row.sso_scoped === true,
     };
+  }
+
+  /** Records a sign-in into the organization on the membership (what its member list shows). */
+  async recordMembershipLogin(organizationId: string, userId: string, ip: string | null, at: Date): Promise<void> {
+    await this.tx.db
+      .update(memberships)
+      .set({ lastLoginIp: ip, lastLoginAt: at })
+      .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
   }
 
   async membership(organizationId: string, userId: string): Promise<MembershipRow | undefined> {

@@ -24,6 +24,7 @@ import {
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import type { ListQuery } from './scim-users.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
+import { AccessRevocations } from '../sessions/access-revocations.js';
 
 /** Members a group shows at most (a role bucket of a large organization; `excludedAttributes=members` skips them). */
 export const GROUP_MEMBERS_MAX = 1000;
@@ -80,6 +81,7 @@ export class ScimGroupsService {
   constructor(
     private readonly repository: ScimUsersRepository,
     private readonly members: MembersRepository,
+    private readonly revocations: AccessRevocations,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
@@ -212,6 +214,8 @@ export class ScimGroupsService {
       if ((await this.members.countActiveOwners(organizationId)) < 1) {
         throw scimError(400, 'invalidValue', 'The organization must keep an active owner');
       }
+      // A changed role ends the member's open streams: they reconnect under the new role.
+      for (const userId of [...added, ...removed]) await this.revocations.announce(userId, organizationId);
       await this.audit.record(
         { organizationId, actor: { type: 'scim', id: principal.tokenId, email: null } },
         'scim.group.updated',

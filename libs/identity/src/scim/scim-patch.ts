@@ -1,5 +1,7 @@
 import { isEmail } from 'class-validator';
 import { scimError } from '#platform';
+import type { ScimEmail } from './scim.schema.js';
+import { normaliseEmail } from '../users/email-address.js';
 
 /**
  * The state of a SCIM user that PUT and PATCH edit, in memory first: every operation is applied to the draft and
@@ -13,6 +15,8 @@ export interface UserDraft {
   familyName: string | null;
   externalId: string | null;
   active: boolean;
+  /** The `emails` the IdP wrote, kept as written; null: never written (the userName shows as the work address). */
+  emails: ScimEmail[] | null;
 }
 
 const CORE_USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:user:';
@@ -40,7 +44,6 @@ const IGNORED = new Set([
   'name.middlename',
   'name.honorificprefix',
   'name.honorificsuffix',
-  'emails',
   // The enterprise extension's attributes, which some IdPs send without their schema URN.
   'employeenumber',
   'costcenter',
@@ -51,6 +54,10 @@ const IGNORED = new Set([
 ]);
 const NAME_MAX = 200;
 const EXTERNAL_ID_MAX = 255;
+/** At most this many entries in `emails`, each value at most 254 characters. */
+export const EMAILS_MAX = 10;
+/** `emails[type eq "work"]` or `emails[type eq "work"].value` (Entra ID's form), in lower case. */
+const EMAIL_OF_TYPE = /^emails\[type eq "([a-z]{1,20})"\](\.value)?$/;
 
 /** A SCIM boolean: true/false, or the strings "True"/"False" in any case (Entra ID sends them). */
 export function scimBoolean(value: unknown, field: string): boolean {
@@ -83,7 +90,7 @@ function optionalString(value: unknown, field: string, max: number): string | nu
 export function userNameOf(value: unknown): string {
   const v = unwrap(value);
   if (typeof v !== 'string' || v.trim() === '') throw scimError(400, 'invalidValue', 'userName is required');
-  const email = v.trim().toLowerCase();
+  const email = normaliseEmail(v);
   if (email.length > 254 || !isEmail(email)) {
     throw scimError(400, 'invalidValue', 'userName must be an e-mail address');
   }
@@ -101,12 +108,78 @@ export function normalisePath(path: string): string | null {
 /** Whether a normalised path names an attribute this service accepts and ignores. */
 function ignored(path: string): boolean {
   const head = path.split('[')[0]!;
+  // Other filters on `emails` than by type (`emails[primary eq true]`…) are accepted and not applied.
   return IGNORED.has(head) || IGNORED.has(head.split('.')[0]!) || path.startsWith('emails[');
 }
 
-/** Sets one attribute of the draft (`value` undefined: remove). Throws invalidValue for an unknown path. */
-export function setAttribute(draft: UserDraft, path: string, value: unknown): void {
+/** One entry of `emails`: an object with a string `value` (RFC 7643 §4.1.2), its known sub-attributes kept. */
+function emailEntry(raw: unknown, field: string): ScimEmail {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw scimError(400, 'invalidValue', `${field} must be an object with a value`);
+  }
+  const { value, type, primary, display } = raw as Record<string, unknown>;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 254) {
+    throw scimError(400, 'invalidValue', `${field}.value must be an e-mail address`);
+  }
+  const entry: ScimEmail = { value };
+  if (typeof type === 'string' && type.length <= 20) entry.type = type;
+  if (primary !== undefined && primary !== null) entry.primary = scimBoolean(primary, `${field}.primary`);
+  if (typeof display === 'string' && display.length <= 254) entry.display = display;
+  return entry;
+}
+
+/** A whole `emails` list (null or an empty list: none written). */
+function emailList(value: unknown): ScimEmail[] | null {
+  if (value === undefined || value === null) return null;
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length > EMAILS_MAX) throw scimError(400, 'invalidValue', `emails has at most ${EMAILS_MAX} entries`);
+  const entries = list.map((e, i) => emailEntry(e, `emails[${i}]`));
+  return entries.length > 0 ? entries : null;
+}
+
+/** `emails[type eq "<type>"](.value)`: sets (or, with undefined, removes) the address of that type. */
+function setEmailOfType(draft: UserDraft, type: string, value: unknown, valueOnly: boolean): void {
+  const others = (draft.emails ?? []).filter((e) => e.type?.toLowerCase() !== type);
+  if (value === undefined) {
+    draft.emails = others.length > 0 ? others : null;
+    return;
+  }
+  const current = (draft.emails ?? []).find((e) => e.type?.toLowerCase() === type);
+  const raw = valueOnly ? { ...current, value: unwrap(value), type: current?.type ?? type } : unwrap(value);
+  const entry = emailEntry(raw, `emails[type eq "${type}"]`);
+  entry.type ??= type;
+  // The first address written is the primary one unless the IdP says otherwise.
+  if (entry.primary === undefined && !others.some((e) => e.primary)) entry.primary = true;
+  if (others.length + 1 > EMAILS_MAX) throw scimError(400, 'invalidValue', `emails has at most ${EMAILS_MAX} entries`);
+  draft.emails = [...others, entry];
+}
+
+/** The contact address of a user: the primary (else the first) work e-mail the IdP wrote, else the userName. */
+export function contactEmailOf(emails: ScimEmail[] | null, userName: string): string {
+  const work = (emails ?? []).filter((e) => !e.type || e.type.toLowerCase() === 'work');
+  return (work.find((e) => e.primary) ?? work[0])?.value ?? userName;
+}
+
+/**
+ * Sets one attribute of the draft (`value` undefined: remove; `append`: an `add` to a multi-valued attribute).
+ * Throws invalidValue for an unknown path.
+ */
+export function setAttribute(draft: UserDraft, path: string, value: unknown, append = false): void {
+  const ofType = EMAIL_OF_TYPE.exec(path);
+  if (ofType) {
+    setEmailOfType(draft, ofType[1]!, value, ofType[2] !== undefined);
+    return;
+  }
   switch (path) {
+    case 'emails': {
+      const written = emailList(value);
+      const merged = append && written ? [...(draft.emails ?? []), ...written] : written;
+      if (merged && merged.length > EMAILS_MAX) {
+        throw scimError(400, 'invalidValue', `emails has at most ${EMAILS_MAX} entries`);
+      }
+      draft.emails = merged;
+      return;
+    }
     case 'username':
       if (value === undefined) throw scimError(400, 'invalidValue', 'userName cannot be removed');
       draft.userName = userNameOf(value);
@@ -156,6 +229,7 @@ export function applyObject(draft: UserDraft, body: Record<string, unknown>, rep
     draft.familyName = null;
     draft.externalId = null;
     draft.active = true;
+    draft.emails = null;
   }
   for (const [key, value] of Object.entries(body)) {
     const path = normalisePath(key);
@@ -170,11 +244,12 @@ export function applyObject(draft: UserDraft, body: Record<string, unknown>, rep
         'name',
         'name.givenname',
         'name.familyname',
+        'emails',
       ].includes(path)
     ) {
       setAttribute(draft, path, value === null ? undefined : value);
     }
-    // Anything else (schemas, id, meta, emails, groups, unknown attributes) is ignored, as RFC 7643 allows.
+    // Anything else (schemas, id, meta, groups, unknown attributes) is ignored, as RFC 7643 allows.
   }
 }
 
@@ -238,6 +313,11 @@ export function patchUser(draft: UserDraft, operations: PatchOperation[]): void 
     }
     const path = normalisePath(operation.path);
     if (path === null) continue;
-    setAttribute(draft, path, operation.op === 'remove' ? undefined : operation.value);
+    setAttribute(
+      draft,
+      path,
+      operation.op === 'remove' ? undefined : operation.value,
+      operation.op === 'add',
+    );
   }
 }

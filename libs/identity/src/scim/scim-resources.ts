@@ -31,9 +31,10 @@ export function toScimUser(r: ScimUserRecord, base: string): Record<string, unkn
       ...(r.familyName ? { familyName: r.familyName } : {}),
       formatted: formatted || r.name,
     },
-    displayName: r.name,
+    displayName: r.displayName ?? (formatted || r.name),
     active: r.active,
-    emails: [{ value: r.email, type: 'work', primary: true }],
+    // What the IdP wrote, exactly, so that it sees no drift; until it writes some, the userName as the work address.
+    emails: r.emails ?? [{ value: r.email, type: 'work', primary: true }],
     groups: [{ value: bucket, display: bucket, $ref: `${base}/Groups/${bucket}` }],
   };
   return {

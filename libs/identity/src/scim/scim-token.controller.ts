@@ -14,6 +14,9 @@ import { ScimTokenCreatedDto, ScimTokenDeletedDto, ScimTokenStatusDto } from './
 import { ScimTokensService } from './scim-tokens.service.js';
 
 const WHO = 'Owner or admin, on plans with `scim` (Enterprise).';
+const OWNER =
+  'Owner only, on plans with `scim` (Enterprise): the token provisions, deactivates and re-roles members, owners ' +
+  'included, so an admin may see whether it exists but not mint or revoke it.';
 
 /** The organization's SCIM bearer token (contract §3), which the IdP's provisioning presents at `/scim/v2`. */
 @ApiTags('SSO')
@@ -24,11 +27,11 @@ export class ScimTokenController {
 
   @Post()
   @HttpCode(200)
-  @Access({ roles: Permission.manageOrganization, feature: 'scim' })
+  @Access({ roles: Permission.connectIdentityProvider, feature: 'scim' })
   @ApiOperation({
     summary: 'Generate the SCIM token',
     description:
-      `${WHO} Answers the token once (\`scim_\` and 48 hexadecimal characters); only its SHA-256 is kept. A new ` +
+      `${OWNER} Answers the token once (\`scim_\` and 48 hexadecimal characters); only its SHA-256 is kept. A new ` +
       'token revokes the previous one at once (it then gets 401). Writes `scim.token.created`.',
   })
   @ApiEnvelope(ScimTokenCreatedDto)
@@ -45,10 +48,10 @@ export class ScimTokenController {
   }
 
   @Delete()
-  @Access({ roles: Permission.manageOrganization, feature: 'scim' })
+  @Access({ roles: Permission.connectIdentityProvider, feature: 'scim' })
   @ApiOperation({
     summary: 'Revoke the SCIM token',
-    description: `${WHO} The token stops working at once. Writes \`scim.token.revoked\` when there was one.`,
+    description: `${OWNER} The token stops working at once. Writes \`scim.token.revoked\` when there was one.`,
   })
   @ApiEnvelope(ScimTokenDeletedDto)
   revoke(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<ScimTokenDeletedDto> {

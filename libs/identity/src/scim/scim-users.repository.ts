@@ -3,7 +3,7 @@ import { and, asc, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { type Role, TransactionHost } from '#platform';
 import { MembersRepository } from '../organizations/members.repository.js';
 import type { ScimAttributeMap } from './scim-filter.js';
-import { scimIdentities, type ScimIdentityRow } from './scim.schema.js';
+import { type ScimEmail, scimIdentities, type ScimIdentityRow } from './scim.schema.js';
 
 /** A member as SCIM shows it: the account, the membership, and what the IdP said over SCIM. */
 export interface ScimUserRecord {
@@ -17,6 +17,10 @@ export interface ScimUserRecord {
   externalId: string | null;
   givenName: string | null;
   familyName: string | null;
+  /** What this organization's IdP named the member (null: never written; the name parts or the account's show). */
+  displayName: string | null;
+  /** The `emails` this organization's IdP wrote, as written; null when it wrote none. */
+  emails: ScimEmail[] | null;
 }
 
 /**
@@ -34,15 +38,23 @@ export class ScimUsersRepository {
   private view(organizationId: string) {
     const d = this.members.directoryQuery(organizationId);
     const updatedAt = sql<Date>`greatest(${d.updatedAt}, coalesce(${scimIdentities.updatedAt}, ${d.updatedAt}))`;
+    // What SCIM shows as displayName: this organization's, else its name parts, else the account's name.
+    const displayName = sql`coalesce(${scimIdentities.displayName},
+      nullif(concat_ws(' ', ${scimIdentities.givenName}, ${scimIdentities.familyName}), ''), ${d.name})`;
+    // The contact address: the primary (else the first) work e-mail the IdP wrote, else the userName.
+    const contactEmail = sql`coalesce((select e.value->>'value'
+        from jsonb_array_elements(${scimIdentities.emails}) with ordinality as e(value, n)
+        where coalesce(lower(e.value->>'type'), 'work') = 'work'
+        order by (e.value->>'primary') = 'true' desc, e.n limit 1), ${d.email})`;
     const attributes: ScimAttributeMap = {
       id: { column: sql`${d.userId}`, type: 'string', caseExact: true },
       username: { column: sql`${d.email}`, type: 'string', caseExact: false },
-      displayname: { column: sql`${d.name}`, type: 'string', caseExact: false },
+      displayname: { column: displayName, type: 'string', caseExact: false },
       active: { column: sql`${d.active}`, type: 'boolean', caseExact: false },
       externalid: { column: scimIdentities.externalId, type: 'string', caseExact: true },
-      emails: { column: sql`${d.email}`, type: 'string', caseExact: false },
-      'emails.value': { column: sql`${d.email}`, type: 'string', caseExact: false },
-      // The one address a user has is their work address (Entra ID looks users up by it).
+      emails: { column: contactEmail, type: 'string', caseExact: false },
+      'emails.value': { column: contactEmail, type: 'string', caseExact: false },
+      // Filters compare the contact address, which is a work address (Entra ID looks users up by it).
       'emails.type': { column: sql`'work'::text`, type: 'string', caseExact: false },
       'emails.primary': { column: sql`true`, type: 'boolean', caseExact: false },
       'name.givenname': { column: scimIdentities.givenName, type: 'string', caseExact: false },
@@ -61,6 +73,8 @@ export class ScimUsersRepository {
       externalId: scimIdentities.externalId,
       givenName: scimIdentities.givenName,
       familyName: scimIdentities.familyName,
+      displayName: scimIdentities.displayName,
+      emails: scimIdentities.emails,
     };
     const join = and(eq(scimIdentities.organizationId, organizationId), eq(scimIdentities.userId, d.userId));
     return { d, attributes, select, join };
@@ -142,6 +156,8 @@ export class ScimUsersRepository {
           externalId: row.externalId,
           givenName: row.givenName,
           familyName: row.familyName,
+          displayName: row.displayName,
+          emails: row.emails,
           updatedAt: row.updatedAt,
         },
       });

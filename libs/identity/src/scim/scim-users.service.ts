@@ -28,6 +28,8 @@ import {
 import { filterWork, listRequestOf, project, queryText, toScimUser } from './scim-resources.js';
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
+import type { ScimIdentityRow } from './scim.schema.js';
+import { AccessRevocations } from '../sessions/access-revocations.js';
 
 export interface ListQuery {
   filter?: unknown;
@@ -58,6 +60,7 @@ export class ScimUsersService {
     private readonly users: UsersRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly members: MembersRepository,
+    private readonly revocations: AccessRevocations,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
@@ -113,6 +116,7 @@ export class ScimUsersService {
       familyName: null,
       externalId: null,
       active: true,
+      emails: null,
     };
     applyObject(draft, { ...object, userName }, true);
     const groups = groupNames(object);
@@ -125,6 +129,8 @@ export class ScimUsersService {
         email: draft.userName,
         name: displayNameOf(draft),
         passwordHash: null,
+        // The organization's own account; its address is the IdP's word, not a proof of the mailbox.
+        originOrganizationId: principal.organizationId,
         createdAt: now,
         updatedAt: now,
       });
@@ -140,15 +146,7 @@ export class ScimUsersService {
         createdAt: now,
         updatedAt: now,
       });
-      await this.repository.upsertIdentity({
-        organizationId: principal.organizationId,
-        userId: user.id,
-        externalId: draft.externalId,
-        givenName: draft.givenName,
-        familyName: draft.familyName,
-        createdAt: now,
-        updatedAt: now,
-      });
+      await this.repository.upsertIdentity(identityOf(principal.organizationId, user.id, draft, now));
       await this.audit.record(
         this.actor(principal),
         'scim.user.created',
@@ -220,18 +218,21 @@ export class ScimUsersService {
     const name = displayNameOf(draft);
     const changed = [
       draft.userName !== current.email && 'userName',
-      name !== current.name && 'displayName',
+      draft.displayName !== current.displayName && 'displayName',
       draft.givenName !== current.givenName && 'name.givenName',
       draft.familyName !== current.familyName && 'name.familyName',
       draft.externalId !== current.externalId && 'externalId',
+      JSON.stringify(draft.emails) !== JSON.stringify(current.emails) && 'emails',
     ].filter((c): c is string => typeof c === 'string');
     const activeChanged = draft.active !== current.active;
     try {
       await this.tx.run(async () => {
         const now = this.clock.now();
-        // The account's row before the audit chain, the order every login and profile change takes.
-        if (draft.userName !== current.email) await this.changeEmail(current.userId, draft.userName, now);
-        if (name !== current.name) await this.users.updateSelf(current.userId, { name }, now);
+        // The account's row before the audit chain, the order every login and profile change takes. Only the
+        // organization's own account, which no other organization shares, is renamed or readdressed.
+        const own = await this.ownsAccount(organizationId, current.userId);
+        if (draft.userName !== current.email) await this.changeEmail(own, current.userId, draft.userName, now);
+        if (own && name !== current.name) await this.users.updateSelf(current.userId, { name }, now);
         await this.audit.lockOrganization(organizationId);
         if (activeChanged) {
           if (!draft.active && current.role === 'owner' && current.active) {
@@ -240,16 +241,10 @@ export class ScimUsersService {
             }
           }
           await this.members.setActive(organizationId, current.userId, draft.active, now, 'scim');
+          // Its open streams close on every replica; its sessions read only from now on (contract §14).
+          if (!draft.active) await this.revocations.announce(current.userId, organizationId);
         }
-        await this.repository.upsertIdentity({
-          organizationId,
-          userId: current.userId,
-          externalId: draft.externalId,
-          givenName: draft.givenName,
-          familyName: draft.familyName,
-          createdAt: now,
-          updatedAt: now,
-        });
+        await this.repository.upsertIdentity(identityOf(organizationId, current.userId, draft, now));
         const base = { tokenId: principal.tokenId, externalId: draft.externalId, via };
         if (changed.length > 0) {
           await this.audit.record(
@@ -277,14 +272,28 @@ export class ScimUsersService {
     }
   }
 
-  /** A new address for the account: free, and the account in no other organization (whose login it also is). */
-  private async changeEmail(userId: string, email: string, now: Date): Promise<void> {
-    const memberships = await this.organizations.membershipsOf(userId);
-    if (memberships.length > 1) {
+  /**
+   * Whether the account is the organization's own: its SSO or SCIM created it, and no other organization shares
+   * it. Only such an account's name and sign-in address follow the IdP.
+   */
+  private async ownsAccount(organizationId: string, userId: string): Promise<boolean> {
+    const account = await this.users.findById(userId);
+    if (account?.originOrganizationId !== organizationId) return false;
+    return (await this.organizations.membershipsOf(userId)).length === 1;
+  }
+
+  /**
+   * A new sign-in address for the organization's own account, when free. Any other account's address is its
+   * holder's: an IdP that renamed it could take over the mailbox's invitations elsewhere. The new address is
+   * unproven until its mailbox answers.
+   */
+  private async changeEmail(own: boolean, userId: string, email: string, now: Date): Promise<void> {
+    if (!own) {
       throw scimError(
         400,
         'invalidValue',
-        'This user belongs to other organizations too; their sign-in address cannot be changed here',
+        'This account was not created by this organization’s identity provider, or other organizations share ' +
+          'it: its sign-in address is its holder’s to change',
       );
     }
     if (!(await this.users.changeEmailIfFree(userId, email, now))) {
@@ -322,11 +331,27 @@ export class ScimUsersService {
 function draftOf(r: ScimUserRecord): UserDraft {
   return {
     userName: r.email,
-    displayName: r.name,
+    displayName: r.displayName,
     givenName: r.givenName,
     familyName: r.familyName,
     externalId: r.externalId,
     active: r.active,
+    emails: r.emails,
+  };
+}
+
+/** What the organization's IdP said of the member, as its `scim_identities` row. */
+function identityOf(organizationId: string, userId: string, draft: UserDraft, now: Date): ScimIdentityRow {
+  return {
+    organizationId,
+    userId,
+    externalId: draft.externalId,
+    givenName: draft.givenName,
+    familyName: draft.familyName,
+    displayName: draft.displayName,
+    emails: draft.emails,
+    createdAt: now,
+    updatedAt: now,
   };
 }
 

@@ -1,4 +1,4 @@
-import { index, pgTable, primaryKey, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, primaryKey, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 /**
  * An organization's SCIM token (contract §3): one per organization (the primary key), stored as its SHA-256. A new
@@ -32,6 +32,10 @@ export const scimIdentities = pgTable(
     externalId: varchar('external_id', { length: 255 }),
     givenName: varchar('given_name', { length: 200 }),
     familyName: varchar('family_name', { length: 200 }),
+    /** The IdP's displayName for the member, kept for this organization only (an account may be shared). */
+    displayName: varchar('display_name', { length: 200 }),
+    /** The `emails` the IdP wrote, returned as written (no drift); null until it writes some. */
+    emails: jsonb('emails').$type<ScimEmail[]>(),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
   },
@@ -40,5 +44,13 @@ export const scimIdentities = pgTable(
     index('scim_identities_external_idx').on(t.organizationId, t.externalId),
   ],
 );
+
+/** One entry of a SCIM user's `emails`, as the IdP wrote it. */
+export interface ScimEmail {
+  value: string;
+  type?: string;
+  primary?: boolean;
+  display?: string;
+}
 
 export type ScimIdentityRow = typeof scimIdentities.$inferSelect;

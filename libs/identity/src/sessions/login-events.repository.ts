@@ -34,11 +34,16 @@ export class LoginEventsRepository {
     });
   }
 
+  /** The user's login events, newest first (those of one organization only, when given). */
   async listForUser(
     userId: string,
     page: { limit: number; offset: number },
+    organizationId?: string,
   ): Promise<{ rows: LoginEventRow[]; total: number }> {
-    const where = eq(loginEvents.userId, userId);
+    const where = and(
+      eq(loginEvents.userId, userId),
+      organizationId ? eq(loginEvents.organizationId, organizationId) : undefined,
+    );
     return pageWithTotal(
       this.tx.db,
       loginEvents,

@@ -10,6 +10,7 @@ import {
 } from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import type { SessionTimeout } from '../users/session-timeout.js';
+import { AccessRevocations } from './access-revocations.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { TokenService } from './token.service.js';
 
@@ -41,6 +42,7 @@ export class SessionService implements BearerResolver {
     private readonly tokens: TokenService,
     private readonly sessions: SessionsRepository,
     private readonly organizations: OrganizationsRepository,
+    private readonly revocations: AccessRevocations,
     private readonly clock: Clock,
   ) {}
 
@@ -65,14 +67,36 @@ export class SessionService implements BearerResolver {
     return { token: minted.token, expiresAt: minted.expiresAt };
   }
 
+  /** Revokes the caller's session; the user's open streams in its organization close (call in a transaction). */
   async revokeCurrent(actor: Actor): Promise<void> {
     if (!actor.jti || !actor.userId || !actor.tokenExpiresAt) return;
     await this.sessions.revoke(actor.jti, actor.userId, actor.tokenExpiresAt, this.clock.now());
+    await this.revocations.announce(actor.userId, actor.organizationId);
   }
 
-  /** Revokes every live session of the user, except `exceptJti` when given. */
-  revokeAllForUser(userId: string, exceptJti?: string): Promise<number> {
-    return this.sessions.revokeAllForUser(userId, this.clock.now(), exceptJti);
+  /**
+   * Revokes every live session of the user (in one organization, when given), except `exceptJti` when given; the
+   * user's open streams there close (call in a transaction).
+   */
+  async revokeAllForUser(
+    userId: string,
+    options: { exceptJti?: string; organizationId?: string } = {},
+  ): Promise<number> {
+    const revoked = await this.sessions.revokeAllForUser(
+      userId,
+      this.clock.now(),
+      options.exceptJti,
+      options.organizationId,
+    );
+    await this.revocations.announce(userId, options.organizationId ?? null);
+    return revoked;
+  }
+
+  /** Revokes one session by its row (`revoke-session`); false when it was revoked already. */
+  async revokeSession(session: { jti: string; userId: string; organizationId: string; expiresAt: Date }) {
+    const done = await this.sessions.revokeOnce(session.jti, session.userId, session.expiresAt, this.clock.now());
+    if (done) await this.revocations.announce(session.userId, session.organizationId);
+    return done;
   }
 
   async resolveBearer(token: string): Promise<Actor> {
@@ -103,6 +127,8 @@ export class SessionService implements BearerResolver {
       role: principal.role,
       jti: claims.jti,
       tokenExpiresAt: new Date(claims.exp * 1000),
+      ...(principal.ssoScoped ? { ssoScoped: true } : {}),
+      ...(principal.deactivatedByScim ? { deactivated: true } : {}),
     };
   }
 }

@@ -124,12 +124,24 @@ export class SessionsRepository {
     return row;
   }
 
-  /** The user's live (unrevoked, unexpired) sessions, newest first, at most `limit`. */
-  async listLiveForUser(userId: string, now: Date, limit: number): Promise<SessionRow[]> {
+  /** The user's live (unrevoked, unexpired) sessions (in one organization, when given), newest first, at most `limit`. */
+  async listLiveForUser(
+    userId: string,
+    now: Date,
+    limit: number,
+    organizationId?: string,
+  ): Promise<SessionRow[]> {
     return this.tx.db
       .select()
       .from(sessions)
-      .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+      .where(
+        and(
+          eq(sessions.userId, userId),
+          isNull(sessions.revokedAt),
+          gt(sessions.expiresAt, now),
+          organizationId ? eq(sessions.organizationId, organizationId) : undefined,
+        ),
+      )
       .orderBy(desc(sessions.createdAt), desc(sessions.id))
       .limit(limit);
   }

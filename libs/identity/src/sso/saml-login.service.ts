@@ -20,6 +20,7 @@ import {
   TransactionHost,
 } from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { SessionService } from '../sessions/session.service.js';
 import { SessionsRepository } from '../sessions/sessions.repository.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { GROUPS_MAX } from './role-mapping.js';
@@ -27,6 +28,7 @@ import type { SignInOutcome } from './sign-in-hand-off.js';
 import type { SsoSettings, StoredSamlSettings } from './sso-config.types.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { samlAssertions, samlRequests, type SamlRequestRow } from './sso.schema.js';
+import { normaliseEmail } from '../users/email-address.js';
 
 /** An AuthnRequest's answer may come this long after it was sent (contract §3); a LogoutRequest's too. */
 export const SAML_REQUEST_TTL_MS = 10 * 60_000;
@@ -138,6 +140,7 @@ export class SamlLoginService implements OnModuleInit {
   constructor(
     private readonly signIns: SsoSignIn,
     private readonly sessions: SessionsRepository,
+    private readonly sessionService: SessionService,
     private readonly users: UsersRepository,
     private readonly organizations: OrganizationsRepository,
     private readonly audit: AuditLog,
@@ -323,9 +326,7 @@ export class SamlLoginService implements OnModuleInit {
     const done = { redirectUrl: `${this.config.appUrl}/login?logout=1` };
     const session = actor.jti ? await this.sessions.findByJti(actor.jti) : undefined;
     await this.tx.run(async () => {
-      if (actor.jti && actor.userId && actor.tokenExpiresAt) {
-        await this.sessions.revoke(actor.jti, actor.userId, actor.tokenExpiresAt, this.clock.now());
-      }
+      await this.sessionService.revokeCurrent(actor);
       await this.audit.record(
         actor,
         'auth.logout',
@@ -421,7 +422,7 @@ export class SamlLoginService implements OnModuleInit {
       await this.sessions.organizationsOfSamlNameId(envelope.nameId, this.clock.now()),
     );
     if (isEmail(envelope.nameId)) {
-      const user = await this.users.findByEmail(envelope.nameId.toLowerCase());
+      const user = await this.users.findByEmail(normaliseEmail(envelope.nameId));
       if (user) {
         for (const m of await this.organizations.membershipsOf(user.id)) candidates.add(m.organizationId);
       }
@@ -465,17 +466,12 @@ export class SamlLoginService implements OnModuleInit {
   private async revokeSamlUser(organizationId: string, profile: Profile, meta: RequestMeta): Promise<void> {
     const userIds = new Set(await this.sessions.usersOfSamlNameId(organizationId, profile.nameID));
     if (isEmail(profile.nameID)) {
-      const user = await this.users.findByEmail(profile.nameID.toLowerCase());
+      const user = await this.users.findByEmail(normaliseEmail(profile.nameID));
       if (user && (await this.organizations.membership(organizationId, user.id))) userIds.add(user.id);
     }
     for (const userId of userIds) {
       await this.tx.run(async () => {
-        const count = await this.sessions.revokeAllForUser(
-          userId,
-          this.clock.now(),
-          undefined,
-          organizationId,
-        );
+        const count = await this.sessionService.revokeAllForUser(userId, { organizationId });
         await this.audit.record(
           { organizationId, actor: { type: 'system', id: 'saml-idp', email: null } },
           'auth.session_revoked',
@@ -505,7 +501,7 @@ export class SamlLoginService implements OnModuleInit {
     const fromAttribute = EMAIL_ATTRIBUTES.map((a) => attributeValues(this.attribute(profile, a))[0]).find(
       (v) => v !== undefined,
     );
-    const email = (isEmail(fromNameId) ? fromNameId : (fromAttribute ?? '')).trim().toLowerCase();
+    const email = normaliseEmail(isEmail(fromNameId) ? fromNameId : (fromAttribute ?? ''));
     if (!isEmail(email) || email.length > 254) throw new SsoFailure('no usable email in the assertion');
     return email;
   }

@@ -16,6 +16,7 @@ import { AuthService } from '../auth/auth.service.js';
 import type { SignInOutcome } from './sign-in-hand-off.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { UserRow } from '../users/user.schema.js';
+import { normaliseEmail } from '../users/email-address.js';
 
 /** How long a social sign-in may take between the start and the provider's return. */
 export const SOCIAL_STATE_TTL_MS = 10 * 60_000;
@@ -201,7 +202,7 @@ export class SocialLoginService {
       }
       email = profile.email;
     }
-    const normalized = typeof email === 'string' ? email.trim().toLowerCase() : '';
+    const normalized = typeof email === 'string' ? normaliseEmail(email) : '';
     if (!isEmail(normalized) || normalized.length > 254) {
       throw new SocialFailure('no usable e-mail address');
     }
@@ -222,6 +223,8 @@ export class SocialLoginService {
       throw new SocialFailure('a Microsoft address is not verified, and another account has it');
     }
     if (!user) user = await this.createAccount(provider, email, name, identity, meta);
+    // GitHub's primary verified address and Google's verified one prove the mailbox; Microsoft's does not.
+    else if (!identity) await this.users.markEmailVerified(user.id, 'oauth', this.clock.now());
     const membership = await this.auth.activeMembership(user, 'oauth', meta);
     if (user.mfaEnabled) {
       return {
@@ -248,7 +251,7 @@ export class SocialLoginService {
           name,
           passwordHash: null,
           organizationName: `${name}'s organization`.slice(0, 200),
-          ...(identity ? { ssoId: identity } : {}),
+          ...(identity ? { ssoId: identity } : { emailProof: 'oauth' as const }),
         },
         { method: 'oauth', provider },
         meta,

@@ -19,6 +19,9 @@ import {
 import { SsoConfigService } from './sso-config.service.js';
 
 const WHO = 'Owner or admin, on plans with `sso` (Governance and above).';
+const OWNER =
+  'Owner only, on plans with `sso` (Governance and above): the IdP and its role mapping can sign members in and ' +
+  'grant the owner role, so an admin may read the configuration but not write it.';
 
 /** The organization's single sign-on configuration (contract §3). */
 @ApiTags('SSO')
@@ -43,11 +46,11 @@ export class SsoConfigController {
   }
 
   @Put()
-  @Access({ roles: Permission.manageOrganization, feature: 'sso' })
+  @Access({ roles: Permission.connectIdentityProvider, feature: 'sso' })
   @ApiOperation({
     summary: 'Set the SSO configuration',
     description:
-      `${WHO} Replaces the configuration; does not contact the IdP (see the test). Each e-mail domain belongs to ` +
+      `${OWNER} Replaces the configuration; does not contact the IdP (see the test). Each e-mail domain belongs to ` +
       'one organization at most (409 SSO_DOMAIN_TAKEN). Role-mapping patterns are RE2, at most 256 characters. ' +
       'IdP URLs must be https (`SSO_ALLOW_INSECURE_HTTP` lets http through outside production). Writes ' +
       '`sso.config.update`.',
@@ -63,10 +66,10 @@ export class SsoConfigController {
   }
 
   @Delete()
-  @Access({ roles: Permission.manageOrganization, feature: 'sso' })
+  @Access({ roles: Permission.connectIdentityProvider, feature: 'sso' })
   @ApiOperation({
     summary: 'Remove the SSO configuration',
-    description: `${WHO} Frees its e-mail domains. Writes \`sso.config.delete\`.`,
+    description: `${OWNER} Frees its e-mail domains. Writes \`sso.config.delete\`.`,
   })
   @ApiEnvelope(SsoConfigDeletedDto)
   @ApiErrors([404])

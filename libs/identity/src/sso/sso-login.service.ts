@@ -22,6 +22,7 @@ import type { SignInOutcome } from './sign-in-hand-off.js';
 import { SsoDomainsRepository } from './sso-domains.repository.js';
 import { domainOf, SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { ssoLoginStates, type SsoLoginStateRow } from './sso.schema.js';
+import { normaliseEmail } from '../users/email-address.js';
 
 /** A sign-in may take this long between the initiate call and the IdP's return. */
 export const SSO_STATE_TTL_MS = 10 * 60_000;
@@ -179,7 +180,7 @@ export class SsoLoginService implements OnModuleInit {
     } catch (err) {
       throw new SsoFailure(`token exchange refused: ${(err as Error).message.slice(0, 200)}`);
     }
-    const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
+    const email = typeof claims.email === 'string' ? normaliseEmail(claims.email) : '';
     if (!isEmail(email) || email.length > 254) throw new SsoFailure('no usable email claim');
     if (claims.email_verified === false) throw new SsoFailure('email not verified by the IdP');
     const rawGroups = claims[oidcSettings.groupsClaim];

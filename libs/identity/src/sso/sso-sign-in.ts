@@ -16,6 +16,8 @@ export class SsoFailure extends Error {
   constructor(
     readonly reason: string,
     readonly user?: UserRow,
+    /** The organization whose sign-in failed, where its audit log should say so. */
+    readonly organizationId?: string,
   ) {
     super(reason);
   }
@@ -86,11 +88,16 @@ export class SsoSignIn {
     } else {
       membership = await this.organizations.membership(organizationId, user.id);
       // An account that exists already joins an organization by invitation or SCIM, not by an IdP's say-so.
-      if (!membership) throw new SsoFailure('not a member of the organization', user);
-      if (!user.isActive || !membership.isActive) throw new SsoFailure('suspended', user);
+      if (!membership) throw new SsoFailure('not a member of the organization', user, organizationId);
+      if (!user.isActive || !membership.isActive) throw new SsoFailure('suspended', user, organizationId);
     }
-    if (settings.config.requireMfaEvenWithSso) {
-      if (!user.mfaEnabled) throw new SsoFailure('MFA required after SSO, none set up', user);
+    // An IdP vouches for who the user is, not for the account's second factor: an account with TOTP that this
+    // organization's SSO or SCIM did not create gives its code (contract §3), as every account does with
+    // requireMfaEvenWithSso. So an IdP set up for the organization cannot sign its owner in past the owner's TOTP.
+    const organizationsOwnAccount = user.originOrganizationId === organizationId;
+    if (settings.config.requireMfaEvenWithSso || (user.mfaEnabled && !organizationsOwnAccount)) {
+      if (!user.mfaEnabled)
+        throw new SsoFailure('MFA required after SSO, none set up', user, organizationId);
       return {
         kind: 'mfa',
         tempToken: this.auth.mfaChallenge(user.id, organizationId, 'sso', provider, identity.saml).tempToken,
@@ -103,7 +110,9 @@ export class SsoSignIn {
   /** Records a refused callback: a failed login of the account, when the IdP named one. */
   async recordFailure(failure: SsoFailure, meta: RequestMeta): Promise<void> {
     this.logger.warn({ reason: failure.reason }, 'SSO sign-in refused');
-    if (failure.user) await this.auth.recordFailure(failure.user, 'sso', failure.code, meta);
+    if (failure.user) {
+      await this.auth.recordFailure(failure.user, 'sso', failure.code, meta, failure.organizationId ?? null);
+    }
   }
 
   /** The first SSO sign-in of an unknown e-mail: the account (no password) and the membership, mapped role. */
@@ -123,6 +132,8 @@ export class SsoSignIn {
         name: identity.name,
         passwordHash: null,
         ssoId: identity.subject.slice(0, 255),
+        // The organization's own account; its address is the IdP's word, not a proof of the mailbox.
+        originOrganizationId: organizationId,
         createdAt: now,
         updatedAt: now,
       });

@@ -6,6 +6,7 @@ import {
   ApiEnvelope,
   ApiErrors,
   CurrentActor,
+  OptionalActor,
   DeletedDto,
   objectIdParam,
   type Page,
@@ -135,33 +136,46 @@ export class InvitationsController {
   }
 
   @Post('invites/:token/accept')
-  @Public()
+  @Access({ optional: true, allowDeactivated: true })
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     summary: 'Accept an invitation',
     description:
-      'Public; the token is the credential. An e-mail without an account needs `{name, password}` (password ' +
-      'policy applies) and gets a new account; an existing account needs no body. Creates the membership with the ' +
-      'invited role, marks the invitation accepted (single use), writes `team.invite.accepted` and opens a session ' +
-      'in the inviting organization (`auth.login` with method `invite`). An existing account with MFA enabled gets ' +
-      '`{mfaRequired, tempToken}` instead, to finish with `/auth/mfa/login`.',
+      'The token is the credential for the mailbox only (contract §4), so what else is needed depends on the ' +
+      'account the invited address has:\n\n' +
+      '- **none**: `{name, password}` (password policy applies) create it;\n' +
+      '- **an account whose address was proven** (`emailVerifiedAt`: a confirmed sign-up, a magic link, a reset, ' +
+      'an earlier invitation, a verified social address): be signed in as that account (`Authorization: Bearer`, ' +
+      'a session not scoped to another organization’s SSO) or send its `password`; else 401. `name` is not used;\n' +
+      '- **an account whose address was never proven** (a registration nobody confirmed, an account an IdP or ' +
+      'SCIM created): the token is the proof. `{name, password}` are required and replace the account’s name and ' +
+      'password; its TOTP and any social or SSO link are removed, and every session and outstanding e-mailed token ' +
+      'of it is revoked.\n\n' +
+      'A password sent is always checked (a wrong one is 401 INVALID_CREDENTIALS). Creates the membership with ' +
+      'the invited role, marks the invitation accepted (single use), writes `team.invite.accepted` (`newUser`, ' +
+      '`claimed`) and opens a session in the inviting organization (`auth.login` with method `invite`). An account ' +
+      'with MFA enabled gets `{mfaRequired, tempToken}` instead, to finish with `/auth/mfa/login`.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiAcceptResponse()
-  @ApiErrors([400, 401, 404, 409], {
+  @ApiErrors([400, 401, 403, 404, 409], {
     400:
-      'VALIDATION_ERROR (name or password missing or invalid for a new account; with `reason: "ALREADY_MEMBER"` ' +
-      'when the account is already a member), INVITE_ALREADY_USED, INVITE_EXPIRED',
-    401: 'ACCOUNT_DEACTIVATED (the invited account is deactivated)',
+      'VALIDATION_ERROR (name or password missing or invalid for a new or unproven account; with ' +
+      '`reason: "ALREADY_MEMBER"` when the account is already a member), INVITE_ALREADY_USED, INVITE_EXPIRED',
+    401:
+      'UNAUTHORIZED (the address has a proven account and the caller neither is signed in as it nor sent its ' +
+      'password; or an invalid bearer), INVALID_CREDENTIALS (wrong password), ACCOUNT_DEACTIVATED',
+    403: 'REAUTHENTICATION_REQUIRED (the session was opened by another organization’s SSO)',
     404: 'NOT_FOUND (unknown or revoked invitation)',
     409: 'EMAIL_IN_USE (an account for the e-mail was created at the same moment; retry)',
   })
   accept(
     @Param('token') token: string,
     @Body() dto: AcceptInvitationDto,
+    @OptionalActor() caller: Actor | undefined,
     @ReqMeta() meta: RequestMeta,
   ): Promise<AcceptedInvitationDto | MfaChallengeDto> {
-    return this.invitations.accept(token, dto, meta);
+    return this.invitations.accept(token, dto, caller, meta);
   }
 }

@@ -24,7 +24,9 @@ import {
 } from '#platform';
 import { AuthService } from '../auth/auth.service.js';
 import type { MfaChallengeDto } from '../auth/dto/auth.dto.js';
-import { hashPassword } from '../auth/password.js';
+import { hashPassword, verifyPassword } from '../auth/password.js';
+import { SessionService } from '../sessions/session.service.js';
+import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import type { OrganizationRow } from '../organizations/organization.schema.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
@@ -98,6 +100,8 @@ export class InvitationsService {
     private readonly organizations: OrganizationsRepository,
     private readonly users: UsersRepository,
     private readonly auth: AuthService,
+    private readonly sessions: SessionService,
+    private readonly oneTimeTokens: OneTimeTokenService,
     private readonly mail: MailService,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
@@ -218,14 +222,21 @@ export class InvitationsService {
   }
 
   /**
-   * Accepts an invitation: creates the user when the e-mail has no account (name and password required), the
-   * membership with the invited role, and a session in the inviting organization. An existing account needs no
-   * body; when it has MFA enabled the answer is the MFA challenge for that organization instead of a session.
-   * The invitation is claimed by one conditional update, so of two concurrent accepts exactly one succeeds.
+   * Accepts an invitation (contract §4). The token proves only the mailbox, so who ends up signed in depends on the
+   * account the address has:
+   * - none: `{name, password}` create it, its address proven by the invitation;
+   * - one whose address was proven: the caller must be signed in as it (JWT) or send its `password`, else 401;
+   * - one whose address was never proven (a registration nobody confirmed, an IdP's or SCIM's say-so): the token
+   *   is the proof, so `{name, password}` replace the account's credentials (its TOTP and social or SSO link go),
+   *   and every session and outstanding token of it is revoked: whoever made the account loses it.
+   * A password sent is never ignored: a wrong one is 401 INVALID_CREDENTIALS. Then the membership with the
+   * invited role, and a session in the inviting organization (or its MFA step). The invitation is claimed by one
+   * conditional update, so of two concurrent accepts exactly one succeeds.
    */
   async accept(
     token: string,
     dto: AcceptInvitationDto,
+    caller: Actor | undefined,
     meta: RequestMeta,
   ): Promise<AcceptedInvitationDto | MfaChallengeDto> {
     const invite = await this.lookup(token);
@@ -235,7 +246,9 @@ export class InvitationsService {
     if (existing && !existing.isActive) {
       throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
     }
-    const passwordHash = existing ? undefined : await hashPassword(this.newAccountPassword(dto));
+    const kind: 'create' | 'claim' | 'join' = !existing ? 'create' : existing.emailVerifiedAt ? 'join' : 'claim';
+    if (kind === 'join') await this.assertAccountHolder(existing!, dto, caller, meta);
+    const passwordHash = kind === 'join' ? undefined : await hashPassword(this.newAccountPassword(dto, kind));
 
     return this.tx.run(async () => {
       const now = this.clock.now();
@@ -250,7 +263,14 @@ export class InvitationsService {
         const current = await this.invitations.findByTokenHash(sha256Hex(token));
         throw refusal(inviteState(current, now) ?? 'used');
       }
-      const user = existing ?? (await this.createUser(userId, invite.email, dto.name!, passwordHash!, now));
+      let user: UserRow;
+      if (kind === 'create') {
+        user = await this.createUser(userId, invite.email, dto.name!, passwordHash!, now);
+      } else if (kind === 'claim') {
+        user = await this.claim(existing!.id, dto.name!, passwordHash!, now);
+      } else {
+        user = existing!;
+      }
       const membership = await this.team.insertIfAbsent({
         id: newId(now.getTime()),
         organizationId: organization.id,
@@ -265,7 +285,7 @@ export class InvitationsService {
         { organizationId: organization.id, actor: { type: 'user', id: user.id, email: user.email } },
         'team.invite.accepted',
         { type: 'invitation', id: invite.id },
-        { email: invite.email, role: invite.role, newUser: !existing },
+        { email: invite.email, role: invite.role, newUser: kind === 'create', claimed: kind === 'claim' },
         meta,
       );
       if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, organization.id, 'invite');
@@ -298,16 +318,63 @@ export class InvitationsService {
     if (live && live.id !== exceptId) throw alreadyMember(ALREADY_MEMBER_MESSAGE);
   }
 
-  /** Name and password of the account an accept creates; 400 VALIDATION_ERROR naming what is missing. */
-  private newAccountPassword(dto: AcceptInvitationDto): string {
+  /**
+   * Name and password of the account an accept creates, or of the unproven account it claims; 400
+   * VALIDATION_ERROR naming what is missing.
+   */
+  private newAccountPassword(dto: AcceptInvitationDto, kind: 'create' | 'claim'): string {
     const missing = (['name', 'password'] as const).filter((field) => dto[field] === undefined);
     if (missing.length > 0) {
+      const why =
+        kind === 'create'
+          ? 'This e-mail address has no account yet: name and password are required'
+          : 'The account of this address was never confirmed: set its name and a new password to claim it';
       throw AppError.validation(
-        'This e-mail address has no account yet: name and password are required',
-        missing.map((field) => ({ field, message: `${field} is required to create the account` })),
+        why,
+        missing.map((field) => ({ field, message: `${field} is required to ${kind} the account` })),
       );
     }
     return dto.password!;
+  }
+
+  /**
+   * The caller holds the proven account the invitation names: signed in as it (a session that is not scoped to
+   * another organization's SSO), or its password sent. A password sent is checked even beside a session.
+   */
+  private async assertAccountHolder(
+    account: UserRow,
+    dto: AcceptInvitationDto,
+    caller: Actor | undefined,
+    meta: RequestMeta,
+  ): Promise<void> {
+    if (dto.password !== undefined) {
+      if (await verifyPassword(account.passwordHash, dto.password)) return;
+      await this.auth.recordFailure(account, 'invite', 'invalid_password', meta);
+      throw AppError.unauthorized('Invalid e-mail or password', ErrorCode.INVALID_CREDENTIALS);
+    }
+    if (caller?.userId === account.id && caller.credential === 'jwt') {
+      if (!caller.ssoScoped) return;
+      throw new AppError(
+        403,
+        ErrorCode.REAUTHENTICATION_REQUIRED,
+        'This session was opened by an organization’s single sign-on; sign in with your own password or a ' +
+          'magic link, or send your password, to join another organization',
+      );
+    }
+    throw AppError.unauthorized(
+      'This address has an account: sign in as it, or send its password, to accept the invitation',
+    );
+  }
+
+  /** The mailbox's holder takes over an unproven account: new credentials, and nothing of its maker left open. */
+  private async claim(userId: string, name: string, passwordHash: string, now: Date): Promise<UserRow> {
+    const user = await this.users.claimUnproven(userId, { name, passwordHash }, now);
+    if (!user) throw AppError.conflict('The account changed while the invitation was accepted; try again');
+    await this.sessions.revokeAllForUser(userId);
+    for (const purpose of ['password_reset', 'magic_link', 'stream'] as const) {
+      await this.oneTimeTokens.revokeOutstanding(userId, purpose);
+    }
+    return user;
   }
 
   private async createUser(
@@ -323,6 +390,8 @@ export class InvitationsService {
       name,
       passwordHash,
       passwordChangedAt: now,
+      emailVerifiedAt: now,
+      emailVerifiedVia: 'invitation',
       createdAt: now,
       updatedAt: now,
     });

@@ -16,6 +16,7 @@ import {
   TransactionHost,
 } from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { AccessRevocations } from '../sessions/access-revocations.js';
 import { type ChangeRoleDto, type TeamMemberDto, toTeamMemberResponse } from './dto/team-member.dto.js';
 import { lastActiveOwner, onlyOwnerTouchesOwners } from './team.errors.js';
 import { type MemberView, MembersRepository } from '../organizations/members.repository.js';
@@ -52,6 +53,7 @@ export class TeamService {
   constructor(
     private readonly team: MembersRepository,
     private readonly organizations: OrganizationsRepository,
+    private readonly revocations: AccessRevocations,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
@@ -67,6 +69,7 @@ export class TeamService {
     return this.mutate(actor, userId, { kind: 'role', role: dto.role }, async (target, now) => {
       if (target.role === dto.role) return toTeamMemberResponse(target);
       await this.team.updateRole(actor.organizationId, userId, dto.role, now);
+      await this.revocations.announce(userId, actor.organizationId);
       await this.audit.record(
         actor,
         'team.member.role_changed',
@@ -83,6 +86,7 @@ export class TeamService {
     return this.mutate(actor, userId, { kind: 'suspend' }, async (target, now) => {
       if (!target.isActive) return toTeamMemberResponse(target);
       await this.team.setActive(actor.organizationId, userId, false, now);
+      await this.revocations.announce(userId, actor.organizationId);
       await this.audit.record(
         actor,
         'team.member.suspended',
@@ -113,6 +117,7 @@ export class TeamService {
   remove(actor: Actor, userId: string, meta: RequestMeta): Promise<DeletedDto> {
     return this.mutate(actor, userId, { kind: 'remove' }, async (target) => {
       await this.team.remove(actor.organizationId, userId);
+      await this.revocations.announce(userId, actor.organizationId);
       await this.audit.record(
         actor,
         'team.member.removed',

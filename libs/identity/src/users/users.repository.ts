@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
-import { users, type UserRow } from './user.schema.js';
+import { type EmailProof, users, type UserRow } from './user.schema.js';
 
 /** The columns a user changes about themselves. */
 export type UserSelfPatch = Partial<
@@ -39,7 +39,8 @@ export class UsersRepository {
   async changeEmailIfFree(id: string, email: string, at: Date): Promise<boolean> {
     const rows = await this.tx.db
       .update(users)
-      .set({ email, updatedAt: at })
+      // A new address is unproven until its mailbox answers (an invitation to it then resets the account).
+      .set({ email, emailVerifiedAt: null, emailVerifiedVia: null, updatedAt: at })
       .where(
         and(
           eq(users.id, id),
@@ -48,6 +49,41 @@ export class UsersRepository {
       )
       .returning({ id: users.id });
     return rows.length === 1;
+  }
+
+  /** Records that the holder of the account's mailbox proved it, unless that is already recorded. */
+  async markEmailVerified(id: string, via: EmailProof, at: Date): Promise<void> {
+    await this.tx.db
+      .update(users)
+      .set({ emailVerifiedAt: at, emailVerifiedVia: via })
+      .where(and(eq(users.id, id), isNull(users.emailVerifiedAt)));
+  }
+
+  /**
+   * The holder of the mailbox claims an account whose address was never proven (an invitation's token is the
+   * proof): new name and password, the second factor and the link to a social or SSO identity dropped, the account
+   * no longer any organization's own. The caller revokes its sessions and one-time tokens.
+   */
+  async claimUnproven(id: string, claim: { name: string; passwordHash: string }, at: Date): Promise<UserRow | undefined> {
+    const [row] = await this.tx.db
+      .update(users)
+      .set({
+        name: claim.name,
+        passwordHash: claim.passwordHash,
+        passwordChangedAt: at,
+        mfaEnabled: false,
+        mfaSecretEncrypted: null,
+        mfaLastStep: null,
+        mfaEnabledAt: null,
+        ssoId: null,
+        originOrganizationId: null,
+        emailVerifiedAt: at,
+        emailVerifiedVia: 'invitation',
+        updatedAt: at,
+      })
+      .where(and(eq(users.id, id), isNull(users.emailVerifiedAt)))
+      .returning();
+    return row;
   }
 
   async recordLogin(id: string, ip: string | null, at: Date): Promise<void> {

@@ -6,6 +6,8 @@ export const ErrorCode = {
   SESSION_REVOKED: 'SESSION_REVOKED',
   TOKEN_EXPIRED: 'TOKEN_EXPIRED',
   ACCOUNT_DEACTIVATED: 'ACCOUNT_DEACTIVATED',
+  /** A session scoped to one organization (its SSO) asked for an account-wide change: sign in with the account's own factor. */
+  REAUTHENTICATION_REQUIRED: 'REAUTHENTICATION_REQUIRED',
   FORBIDDEN: 'FORBIDDEN',
   UPGRADE_REQUIRED: 'UPGRADE_REQUIRED',
   NOT_FOUND: 'NOT_FOUND',

@@ -45,7 +45,9 @@ export class PaginationDto {
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED',
   401: 'UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED',
-  403: 'FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature)',
+  403:
+    'FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ' +
+    'ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only)',
   404: 'NOT_FOUND (absent, or in another organization)',
   409: 'CONFLICT',
   410: 'VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned route after 2027-04-12)',

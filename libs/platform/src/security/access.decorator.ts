@@ -20,6 +20,19 @@ export interface AccessOptions {
    * a key counts against the user who created it (under its own id when it has none).
    */
   rateLimit?: UserRateLimitName;
+  /**
+   * The route changes the account beyond the caller's organization (password, TOTP, profile, every session): a
+   * session that an organization's SSO opened for an account it did not create is refused with 403
+   * REAUTHENTICATION_REQUIRED.
+   */
+  accountWide?: boolean;
+  /**
+   * A write that a session whose membership SCIM deactivated may still make (logout; refresh, which answers 401
+   * itself). Every other write of such a session is 403 ACCOUNT_DEACTIVATED.
+   */
+  allowDeactivated?: boolean;
+  /** Credentials are optional: without any the route runs with no actor; any sent must be valid. */
+  optional?: boolean;
 }
 
 export interface AccessMetadata extends AccessOptions {

@@ -33,6 +33,7 @@ export class AccessGuard implements CanActivate {
     if (meta.public) return true;
 
     const request = context.switchToHttp().getRequest<FastifyRequest>();
+    if (meta.optional && !request.headers.authorization && !request.headers['x-api-key']) return true;
     const actor = await this.authenticate(request, meta.via ?? ['jwt']);
 
     if (meta.feature && !planHasFeature(actor.plan, meta.feature)) {
@@ -51,6 +52,21 @@ export class AccessGuard implements CanActivate {
     const isWrite = meta.write ?? !READ_METHODS.has(request.method);
     if (isWrite && actor.credential === 'workspaceKey' && actor.scope?.readOnly) {
       throw AppError.forbidden('This API key is read-only');
+    }
+    if (isWrite && actor.deactivated && !meta.allowDeactivated) {
+      throw new AppError(
+        403,
+        ErrorCode.ACCOUNT_DEACTIVATED,
+        'Your membership was deactivated by your identity provider: this session can only read',
+      );
+    }
+    if (meta.accountWide && actor.ssoScoped) {
+      throw new AppError(
+        403,
+        ErrorCode.REAUTHENTICATION_REQUIRED,
+        'This session was opened by an organization’s single sign-on and reaches that organization only; ' +
+          'sign in with your own password or a magic link to change account-wide settings',
+      );
     }
     if (meta.rateLimit) {
       // Per user: a key counts against its creator, so that several keys do not multiply a user's window.

@@ -17,6 +17,16 @@ export interface Actor {
   /** JWT session fields. */
   jti?: string;
   tokenExpiresAt?: Date;
+  /**
+   * JWT: opened by this organization's single sign-on for an account the organization did not create. The IdP
+   * vouched for the user here only, so account-wide changes need the account's own factor (contract §3).
+   */
+  ssoScoped?: boolean;
+  /**
+   * JWT: the membership was deactivated over SCIM. The session stays valid until it expires, for reading only
+   * (contract §14, reading the specification's SCIM rule 5).
+   */
+  deactivated?: boolean;
   /** API key fields. */
   keyId?: string;
   agentId?: string;

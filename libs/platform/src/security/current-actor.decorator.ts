@@ -16,6 +16,11 @@ export const CurrentActor = createParamDecorator((_: unknown, ctx: ExecutionCont
   return request.actor;
 });
 
+/** The caller on a route whose credentials are optional (`@Access({ optional: true })`): undefined without any. */
+export const OptionalActor = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): Actor | undefined => ctx.switchToHttp().getRequest<FastifyRequest>().actor,
+);
+
 export function requestMeta(request: FastifyRequest): RequestMeta {
   const ua = request.headers['user-agent'];
   // With TRUST_PROXY the address comes from X-Forwarded-For: keep it only if it is an address.

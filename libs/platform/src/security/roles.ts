@@ -40,6 +40,11 @@ export const Permission = {
   resolveReviews: ['owner', 'admin', 'member'],
   manageTeam: ['owner', 'admin'],
   manageOrganization: ['owner', 'admin'],
+  /**
+   * What connects the organization to an identity provider: the SCIM token and the SSO configuration (its role
+   * mapping included). Either can grant or take the owner role, so only owners write them (contract §3, §4).
+   */
+  connectIdentityProvider: ['owner'],
   readAudit: ['owner', 'admin'],
   deleteAlerts: ['owner'],
   billing: ['owner', 'admin'],

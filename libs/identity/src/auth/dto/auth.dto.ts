@@ -5,10 +5,9 @@ import { IsEmail, IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { UserDto } from '../../users/user.mapper.js';
 import { OrganizationDto } from '../../organizations/dto/organization.dto.js';
 import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../password.js';
+import { emailTransform } from '../../users/email-address.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-const normaliseEmail = ({ value }: { value: unknown }) =>
-  typeof value === 'string' ? value.trim().toLowerCase() : value;
 
 export class RegisterDto {
   @ApiProperty({ example: 'Ada Lovelace', maxLength: 200 })
@@ -19,7 +18,7 @@ export class RegisterDto {
   name: string;
 
   @ApiProperty({ example: 'ada@example.com', format: 'email' })
-  @Transform(normaliseEmail)
+  @Transform(emailTransform)
   @IsEmail({}, { message: 'email must be a valid e-mail address' })
   @MaxLength(254)
   email: string;
@@ -43,7 +42,7 @@ export class RegisterDto {
 
 export class LoginDto {
   @ApiProperty({ example: 'ada@example.com', format: 'email' })
-  @Transform(normaliseEmail)
+  @Transform(emailTransform)
   @IsString()
   @IsNotEmpty()
   @MaxLength(254)

@@ -2,13 +2,12 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../password.js';
+import { emailTransform } from '../../users/email-address.js';
 
-const normaliseEmail = ({ value }: { value: unknown }) =>
-  typeof value === 'string' ? value.trim().toLowerCase() : value;
 
 export class EmailDto {
   @ApiProperty({ example: 'ada@example.com', format: 'email' })
-  @Transform(normaliseEmail)
+  @Transform(emailTransform)
   @IsEmail({}, { message: 'email must be a valid e-mail address' })
   @MaxLength(254)
   email: string;

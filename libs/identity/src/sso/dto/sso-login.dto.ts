@@ -2,15 +2,14 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsString, Matches, MaxLength } from 'class-validator';
 import { OBJECT_ID_PATTERN } from '#platform';
+import { emailTransform } from '../../users/email-address.js';
 
 export class SsoInitiateDto {
   @ApiProperty({
     example: 'alice@example.com',
     description: 'The user’s e-mail; its domain picks the organization.',
   })
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' ? value.trim().toLowerCase() : value,
-  )
+  @Transform(emailTransform)
   @IsEmail({}, { message: 'email must be an e-mail address' })
   @MaxLength(254)
   email: string;

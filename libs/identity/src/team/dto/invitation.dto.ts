@@ -14,10 +14,9 @@ import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../../auth/password.js';
 import { OrganizationDto } from '../../organizations/dto/organization.dto.js';
 import { UserDto } from '../../users/user.mapper.js';
 import type { InvitationView } from '../invitations.repository.js';
+import { emailTransform } from '../../users/email-address.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-const normaliseEmail = ({ value }: { value: unknown }) =>
-  typeof value === 'string' ? value.trim().toLowerCase() : value;
 
 /** Why a token does not admit its holder (validate route). */
 export const INVITE_INVALID_REASONS = ['expired', 'revoked', 'used', 'not_found'] as const;
@@ -25,7 +24,7 @@ export type InviteInvalidReason = (typeof INVITE_INVALID_REASONS)[number];
 
 export class CreateInvitationDto {
   @ApiProperty({ example: 'grace@example.com', format: 'email', maxLength: 254 })
-  @Transform(normaliseEmail)
+  @Transform(emailTransform)
   @IsEmail({}, { message: 'email must be a valid e-mail address' })
   @MaxLength(254)
   email: string;

@@ -11,7 +11,13 @@ export class TeamMemberDto {
   @ApiProperty({ format: 'date-time', description: 'When the membership was created.' }) joinedAt: string;
   @ApiProperty({ description: 'False while the member is suspended.' }) isActive: boolean;
   @ApiProperty() mfaEnabled: boolean;
-  @ApiProperty({ type: String, nullable: true, example: '203.0.113.7' }) lastLoginIp: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '203.0.113.7',
+    description: 'The address of the member’s last sign-in into this organization (never another organization’s).',
+  })
+  lastLoginIp: string | null;
   @ApiProperty({
     format: 'date-time',
     description: 'When the user account was created; may precede joinedAt.',
