@@ -11,6 +11,9 @@ function describeAccess(meta: AccessMetadata | undefined): string {
   if (meta.feature) parts.push(`feature=${meta.feature}`);
   if (meta.write !== undefined) parts.push(`write=${meta.write}`);
   if (meta.rateLimit) parts.push(`rateLimit=${meta.rateLimit}`);
+  if (meta.optional) parts.push('optional');
+  if (meta.accountWide) parts.push('accountWide');
+  if (meta.allowDeactivated) parts.push('allowDeactivated');
   return parts.join(' ');
 }
 

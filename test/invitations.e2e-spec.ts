@@ -64,6 +64,16 @@ describe('team invitations', () => {
     }
   }
 
+  /** A registered account whose address counts as proven (as a magic link or a confirmed sign-up leaves it). */
+  async function provenAccount(organizationName: string) {
+    const account = await ctx.register({ organizationName });
+    await ctx.db.db
+      .update(users)
+      .set({ emailVerifiedAt: ctx.clock.now(), emailVerifiedVia: 'magic_link' })
+      .where(eq(users.id, account.user.id));
+    return account;
+  }
+
   async function auditOf(token: string, eventType: string) {
     const res = await ctx.get('/api/v1/audit', { token, query: { eventType } });
     expect(res.statusCode, res.body).toBe(200);
@@ -164,12 +174,14 @@ describe('team invitations', () => {
       for (const entry of [created, acceptedEntry]) expect(JSON.stringify(entry)).not.toContain(token);
     });
 
-    it('adds an existing account without a body, keeping its other organizations', async () => {
+    it('adds an existing, proven account signed in as itself, keeping its other organizations', async () => {
       const owner = await newOrg('Second Team');
-      const existing = await ctx.register({ organizationName: 'Home' });
+      const existing = await provenAccount('Home');
       const { token } = await invite(owner, { email: existing.user.email.toUpperCase() });
 
-      const accepted = await ctx.post(acceptUrl(token));
+      // The token proves only the mailbox: without the account's own session or password it is 401.
+      expectErrorEnvelope(await ctx.post(acceptUrl(token)), 401, 'UNAUTHORIZED');
+      const accepted = await ctx.post(acceptUrl(token), { token: existing.token });
       expect(accepted.statusCode, accepted.body).toBe(200);
       expect(accepted.json().data).toMatchObject({
         user: { id: existing.user.id },
@@ -186,11 +198,11 @@ describe('team invitations', () => {
 
     it('answers an existing account with MFA enabled with the MFA challenge for the inviting organization', async () => {
       const owner = await newOrg();
-      const existing = await ctx.register({ organizationName: 'Secure Home' });
+      const existing = await provenAccount('Secure Home');
       await ctx.db.db.update(users).set({ mfaEnabled: true }).where(eq(users.id, existing.user.id));
       const { token } = await invite(owner, { email: existing.user.email, role: 'viewer' });
 
-      const accepted = await ctx.post(acceptUrl(token));
+      const accepted = await ctx.post(acceptUrl(token), { body: { password: existing.password } });
       expect(accepted.statusCode, accepted.body).toBe(200);
       expect(accepted.json().data).toEqual({ mfaRequired: true, tempToken: expect.any(String) });
       const [, payload] = (accepted.json().data.tempToken as string).split('.');
@@ -247,7 +259,7 @@ describe('team invitations', () => {
 
     it('refuses the accept with 400 ALREADY_MEMBER when the e-mail became a member in the meantime', async () => {
       const owner = await newOrg();
-      const existing = await ctx.register({ organizationName: 'Home' });
+      const existing = await provenAccount('Home');
       const { token } = await invite(owner, { email: existing.user.email });
       const now = ctx.clock.now();
       await ctx.db.db.insert(memberships).values({
@@ -259,7 +271,11 @@ describe('team invitations', () => {
         createdAt: now,
         updatedAt: now,
       });
-      const body = expectErrorEnvelope(await ctx.post(acceptUrl(token)), 400, 'VALIDATION_ERROR');
+      const body = expectErrorEnvelope(
+        await ctx.post(acceptUrl(token), { token: existing.token }),
+        400,
+        'VALIDATION_ERROR',
+      );
       expect(body.reason).toBe('ALREADY_MEMBER');
       expect(await auditOf(owner.token, 'team.invite.accepted')).toEqual([]);
     });

@@ -190,13 +190,15 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/auth/microsoft/callback': 'public',
   // SSO configuration: owners and admins
   'GET /api/v1/sso/config': OWNER_ADMIN,
-  'PUT /api/v1/sso/config': OWNER_ADMIN,
-  'DELETE /api/v1/sso/config': OWNER_ADMIN,
+  // Writing the IdP or its role mapping can grant the owner role: owners only (contract §3, §4).
+  'PUT /api/v1/sso/config': ['owner'],
+  'DELETE /api/v1/sso/config': ['owner'],
   'POST /api/v1/sso/config/test': OWNER_ADMIN,
-  // SCIM token: owners and admins (feature scim); the SCIM routes themselves take the SCIM token, not a session
-  'POST /api/v1/sso/scim-token': OWNER_ADMIN,
+  // SCIM token: read by owners and admins, minted and revoked by owners only, since SCIM can move anyone into the
+  // owner group (feature scim); the SCIM routes themselves take the SCIM token, not a session
+  'POST /api/v1/sso/scim-token': ['owner'],
   'GET /api/v1/sso/scim-token': OWNER_ADMIN,
-  'DELETE /api/v1/sso/scim-token': OWNER_ADMIN,
+  'DELETE /api/v1/sso/scim-token': ['owner'],
   'GET /scim/v2/ServiceProviderConfig': 'public',
   'GET /scim/v2/ResourceTypes': 'public',
   'GET /scim/v2/ResourceTypes/:id': 'public',

@@ -140,9 +140,10 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
         name: { formatted: 'givenName familyName', familyName: 'familyName', givenName: 'givenName' },
         displayName: 'givenName familyName',
         active: true,
+        // The e-mails as Entra wrote them (contract §14: no drift), while the userName is the lower-cased address.
         emails: [
           {
-            value: 'test_user_00aa00aa-bb11-cc22-dd33-44ee44ee44ee@entra.example',
+            value: 'Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee@Entra.Example',
             type: 'work',
             primary: true,
           },
@@ -295,9 +296,9 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
           givenName: 'givenName',
         },
         active: true,
-        // The e-mail is the userName (contract §14): the work address sent alone does not change the sign-in address.
+        // The work address is stored as written (contract §14), and the userName stays the sign-in address.
         userName: 'multi@entra.example',
-        emails: [{ value: 'multi@entra.example', type: 'work', primary: true }],
+        emails: [{ value: 'updatedEmail@entra.example', type: 'work', primary: true }],
       });
     });
 

@@ -75,8 +75,12 @@ describe('SSO configuration (contract §3)', () => {
     await idp?.close();
   });
 
-  it('is for owners and admins on a plan with sso', async () => {
+  it('is read by owners and admins and written by owners only, on a plan with sso', async () => {
     expectErrorEnvelope(await ctx.get(SSO, { token: owner.token }), 404, 'NOT_FOUND');
+    expectErrorEnvelope(await ctx.get(SSO, { token: admin.token }), 404, 'NOT_FOUND');
+    // An admin who could write the IdP or its role mapping could sign in as an owner or grant the role (contract §3).
+    expectErrorEnvelope(await put(oidcBody(), admin.token), 403, 'FORBIDDEN');
+    expectErrorEnvelope(await ctx.delete(SSO, { token: admin.token }), 403, 'FORBIDDEN');
     for (const token of [member.token, viewer.token]) {
       expectErrorEnvelope(await ctx.get(SSO, { token }), 403, 'FORBIDDEN');
       expectErrorEnvelope(await put(oidcBody(), token), 403, 'FORBIDDEN');
@@ -94,7 +98,7 @@ describe('SSO configuration (contract §3)', () => {
   });
 
   it('stores an OIDC configuration with the secret sealed and never shown, and audits it without the secret', async () => {
-    const res = await put(oidcBody(), admin.token);
+    const res = await put(oidcBody());
     expect(res.statusCode, res.body).toBe(200);
     expect(res.body).not.toContain(CLIENT_SECRET);
     expect(res.json().data).toEqual({
@@ -114,7 +118,7 @@ describe('SSO configuration (contract §3)', () => {
         redirectUri: `${ctx.config.publicUrl}/api/v1/auth/sso/callback`,
       },
       updatedAt: expect.any(String),
-      updatedBy: admin.userId,
+      updatedBy: owner.user.id,
     });
     const got = await ctx.get(SSO, { token: owner.token });
     expect(got.json().data).toEqual(res.json().data);

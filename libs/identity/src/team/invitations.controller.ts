@@ -136,7 +136,7 @@ export class InvitationsController {
   }
 
   @Post('invites/:token/accept')
-  @Access({ optional: true, allowDeactivated: true })
+  @Access({ optional: true })
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
