@@ -62,25 +62,32 @@ const USER_ATTRIBUTES = [
   }),
   attribute(
     'displayName',
-    'The name shown; defaults to the given and family names, then the userName’s local part.',
+    'The name this organization shows, kept per organization; defaults to the given and family names, then the ' +
+      'account’s name.',
   ),
   attribute(
     'active',
-    'false deprovisions the user in this organization (sign-in and open sessions refused).',
+    'false deprovisions the user in this organization: sign-in refused, open sessions read only until they ' +
+      'expire, open streams closed, the user’s workspace keys stopped.',
     {
       type: 'boolean',
     },
   ),
-  attribute('emails', 'E-mail addresses; the first (or primary) one is the user’s address.', {
-    type: 'complex',
-    multiValued: true,
-    subAttributes: [
-      attribute('value', 'The address.'),
-      attribute('type', 'A label: work, home or other.', { canonicalValues: ['work', 'home', 'other'] }),
-      attribute('primary', 'The preferred address.', { type: 'boolean' }),
-      attribute('display', 'A label for display.', { mutability: 'readOnly' }),
-    ],
-  }),
+  attribute(
+    'emails',
+    'E-mail addresses, kept and returned as written; the primary (else the first) work address is the contact ' +
+      'address. The sign-in address is the userName.',
+    {
+      type: 'complex',
+      multiValued: true,
+      subAttributes: [
+        attribute('value', 'The address.'),
+        attribute('type', 'A label: work, home or other.', { canonicalValues: ['work', 'home', 'other'] }),
+        attribute('primary', 'The preferred address.', { type: 'boolean' }),
+        attribute('display', 'A label for display.'),
+      ],
+    },
+  ),
   attribute('groups', 'The role bucket the user is in (read-only; change it through the Group).', {
     type: 'complex',
     multiValued: true,

@@ -246,7 +246,11 @@ export class InvitationsService {
     if (existing && !existing.isActive) {
       throw AppError.unauthorized('This account is deactivated', ErrorCode.ACCOUNT_DEACTIVATED);
     }
-    const kind: 'create' | 'claim' | 'join' = !existing ? 'create' : existing.emailVerifiedAt ? 'join' : 'claim';
+    const kind: 'create' | 'claim' | 'join' = !existing
+      ? 'create'
+      : existing.emailVerifiedAt
+        ? 'join'
+        : 'claim';
     if (kind === 'join') await this.assertAccountHolder(existing!, dto, caller, meta);
     const passwordHash = kind === 'join' ? undefined : await hashPassword(this.newAccountPassword(dto, kind));
 
@@ -368,7 +372,11 @@ export class InvitationsService {
 
   /** The mailbox's holder takes over an unproven account: new credentials, and nothing of its maker left open. */
   private async claim(userId: string, name: string, passwordHash: string, now: Date): Promise<UserRow> {
-    const user = await this.users.claimUnproven(userId, { name, passwordHash }, now);
+    const user = await this.users.claimUnproven(
+      userId,
+      { name, passwordHash, via: 'invitation', dropSecondFactor: true },
+      now,
+    );
     if (!user) throw AppError.conflict('The account changed while the invitation was accepted; try again');
     await this.sessions.revokeAllForUser(userId);
     for (const purpose of ['password_reset', 'magic_link', 'stream'] as const) {

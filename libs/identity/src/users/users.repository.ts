@@ -60,25 +60,33 @@ export class UsersRepository {
   }
 
   /**
-   * The holder of the mailbox claims an account whose address was never proven (an invitation's token is the
-   * proof): new name and password, the second factor and the link to a social or SSO identity dropped, the account
-   * no longer any organization's own. The caller revokes its sessions and one-time tokens.
+   * The holder of the mailbox claims an account whose address was never proven (an invitation's or a reset link's
+   * token is the proof): a new password (and name, when given), the link to a social or SSO identity dropped, the
+   * account no longer any organization's own, and with `dropSecondFactor` its TOTP too. The caller revokes its
+   * sessions and one-time tokens. Undefined when the address was proven meanwhile.
    */
-  async claimUnproven(id: string, claim: { name: string; passwordHash: string }, at: Date): Promise<UserRow | undefined> {
+  async claimUnproven(
+    id: string,
+    claim: { name?: string; passwordHash: string; via: EmailProof; dropSecondFactor: boolean },
+    at: Date,
+  ): Promise<UserRow | undefined> {
+    const noSecondFactor = {
+      mfaEnabled: false,
+      mfaSecretEncrypted: null,
+      mfaLastStep: null,
+      mfaEnabledAt: null,
+    };
     const [row] = await this.tx.db
       .update(users)
       .set({
-        name: claim.name,
+        ...(claim.name !== undefined ? { name: claim.name } : {}),
+        ...(claim.dropSecondFactor ? noSecondFactor : {}),
         passwordHash: claim.passwordHash,
         passwordChangedAt: at,
-        mfaEnabled: false,
-        mfaSecretEncrypted: null,
-        mfaLastStep: null,
-        mfaEnabledAt: null,
         ssoId: null,
         originOrganizationId: null,
         emailVerifiedAt: at,
-        emailVerifiedVia: 'invitation',
+        emailVerifiedVia: claim.via,
         updatedAt: at,
       })
       .where(and(eq(users.id, id), isNull(users.emailVerifiedAt)))

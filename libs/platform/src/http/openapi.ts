@@ -47,7 +47,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED',
   403:
     'FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ' +
-    'ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only)',
+    'ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), ' +
+    'REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it)',
   404: 'NOT_FOUND (absent, or in another organization)',
   409: 'CONFLICT',
   410: 'VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned route after 2027-04-12)',
