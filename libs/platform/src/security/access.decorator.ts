@@ -49,6 +49,8 @@ export function Access(options: AccessOptions = {}): MethodDecorator & ClassDeco
   const security = [];
   if (via.includes('jwt')) security.push(ApiBearerAuth('jwt'));
   if (via.includes('workspaceKey') || via.includes('agentKey')) security.push(ApiSecurity('apiKey'));
+  // OpenAPI's way of saying "or none": an empty requirement beside the others.
+  if (options.optional) security.push(ApiSecurity({}));
   return applyDecorators(SetMetadata(ACCESS_KEY, meta), ...security);
 }
 
