@@ -336,9 +336,9 @@ describe('organization deletion (contract §18)', () => {
       expect(counts[table], table).toBeGreaterThan(0);
     }
     // The invitation's mail is the organization's too: exported, then erased with it.
-    expect(
-      parsed.some((line) => line.table === 'outbox_messages' && line.record.topic === 'mail.send'),
-    ).toBe(true);
+    expect(parsed.some((line) => line.table === 'outbox_messages' && line.record.topic === 'mail.send')).toBe(
+      true,
+    );
     const usersLines = parsed.filter((line) => line.table === 'users');
     expect(Object.keys(usersLines[0]!.record).sort()).toEqual([
       'created_at',

@@ -4,7 +4,11 @@ export * from './organizations/organization-export.service.js';
 export * from './organizations/organization-erasure.job.js';
 export { OrganizationErrorCode } from './organizations/organizations.errors.js';
 export * from './sessions/session.service.js';
-export { ACCESS_REVOKED_CHANNEL, accessRevokedNoticeOf, type AccessRevokedNotice } from './sessions/access-revocations.js';
+export {
+  ACCESS_REVOKED_CHANNEL,
+  accessRevokedNoticeOf,
+  type AccessRevokedNotice,
+} from './sessions/access-revocations.js';
 export * from './sessions/token.service.js';
 export * from './api-keys/stream-token.service.js';
 export type { ApiKeyScope } from './api-keys/api-key.schema.js';

@@ -192,7 +192,9 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     lastEventId: string | undefined,
   ): Promise<StreamSubscription> {
     const { organizationId } = principal;
-    const subscription = new StreamSubscription(organizationId, principal.userId, sink, (s) => this.remove(s));
+    const subscription = new StreamSubscription(organizationId, principal.userId, sink, (s) =>
+      this.remove(s),
+    );
     let set = this.byOrganization.get(organizationId);
     if (!set) this.byOrganization.set(organizationId, (set = new Set()));
     set.add(subscription);

@@ -60,7 +60,10 @@ export class SessionsManagementService {
     // A SCIM-deactivated membership's session lives out its expiry, read-only, and is never renewed (contract §14).
     if (actor.deactivated) {
       return Promise.reject(
-        AppError.unauthorized('This membership was deactivated; the session cannot be renewed', ErrorCode.ACCOUNT_DEACTIVATED),
+        AppError.unauthorized(
+          'This membership was deactivated; the session cannot be renewed',
+          ErrorCode.ACCOUNT_DEACTIVATED,
+        ),
       );
     }
     return this.tx.run(async () => {

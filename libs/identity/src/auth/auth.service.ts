@@ -273,7 +273,9 @@ export class AuthService {
     organizationId: string | null = null,
   ): Promise<void> {
     await this.tx.run(async () => {
-      const member = organizationId ? await this.organizations.membership(organizationId, user.id) : undefined;
+      const member = organizationId
+        ? await this.organizations.membership(organizationId, user.id)
+        : undefined;
       await this.loginEvents.record({
         userId: user.id,
         organizationId: member ? organizationId : null,

@@ -128,17 +128,10 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
       const user = row?.userId ? await this.users.findById(row.userId) : undefined;
       if (!user) throw invalidToken();
       const now = this.clock.now();
-      // The link proves the mailbox. On an account whose address was never proven it also cuts whatever way in its
-      // maker linked (a Microsoft identity, an IdP's ownership); the TOTP stays, since a reset link alone never
-      // lifts a second factor (an invitation's claim does, contract §4).
+      // The link proves the mailbox. On an account whose address was never proven it also cuts the social identity
+      // its maker linked (a Microsoft tenant's address proved nothing); the TOTP stays (see claimUnproven).
       if (user.emailVerifiedAt) await this.users.updatePassword(user.id, passwordHash, now);
-      else {
-        await this.users.claimUnproven(
-          user.id,
-          { passwordHash, via: 'password_reset', dropSecondFactor: false },
-          now,
-        );
-      }
+      else await this.users.claimUnproven(user.id, { via: 'password_reset', passwordHash }, now);
       const revoked = await this.sessions.revokeAllForUser(user.id);
       await this.auditForUser(user.id, user.email, 'auth.password_reset', { sessionsRevoked: revoked }, meta);
     });

@@ -19,7 +19,10 @@ export function organizationPlanOf(organizationId: AnyColumn | SQL): SQL<Plan | 
 }
 
 /** True while the user holds an active membership of the organization (a workspace key's creator, say). */
-export function creatorIsActiveMember(organizationId: AnyColumn | SQL, userId: AnyColumn | SQL): SQL<boolean> {
+export function creatorIsActiveMember(
+  organizationId: AnyColumn | SQL,
+  userId: AnyColumn | SQL,
+): SQL<boolean> {
   return sql<boolean>`exists (select 1 from ${memberships} where ${memberships.organizationId} = ${organizationId} and ${memberships.userId} = ${userId} and ${memberships.isActive})`;
 }
 

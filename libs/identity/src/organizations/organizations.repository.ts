@@ -207,7 +207,12 @@ export class OrganizationsRepository {
   }
 
   /** Records a sign-in into the organization on the membership (what its member list shows). */
-  async recordMembershipLogin(organizationId: string, userId: string, ip: string | null, at: Date): Promise<void> {
+  async recordMembershipLogin(
+    organizationId: string,
+    userId: string,
+    ip: string | null,
+    at: Date,
+  ): Promise<void> {
     await this.tx.db
       .update(memberships)
       .set({ lastLoginIp: ip, lastLoginAt: at })

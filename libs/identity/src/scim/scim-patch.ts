@@ -132,7 +132,8 @@ function emailEntry(raw: unknown, field: string): ScimEmail {
 function emailList(value: unknown): ScimEmail[] | null {
   if (value === undefined || value === null) return null;
   const list = Array.isArray(value) ? value : [value];
-  if (list.length > EMAILS_MAX) throw scimError(400, 'invalidValue', `emails has at most ${EMAILS_MAX} entries`);
+  if (list.length > EMAILS_MAX)
+    throw scimError(400, 'invalidValue', `emails has at most ${EMAILS_MAX} entries`);
   const entries = list.map((e, i) => emailEntry(e, `emails[${i}]`));
   return entries.length > 0 ? entries : null;
 }
@@ -150,7 +151,8 @@ function setEmailOfType(draft: UserDraft, type: string, value: unknown, valueOnl
   entry.type ??= type;
   // The first address written is the primary one unless the IdP says otherwise.
   if (entry.primary === undefined && !others.some((e) => e.primary)) entry.primary = true;
-  if (others.length + 1 > EMAILS_MAX) throw scimError(400, 'invalidValue', `emails has at most ${EMAILS_MAX} entries`);
+  if (others.length + 1 > EMAILS_MAX)
+    throw scimError(400, 'invalidValue', `emails has at most ${EMAILS_MAX} entries`);
   draft.emails = [...others, entry];
 }
 

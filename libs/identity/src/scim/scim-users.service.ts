@@ -28,7 +28,7 @@ import {
 import { filterWork, listRequestOf, project, queryText, toScimUser } from './scim-resources.js';
 import type { ScimPrincipal } from './scim-tokens.service.js';
 import { type ScimUserRecord, ScimUsersRepository } from './scim-users.repository.js';
-import type { ScimIdentityRow } from './scim.schema.js';
+import type { ScimEmail, ScimIdentityRow } from './scim.schema.js';
 import { AccessRevocations } from '../sessions/access-revocations.js';
 
 export interface ListQuery {
@@ -222,7 +222,7 @@ export class ScimUsersService {
       draft.givenName !== current.givenName && 'name.givenName',
       draft.familyName !== current.familyName && 'name.familyName',
       draft.externalId !== current.externalId && 'externalId',
-      JSON.stringify(draft.emails) !== JSON.stringify(current.emails) && 'emails',
+      !sameEmails(draft.emails, current.emails) && 'emails',
     ].filter((c): c is string => typeof c === 'string');
     const activeChanged = draft.active !== current.active;
     try {
@@ -231,7 +231,8 @@ export class ScimUsersService {
         // The account's row before the audit chain, the order every login and profile change takes. Only the
         // organization's own account, which no other organization shares, is renamed or readdressed.
         const own = await this.ownsAccount(organizationId, current.userId);
-        if (draft.userName !== current.email) await this.changeEmail(own, current.userId, draft.userName, now);
+        if (draft.userName !== current.email)
+          await this.changeEmail(own, current.userId, draft.userName, now);
         if (own && name !== current.name) await this.users.updateSelf(current.userId, { name }, now);
         await this.audit.lockOrganization(organizationId);
         if (activeChanged) {
@@ -338,6 +339,14 @@ function draftOf(r: ScimUserRecord): UserDraft {
     active: r.active,
     emails: r.emails,
   };
+}
+
+/** Whether two `emails` lists say the same, entry by entry (jsonb gives the stored ones back in its key order). */
+function sameEmails(a: ScimEmail[] | null, b: ScimEmail[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  const same = (x: ScimEmail, y: ScimEmail) =>
+    x.value === y.value && x.type === y.type && x.primary === y.primary && x.display === y.display;
+  return a.length === b.length && a.every((entry, i) => same(entry, b[i]!));
 }
 
 /** What the organization's IdP said of the member, as its `scim_identities` row. */

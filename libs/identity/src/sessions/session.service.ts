@@ -94,7 +94,12 @@ export class SessionService implements BearerResolver {
 
   /** Revokes one session by its row (`revoke-session`); false when it was revoked already. */
   async revokeSession(session: { jti: string; userId: string; organizationId: string; expiresAt: Date }) {
-    const done = await this.sessions.revokeOnce(session.jti, session.userId, session.expiresAt, this.clock.now());
+    const done = await this.sessions.revokeOnce(
+      session.jti,
+      session.userId,
+      session.expiresAt,
+      this.clock.now(),
+    );
     if (done) await this.revocations.announce(session.userId, session.organizationId);
     return done;
   }

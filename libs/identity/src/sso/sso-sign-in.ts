@@ -96,8 +96,7 @@ export class SsoSignIn {
     // requireMfaEvenWithSso. So an IdP set up for the organization cannot sign its owner in past the owner's TOTP.
     const organizationsOwnAccount = user.originOrganizationId === organizationId;
     if (settings.config.requireMfaEvenWithSso || (user.mfaEnabled && !organizationsOwnAccount)) {
-      if (!user.mfaEnabled)
-        throw new SsoFailure('MFA required after SSO, none set up', user, organizationId);
+      if (!user.mfaEnabled) throw new SsoFailure('MFA required after SSO, none set up', user, organizationId);
       return {
         kind: 'mfa',
         tempToken: this.auth.mfaChallenge(user.id, organizationId, 'sso', provider, identity.saml).tempToken,

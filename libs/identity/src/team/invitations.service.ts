@@ -372,11 +372,7 @@ export class InvitationsService {
 
   /** The mailbox's holder takes over an unproven account: new credentials, and nothing of its maker left open. */
   private async claim(userId: string, name: string, passwordHash: string, now: Date): Promise<UserRow> {
-    const user = await this.users.claimUnproven(
-      userId,
-      { name, passwordHash, via: 'invitation', dropSecondFactor: true },
-      now,
-    );
+    const user = await this.users.claimUnproven(userId, { via: 'invitation', name, passwordHash }, now);
     if (!user) throw AppError.conflict('The account changed while the invitation was accepted; try again');
     await this.sessions.revokeAllForUser(userId);
     for (const purpose of ['password_reset', 'magic_link', 'stream'] as const) {

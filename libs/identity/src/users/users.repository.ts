@@ -60,31 +60,37 @@ export class UsersRepository {
   }
 
   /**
-   * The holder of the mailbox claims an account whose address was never proven (an invitation's or a reset link's
-   * token is the proof): a new password (and name, when given), the link to a social or SSO identity dropped, the
-   * account no longer any organization's own, and with `dropSecondFactor` its TOTP too. The caller revokes its
-   * sessions and one-time tokens. Undefined when the address was proven meanwhile.
+   * The holder of the mailbox takes an account whose address was never proven, with the token that proves it: a new
+   * password, the address proven, and the link to a social identity dropped (a Microsoft tenant's address proved
+   * nothing). An invitation's claim (contract §4) goes further: a new name, and the account's TOTP and its IdP's
+   * ownership dropped, so that whoever made the account keeps nothing of it; a reset link alone never lifts a
+   * second factor. The caller revokes the sessions. Undefined when the address was proven meanwhile.
    */
   async claimUnproven(
     id: string,
-    claim: { name?: string; passwordHash: string; via: EmailProof; dropSecondFactor: boolean },
+    claim:
+      | { via: 'invitation'; name: string; passwordHash: string }
+      | { via: 'password_reset'; passwordHash: string },
     at: Date,
   ): Promise<UserRow | undefined> {
-    const noSecondFactor = {
-      mfaEnabled: false,
-      mfaSecretEncrypted: null,
-      mfaLastStep: null,
-      mfaEnabledAt: null,
-    };
+    const invitation =
+      claim.via === 'invitation'
+        ? {
+            name: claim.name,
+            mfaEnabled: false,
+            mfaSecretEncrypted: null,
+            mfaLastStep: null,
+            mfaEnabledAt: null,
+            originOrganizationId: null,
+          }
+        : {};
     const [row] = await this.tx.db
       .update(users)
       .set({
-        ...(claim.name !== undefined ? { name: claim.name } : {}),
-        ...(claim.dropSecondFactor ? noSecondFactor : {}),
+        ...invitation,
         passwordHash: claim.passwordHash,
         passwordChangedAt: at,
         ssoId: null,
-        originOrganizationId: null,
         emailVerifiedAt: at,
         emailVerifiedVia: claim.via,
         updatedAt: at,

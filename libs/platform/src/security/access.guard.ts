@@ -72,11 +72,14 @@ export class AccessGuard implements CanActivate {
       // Per user: a key counts against its creator, so that several keys do not multiply a user's window.
       const subject = actor.userId ? `user:${actor.userId}` : `key:${actor.keyId}`;
       const decision = await this.limiter.checkUser(meta.rateLimit, subject);
-      context.switchToHttp().getResponse<FastifyReply>().headers({
-        'RateLimit-Limit': String(decision.limit),
-        'RateLimit-Remaining': String(decision.remaining),
-        'RateLimit-Reset': String(decision.resetSeconds),
-      });
+      context
+        .switchToHttp()
+        .getResponse<FastifyReply>()
+        .headers({
+          'RateLimit-Limit': String(decision.limit),
+          'RateLimit-Remaining': String(decision.remaining),
+          'RateLimit-Reset': String(decision.resetSeconds),
+        });
       if (!decision.allowed) {
         throw new AppError(429, ErrorCode.RATE_LIMITED, 'Too many requests; try again later', {
           headers: { 'Retry-After': String(decision.resetSeconds) },

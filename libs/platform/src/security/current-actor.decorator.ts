@@ -18,7 +18,8 @@ export const CurrentActor = createParamDecorator((_: unknown, ctx: ExecutionCont
 
 /** The caller on a route whose credentials are optional (`@Access({ optional: true })`): undefined without any. */
 export const OptionalActor = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): Actor | undefined => ctx.switchToHttp().getRequest<FastifyRequest>().actor,
+  (_: unknown, ctx: ExecutionContext): Actor | undefined =>
+    ctx.switchToHttp().getRequest<FastifyRequest>().actor,
 );
 
 export function requestMeta(request: FastifyRequest): RequestMeta {

@@ -4,7 +4,6 @@ import { IsEmail, IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../password.js';
 import { emailTransform } from '../../users/email-address.js';
 
-
 export class EmailDto {
   @ApiProperty({ example: 'ada@example.com', format: 'email' })
   @Transform(emailTransform)

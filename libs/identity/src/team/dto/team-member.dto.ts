@@ -15,7 +15,8 @@ export class TeamMemberDto {
     type: String,
     nullable: true,
     example: '203.0.113.7',
-    description: 'The address of the member’s last sign-in into this organization (never another organization’s).',
+    description:
+      'The address of the member’s last sign-in into this organization (never another organization’s).',
   })
   lastLoginIp: string | null;
   @ApiProperty({
