@@ -402,11 +402,9 @@ describe('deprovisioning: SCIM deactivation, workspace keys of former members, a
       },
     );
 
-    it('a suspension through one replica closes the user’s stream on another (PostgreSQL)', async ({
-      skip,
-    }) => {
-      // On PGlite a "replica" shares the process and its in-memory bus: nothing crosses a process boundary.
-      if (ctx.db.driver !== 'postgres') skip();
+    // On PostgreSQL the second instance has its own connections and hears the first through LISTEN/NOTIFY; on PGlite
+    // the two share the embedded database and its in-process bus.
+    it('a suspension through one replica closes the user’s stream on another', async () => {
       const f = await organization('Replicated streams');
       const replica = await replicaContext(ctx);
       try {

@@ -361,6 +361,15 @@ describe('account and tenant takeover guards (issue 29: findings 2, 3, 5 and 7)'
       };
       expect(await activity(sso)).toEqual(['sso']);
       expect(await activity(inB)).toEqual(expect.arrayContaining(['sso', 'password']));
+
+      // Nor does it learn of the person's other organizations.
+      const orgs = async (token: string) => {
+        const res = await ctx.get(`${AUTH}/me/orgs`, { token });
+        expect(res.statusCode, res.body).toBe(200);
+        return (res.json().data as { organizationId: string }[]).map((o) => o.organizationId).sort();
+      };
+      expect(await orgs(sso)).toEqual([acme.organization.id]);
+      expect(await orgs(inB)).toEqual([acme.organization.id, home.organization.id].sort());
     });
 
     it('refuses every account-wide change with 403 REAUTHENTICATION_REQUIRED; the password sessions may make them', async () => {

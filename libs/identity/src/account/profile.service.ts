@@ -47,7 +47,10 @@ export class ProfileService {
 
   async organizationsOf(actor: Actor): Promise<UserOrganizationDto[]> {
     const rows = await this.organizations.activeOrganizationsOf(userIdOf(actor));
-    return rows.map(toUserOrganizationResponse);
+    // A session that an organization's SSO opened for an account it did not create shows that organization only:
+    // whoever runs its IdP learns nothing of the person's other organizations.
+    const visible = actor.ssoScoped ? rows.filter((r) => r.organizationId === actor.organizationId) : rows;
+    return visible.map(toUserOrganizationResponse);
   }
 
   /**
