@@ -51,3 +51,4 @@ export * from './security/current-actor.decorator.js';
 export * from './platform.module.js';
 export * from './notifications/notification-bus.js';
 export * from './net/ssrf-guard.js';
+export * from './net/dns-resolver.js';

@@ -114,6 +114,16 @@ describe('loadConfig', () => {
     ).toThrow(/SSO_ALLOW_INSECURE_HTTP: not allowed/);
   });
 
+  it('reads SSO_DNS_SERVERS as IP addresses with optional ports, and refuses anything else', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).ssoDnsServers).toBeNull();
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), SSO_DNS_SERVERS: '127.0.0.1:5353, 10.0.0.2,[::1]:53' }).ssoDnsServers,
+    ).toEqual(['127.0.0.1:5353', '10.0.0.2', '[::1]:53']);
+    for (const bad of ['dns.example:53', '127.0.0.1:0', '127.0.0.1:70000', '127.0.0.1,,']) {
+      expect(() => loadConfig({ DATA_DIR: dataDir(), SSO_DNS_SERVERS: bad }), bad).toThrow(/SSO_DNS_SERVERS/);
+    }
+  });
+
   it('limits SCIM to 600 requests per 15 minutes by default (contract), per token and per IP', () => {
     expect(loadConfig({ DATA_DIR: dataDir() }).scimRateLimit).toEqual({ max: 600, windowMs: 900_000 });
     expect(loadConfig({ DATA_DIR: dataDir(), SCIM_RATE_LIMIT_MAX: '50' }).scimRateLimit.max).toBe(50);

@@ -137,6 +137,10 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id or domain')
     .default('common'),
   SSO_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  SSO_DNS_SERVERS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => parseDnsServers(v, ctx)),
   SAML_SP_DECRYPTION_KEY: z.string().min(1).optional(),
   SAML_SP_DECRYPTION_CERT: z.string().min(1).optional(),
   SAML_SP_SIGNING_KEY: z.string().min(1).optional(),
@@ -247,6 +251,8 @@ export interface AppConfig {
   ssoAllowInsecureHttp: boolean;
   /** Identity-provider URLs may resolve to loopback, private and link-local addresses (an IdP on the private network). */
   ssoAllowPrivateNetworks: boolean;
+  /** DNS servers (`host:port`) for identity-provider names and SSO domain proofs; null: the system resolver. */
+  ssoDnsServers: string[] | null;
   /**
    * The SAML service provider's own keys (PEM): with `decryption`, the metadata advertises an encryption key and
    * encrypted assertions are decrypted; with `signing`, AuthnRequests and LogoutRequests are signed.
@@ -357,6 +363,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ssoAllowInsecureHttp: e.SSO_ALLOW_INSECURE_HTTP,
     oauthProviders: socialProviders(e),
     ssoAllowPrivateNetworks: e.SSO_ALLOW_PRIVATE_NETWORKS,
+    ssoDnsServers: e.SSO_DNS_SERVERS,
     samlSp: {
       decryption: samlKeyPair(e.SAML_SP_DECRYPTION_KEY, e.SAML_SP_DECRYPTION_CERT, 'SAML_SP_DECRYPTION'),
       signing: samlKeyPair(e.SAML_SP_SIGNING_KEY, e.SAML_SP_SIGNING_CERT, 'SAML_SP_SIGNING'),
@@ -527,3 +534,21 @@ function persistedAuditKey(dataDir: string): string {
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** `SSO_DNS_SERVERS`: comma-separated `host:port` (or bare IP addresses, port 53); unset or empty: null. */
+function parseDnsServers(value: string | undefined, ctx: z.RefinementCtx): string[] | null {
+  if (value === undefined || value.trim() === '') return null;
+  const servers = value.split(',').map((s) => s.trim());
+  for (const server of servers) {
+    const match = /^(?:\[([0-9a-fA-F:]+)\]|([0-9.]+)|([0-9a-fA-F:]+))(?::(\d{1,5}))?$/.exec(server);
+    const port = match?.[4] === undefined ? 53 : Number(match[4]);
+    if (!match || port < 1 || port > 65535 || (match[3] !== undefined && match[4] !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${server.slice(0, 60)}" is not an IP address with an optional :port`,
+      });
+      return null;
+    }
+  }
+  return servers;
+}
