@@ -378,6 +378,7 @@ describe('the CPI read limiter shared through Redis by two replicas', () => {
           cpiRead: { max: 4, windowMs: 15 * 60 * 1000 },
           compliancePdf: { max: 10, windowMs: 60 * 60 * 1000 },
           auditChain: { max: 60, windowMs: 60 * 60 * 1000 },
+          integrationTest: { max: 10, windowMs: 60 * 60 * 1000 },
         },
       },
     });

@@ -52,3 +52,4 @@ export * from './platform.module.js';
 export * from './notifications/notification-bus.js';
 export * from './net/ssrf-guard.js';
 export * from './net/dns-resolver.js';
+export * from './net/pinned-fetch.js';

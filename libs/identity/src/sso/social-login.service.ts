@@ -6,6 +6,9 @@ import {
   type AppConfig,
   AppError,
   Clock,
+  DnsResolver,
+  pinnedFetch,
+  type PinnedFetch,
   type RequestMeta,
   safeEqual,
   SecretBox,
@@ -44,6 +47,13 @@ export class SocialFailure extends Error {}
 @Injectable()
 export class SocialLoginService {
   private readonly logger = new Logger('SocialLogin');
+  /**
+   * The provider calls (token, profile, GitHub's addresses) go through the same pinned fetch as the enterprise IdPs:
+   * names resolved once, through SSO_DNS_SERVERS when set, and the connection made to that address. Private
+   * addresses are allowed here: these endpoints come from the operator's environment (OAUTH_*_URL), not from a
+   * customer, and a deployment may front a provider with its own proxy.
+   */
+  private readonly providerFetch: PinnedFetch;
 
   constructor(
     private readonly users: UsersRepository,
@@ -51,8 +61,13 @@ export class SocialLoginService {
     private readonly box: SecretBox,
     private readonly clock: Clock,
     @Inject(APP_CONFIG)
-    private readonly config: Pick<AppConfig, 'oauthProviders' | 'publicUrl'>,
-  ) {}
+    private readonly config: Pick<AppConfig, 'oauthProviders' | 'publicUrl' | 'ssoDnsServers'>,
+  ) {
+    this.providerFetch = pinnedFetch({
+      resolver: new DnsResolver(config.ssoDnsServers),
+      allowPrivate: true,
+    });
+  }
 
   /** The provider's settings, or 404 when it is not configured. */
   provider(name: string): SocialProviderConfig & { name: SocialProvider } {
@@ -164,7 +179,11 @@ export class SocialLoginService {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+      res = await this.providerFetch(url, {
+        ...init,
+        redirect: 'error',
+        signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+      });
       const length = Number(res.headers.get('content-length') ?? 0);
       if (length > RESPONSE_MAX_BYTES) throw new SocialFailure('the provider’s answer is too large');
       text = await res.text();

@@ -228,5 +228,56 @@ describe('loadConfig', () => {
       '10.0.0.0/8',
       '127.0.0.1',
     ]);
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: 'fd00::/8,::1' }).trustProxy).toEqual([
+      'fd00::/8',
+      '::1',
+    ]);
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: '0' }).trustProxy).toBe(false);
+  });
+
+  it.each([['10.0.0.0/33'], ['fd00::/129'], ['999.1.1.1'], ['10.0.0.1/8/9'], ['::g'], ['100'], ['1,2']])(
+    'refuses TRUST_PROXY=%s, neither a hop count nor addresses/CIDRs',
+    (value) => {
+      expect(() => loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: value })).toThrow(/TRUST_PROXY/);
+    },
+  );
+
+  describe('in production', () => {
+    const production = () => ({
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir(),
+      JWT_SECRET: 'x'.repeat(32),
+      AUDIT_SIGNING_KEY: generateKeyPairSync('ed25519')
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+    });
+
+    it('starts with a hop count or proxy addresses as TRUST_PROXY', () => {
+      expect(loadConfig({ ...production(), TRUST_PROXY: '1' }).trustProxy).toBe(1);
+      expect(loadConfig({ ...production(), TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toEqual(['10.0.0.0/8']);
+    });
+
+    it("refuses TRUST_PROXY=true, which trusts the client's own X-Forwarded-For", () => {
+      expect(() => loadConfig({ ...production(), TRUST_PROXY: 'true' })).toThrow(ConfigError);
+      expect(() => loadConfig({ ...production(), TRUST_PROXY: 'true' })).toThrow(
+        /TRUST_PROXY: true is not allowed when NODE_ENV=production/,
+      );
+    });
+
+    it('refuses WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, as it refuses SSO_ALLOW_INSECURE_HTTP', () => {
+      expect(() => loadConfig({ ...production(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })).toThrow(
+        /WEBHOOK_ALLOW_PRIVATE_NETWORKS: not allowed when NODE_ENV=production/,
+      );
+      expect(() => loadConfig({ ...production(), SSO_ALLOW_INSECURE_HTTP: 'true' })).toThrow(
+        /SSO_ALLOW_INSECURE_HTTP: not allowed when NODE_ENV=production/,
+      );
+      expect(
+        loadConfig({ ...production(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }).webhookAllowPrivateNetworks,
+      ).toBe(false);
+      expect(
+        loadConfig({ DATA_DIR: dataDir(), NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
+          .webhookAllowPrivateNetworks,
+      ).toBe(true);
+    });
   });
 });

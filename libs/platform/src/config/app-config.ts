@@ -1,5 +1,6 @@
 import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -163,18 +164,32 @@ const envSchema = z.object({
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
 });
 
+/**
+ * `TRUST_PROXY`: `false`; a hop count (the number of proxies in front of the service, each appending the address
+ * it received the request from); a comma-separated list of the proxies' addresses or CIDRs; or `true` (every hop,
+ * refused in production).
+ */
 function parseTrustProxy(value: string, ctx: z.RefinementCtx): boolean | number | string[] {
   const v = value.trim();
   if (v === 'true') return true;
-  if (v === 'false' || v === '') return false;
-  if (/^\d+$/.test(v)) return Number(v);
+  if (v === 'false' || v === '' || v === '0') return false;
+  if (/^\d{1,2}$/.test(v)) return Number(v);
   const list = v.split(',').map((s) => s.trim());
-  if (list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) return list;
+  if (list.every(isAddressOrCidr)) return list;
   ctx.addIssue({
     code: 'custom',
-    message: 'must be true, false, a hop count, or a comma-separated list of addresses/CIDRs',
+    message:
+      'must be false, a hop count (1 to 99), a comma-separated list of proxy addresses/CIDRs, or true (not in production)',
   });
   return z.NEVER;
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (!family || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 /** A fixed window: at most `max` requests per `windowMs`. */
@@ -187,7 +202,7 @@ export interface RateLimit {
  * The per-user limiters (contract §17, §12): GET /cpi and GET /cpi/analytics share `cpiRead`; the compliance PDF
  * has `compliancePdf`.
  */
-export type UserRateLimitName = 'cpiRead' | 'compliancePdf' | 'auditChain';
+export type UserRateLimitName = 'cpiRead' | 'compliancePdf' | 'auditChain' | 'integrationTest';
 
 export interface AppConfig {
   nodeEnv: 'development' | 'test' | 'production';
@@ -241,6 +256,11 @@ export interface AppConfig {
   /** How often alert rules are evaluated (contract §18). */
   alertIntervalMs: number;
   incidentNoticeIntervalMs: number;
+  /**
+   * Which hops of X-Forwarded-For are the service's own proxies (the client address is the first one that is not):
+   * false (none: the socket's address), a hop count, the proxies' addresses/CIDRs, or true (every hop; not in
+   * production).
+   */
   trustProxy: boolean | number | string[];
   logLevel: string;
   workers: boolean;
@@ -303,6 +323,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'Invalid configuration:\n  SSO_ALLOW_INSECURE_HTTP: not allowed when NODE_ENV=production',
     );
   }
+  if (e.NODE_ENV === 'production' && e.WEBHOOK_ALLOW_PRIVATE_NETWORKS) {
+    throw new ConfigError(
+      'Invalid configuration:\n  WEBHOOK_ALLOW_PRIVATE_NETWORKS: not allowed when NODE_ENV=production',
+    );
+  }
+  // `true` trusts every X-Forwarded-For entry, the ones the client wrote too: each request could name a new client
+  // address and get a fresh login-limiter bucket.
+  if (e.NODE_ENV === 'production' && e.TRUST_PROXY === true) {
+    throw new ConfigError(
+      'Invalid configuration:\n  TRUST_PROXY: true is not allowed when NODE_ENV=production (it trusts the ' +
+        "client's own X-Forwarded-For); give the number of proxies or their addresses/CIDRs",
+    );
+  }
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
   }
@@ -325,6 +358,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       cpiRead: { max: e.CPI_RATE_LIMIT_MAX, windowMs: e.CPI_RATE_LIMIT_WINDOW_MS },
       compliancePdf: { max: e.PDF_RATE_LIMIT_MAX, windowMs: e.PDF_RATE_LIMIT_WINDOW_MS },
       auditChain: { max: e.AUDIT_RATE_LIMIT_MAX, windowMs: e.AUDIT_RATE_LIMIT_WINDOW_MS },
+      // POST /integrations/:id/test (contract §18): 10 per user per hour.
+      integrationTest: { max: 10, windowMs: 3_600_000 },
     },
     outboxRetryIntervalMs: e.OUTBOX_RETRY_INTERVAL_MS ?? e.MAIL_RETRY_INTERVAL_MS ?? 30_000,
     // Without PUBLIC_URL, links and the docs' server entry point at this process's own port.

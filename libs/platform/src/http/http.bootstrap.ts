@@ -105,6 +105,22 @@ function assertUnambiguousHeaders(rawHeaders: string[]): void {
 }
 
 /**
+ * TRUST_PROXY for Fastify. A hop count becomes a function trusting that many hops from the socket (proxy-addr's
+ * meaning of a number): Fastify itself takes a bare number as "trust nothing", so every client behind the proxy
+ * would share the proxy's address. With a count of 1, the client is the address the proxy appended last; whatever
+ * the client wrote into X-Forwarded-For before it is ignored.
+ */
+export function trustProxyOption(
+  trustProxy: AppConfig['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trustProxy === 'number') {
+    const hops = trustProxy;
+    return (_address: string, hop: number) => hop < hops;
+  }
+  return trustProxy;
+}
+
+/**
  * The Fastify adapter with the service's HTTP settings: body limit, timeouts, proxy trust, request ids, legacy
  * mount, and answers in the envelope for requests Node's parser refuses.
  */
@@ -121,8 +137,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
     },
     clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS),
-    // Fastify accepts a hop count at run time although its typings omit it.
-    trustProxy: config.trustProxy as boolean | string[],
+    trustProxy: trustProxyOption(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // A well-formed incoming X-Request-Id is kept so that ids follow a request across services.
     genReqId: (req: IncomingMessage) => {
