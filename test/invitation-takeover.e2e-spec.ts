@@ -12,6 +12,8 @@ import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { LocalOAuthProvider, type SocialUser } from './support/oauth-provider.js';
 import { OidcIdp } from './support/oidc-idp.js';
 import { expectScimError, patchOp, scimOrganization, scimUser } from './support/scim.js';
+import { verifySsoDomains } from './support/sso-domains.js';
+import { TestDns } from './support/test-dns.js';
 
 const INVITE = '/api/v1/team/invite';
 const INVITES = '/api/v1/team/invites';
@@ -29,6 +31,7 @@ const fullWidth = (text: string) =>
 
 describe('invitation into an account whose address was never proven (register-then-invite takeover)', () => {
   let ctx: TestContext;
+  let dns: TestDns;
   let mail: MailCatcher;
   let idp: OidcIdp;
   let social: LocalOAuthProvider;
@@ -36,6 +39,7 @@ describe('invitation into an account whose address was never proven (register-th
   const { setup, code, nextStep, mfaLogin } = mfaHelpers(() => ctx);
 
   beforeAll(async () => {
+    dns = await TestDns.start();
     mail = await MailCatcher.start();
     social = await LocalOAuthProvider.start();
     const publicUrl = 'http://gov.test';
@@ -48,6 +52,7 @@ describe('invitation into an account whose address was never proven (register-th
         smtpUrl: mail.url,
         ssoAllowInsecureHttp: true,
         ssoAllowPrivateNetworks: true,
+        ssoDnsServers: [dns.address],
         oauthProviders: { github: null, google: null, microsoft: social.settings('microsoft') },
       },
     });
@@ -58,6 +63,7 @@ describe('invitation into an account whose address was never proven (register-th
     await ctx?.close();
     await idp?.close();
     await social?.close();
+    await dns?.stop();
     await mail?.stop();
   });
 
@@ -371,6 +377,8 @@ describe('invitation into an account whose address was never proven (register-th
         },
       });
       expect(put.statusCode, put.body).toBe(200);
+      // The domain routes sign-in and provisioning only once its TXT record proves it.
+      await verifySsoDomains(ctx, orgA.token, dns);
       const made = await collect(await ssoSignIn());
       const stored = await account(OIDC_ADDRESS);
       expect(stored).toMatchObject({

@@ -8,6 +8,8 @@ import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { auditEntriesOf } from './support/compliance-suite.js';
 import { OidcIdp } from './support/oidc-idp.js';
+import { SSO_DOMAINS, type SsoDomainView, verifySsoDomains } from './support/sso-domains.js';
+import { TestDns } from './support/test-dns.js';
 
 const SSO = '/api/v1/sso/config';
 const CLIENT_SECRET = 'oidc-client-secret-do-not-echo';
@@ -17,6 +19,7 @@ const KEY = readFileSync(join(import.meta.dirname, 'fixtures', 'saml-idp.key.pem
 
 describe('SSO configuration (contract §3)', () => {
   let ctx: TestContext;
+  let dns: TestDns;
   /** Default settings: IdP URLs must be https and public. */
   let strict: TestContext;
   let idp: OidcIdp;
@@ -50,6 +53,17 @@ describe('SSO configuration (contract §3)', () => {
   });
   const put = (body: unknown, token = owner.token, context = ctx) =>
     context.request('PUT', SSO, { token, body });
+  /** The organization's claim on `domain`, with the TXT record that proves it. */
+  const claimOf = async (token: string, domain: string): Promise<SsoDomainView> => {
+    const res = await ctx.get(SSO_DOMAINS, { token });
+    expect(res.statusCode, res.body).toBe(200);
+    const claim = (res.json().data as SsoDomainView[]).find((c) => c.domain === domain);
+    expect(claim, domain).toBeDefined();
+    return claim!;
+  };
+  const verify = (token: string, domain: string) => ctx.post(`${SSO_DOMAINS}/${domain}/verify`, { token });
+  const holdersOf = (domain: string) =>
+    ctx.db.db.select().from(ssoDomains).where(eq(ssoDomains.domain, domain));
   const stored = async (organizationId: string) =>
     (await ctx.db.db.select().from(organizations).where(eq(organizations.id, organizationId)))[0]!;
 
@@ -59,7 +73,10 @@ describe('SSO configuration (contract §3)', () => {
       accounts: {},
       clientSecret: CLIENT_SECRET,
     });
-    ctx = await TestContext.create({ config: { ssoAllowInsecureHttp: true, ssoAllowPrivateNetworks: true } });
+    dns = await TestDns.start();
+    ctx = await TestContext.create({
+      config: { ssoAllowInsecureHttp: true, ssoAllowPrivateNetworks: true, ssoDnsServers: [dns.address] },
+    });
     strict = await TestContext.create();
     owner = await ctx.register({ organizationName: 'Acme' });
     rival = await ctx.register({ organizationName: 'Rival' });
@@ -73,6 +90,7 @@ describe('SSO configuration (contract §3)', () => {
     await ctx?.close();
     await strict?.close();
     await idp?.close();
+    await dns?.stop();
   });
 
   it('is read by owners and admins and written by owners only, on a plan with sso', async () => {
@@ -104,6 +122,10 @@ describe('SSO configuration (contract §3)', () => {
     expect(res.json().data).toEqual({
       provider: 'oidc',
       emailDomains: ['acme.example', 'corp.acme.example'],
+      domains: [
+        { domain: 'acme.example', status: 'pending' },
+        { domain: 'corp.acme.example', status: 'pending' },
+      ],
       requireMfaEvenWithSso: true,
       roleMappingRules: [
         { pattern: '^gov-admins$', role: 'admin' },
@@ -149,7 +171,7 @@ describe('SSO configuration (contract §3)', () => {
       [oidcBody({ emailDomains: [] }), 'emailDomains'],
       [oidcBody({ emailDomains: ['not a domain'] }), 'emailDomains'],
       [oidcBody({ emailDomains: ['localhost'] }), 'emailDomains'],
-      [oidcBody({ emailDomains: ['acme.example', 'Gmail.com'] }), 'public mail domain'],
+      [oidcBody({ emailDomains: ['acme.example', 'Gmail.com'] }), 'public mail provider'],
       [oidcBody({ emailDomains: Array.from({ length: 21 }, (_, i) => `d${i}.example`) }), 'emailDomains'],
       [oidcBody({ roleMappingRules: [{ pattern: 'a'.repeat(257), role: 'admin' }] }), 'pattern'],
       [
@@ -195,29 +217,54 @@ describe('SSO configuration (contract §3)', () => {
   });
 
   it('gives an e-mail domain to one organization at most, and frees it on deletion', async () => {
-    const taken = await put(samlBody({ emailDomains: ['rival.example', 'ACME.example'] }), rival.token);
-    expectErrorEnvelope(taken, 409, 'SSO_DOMAIN_TAKEN');
-    expect(taken.json().error).toContain('acme.example');
-    // Nothing of the refused configuration stays, not even its free domain.
-    expectErrorEnvelope(await ctx.get(SSO, { token: rival.token }), 404, 'NOT_FOUND');
+    // Listing a domain another organization lists is a claim, not a conflict: nothing routes until it is verified.
+    const listed = await put(samlBody({ emailDomains: ['rival.example', 'ACME.example'] }), rival.token);
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json().data.domains).toEqual([
+      { domain: 'acme.example', status: 'pending' },
+      { domain: 'rival.example', status: 'pending' },
+    ]);
     const rivalDomains = await ctx.db.db
       .select()
       .from(ssoDomains)
       .where(eq(ssoDomains.organizationId, rival.organization.id));
     expect(rivalDomains).toHaveLength(0);
 
-    // Two organizations claiming one new domain at once: one wins.
+    // The first to verify owns it; the second's verification is refused, even with its own record published.
+    await verifySsoDomains(ctx, owner.token, dns, ['acme.example']);
+    const ownerAcme = await claimOf(owner.token, 'acme.example');
+    const rivalAcme = await claimOf(rival.token, 'acme.example');
+    expect(rivalAcme.record.name).toBe(ownerAcme.record.name);
+    expect(rivalAcme.record.value).not.toBe(ownerAcme.record.value);
+    dns.setTxt(rivalAcme.record.name, ownerAcme.record.value, rivalAcme.record.value);
+    const taken = await verify(rival.token, 'acme.example');
+    expectErrorEnvelope(taken, 409, 'SSO_DOMAIN_TAKEN');
+    expect(taken.json().error).toContain('acme.example');
+    expect((await holdersOf('acme.example')).map((h) => h.organizationId)).toEqual([owner.organization.id]);
+    expect((await claimOf(rival.token, 'acme.example')).status).toBe('pending');
+    // Its other domain is its own to verify.
+    await verifySsoDomains(ctx, rival.token, dns, ['rival.example']);
+
+    // Two organizations verifying one new domain at once: one wins.
     const [a, b] = await Promise.all([
       put(oidcBody({ emailDomains: ['acme.example', 'contested.example'] })),
-      put(samlBody({ emailDomains: ['contested.example'] }), rival.token),
+      put(samlBody({ emailDomains: ['rival.example', 'acme.example', 'contested.example'] }), rival.token),
     ]);
-    expect([a.statusCode, b.statusCode].sort()).toEqual([200, 409]);
-    const holders = await ctx.db.db
-      .select()
-      .from(ssoDomains)
-      .where(eq(ssoDomains.domain, 'contested.example'));
+    expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
+    const ownerContested = await claimOf(owner.token, 'contested.example');
+    const rivalContested = await claimOf(rival.token, 'contested.example');
+    dns.setTxt(ownerContested.record.name, ownerContested.record.value, rivalContested.record.value);
+    const [va, vb] = await Promise.all([
+      verify(owner.token, 'contested.example'),
+      verify(rival.token, 'contested.example'),
+    ]);
+    expect([va.statusCode, vb.statusCode].sort()).toEqual([200, 409]);
+    expectErrorEnvelope(va.statusCode === 409 ? va : vb, 409, 'SSO_DOMAIN_TAKEN');
+    const holders = await holdersOf('contested.example');
     expect(holders).toHaveLength(1);
-    if (b.statusCode === 200) await ctx.delete(SSO, { token: rival.token });
+    expect(holders[0]!.organizationId).toBe(
+      va.statusCode === 200 ? owner.organization.id : rival.organization.id,
+    );
 
     const deleted = await ctx.delete(SSO, { token: owner.token });
     expect(deleted.statusCode, deleted.body).toBe(200);
@@ -225,8 +272,12 @@ describe('SSO configuration (contract §3)', () => {
     expectErrorEnvelope(await ctx.get(SSO, { token: owner.token }), 404, 'NOT_FOUND');
     expectErrorEnvelope(await ctx.delete(SSO, { token: owner.token }), 404, 'NOT_FOUND');
     expect(await auditEntriesOf(ctx, owner.organization.id, 'sso.config.delete')).toHaveLength(1);
-    const now = await put(samlBody({ emailDomains: ['acme.example'] }), rival.token);
+    expect(await holdersOf('acme.example')).toHaveLength(0);
+    // Freed: the rival's pending claim now verifies, and the domain is its own.
+    const now = await verify(rival.token, 'acme.example');
     expect(now.statusCode, now.body).toBe(200);
+    expect(now.json().data).toMatchObject({ domain: 'acme.example', status: 'verified' });
+    expect((await holdersOf('acme.example')).map((h) => h.organizationId)).toEqual([rival.organization.id]);
   });
 
   it('tests an OIDC configuration against the real identity provider', async () => {

@@ -11,12 +11,15 @@ import { cookieValue as valueOf, setCookies } from './support/cookies.js';
 import { auditEntriesOf } from './support/compliance-suite.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { OidcIdp } from './support/oidc-idp.js';
+import { verifySsoDomains } from './support/sso-domains.js';
+import { TestDns } from './support/test-dns.js';
 
 const INITIATE = '/api/v1/auth/sso/initiate';
 const CALLBACK = '/api/v1/auth/sso/callback';
 
 describe('OIDC single sign-on (contract §3)', () => {
   let ctx: TestContext;
+  let dns: TestDns;
   let idp: OidcIdp;
   let owner: Registered;
   let redirectUri: string;
@@ -65,7 +68,10 @@ describe('OIDC single sign-on (contract §3)', () => {
   }
 
   beforeAll(async () => {
-    ctx = await TestContext.create({ config: { ssoAllowInsecureHttp: true, ssoAllowPrivateNetworks: true } });
+    dns = await TestDns.start();
+    ctx = await TestContext.create({
+      config: { ssoAllowInsecureHttp: true, ssoAllowPrivateNetworks: true, ssoDnsServers: [dns.address] },
+    });
     redirectUri = `${ctx.config.publicUrl}/api/v1/auth/sso/callback`;
     appUrl = ctx.config.appUrl;
     idp = await OidcIdp.start({
@@ -97,10 +103,12 @@ describe('OIDC single sign-on (contract §3)', () => {
       },
     });
     expect(put.statusCode, put.body).toBe(200);
+    await verifySsoDomains(ctx, owner.token, dns);
   });
   afterAll(async () => {
     await ctx?.close();
     await idp?.close();
+    await dns?.stop();
   });
 
   it('provisions an unknown e-mail with the mapped role, hands the session over by cookie, and audits it', async () => {

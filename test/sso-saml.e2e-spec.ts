@@ -22,6 +22,8 @@ import {
   sign,
   SP_KEYS,
 } from './support/saml-idp.js';
+import { verifySsoDomains } from './support/sso-domains.js';
+import { TestDns } from './support/test-dns.js';
 
 const API = '/api/v1';
 const INITIATE = `${API}/auth/sso/initiate`;
@@ -101,7 +103,15 @@ function samlHarness(context: () => TestContext, idp: SamlIdp) {
   return { acs, logoutCallback, entityId, start, response, post, collect, failed };
 }
 
-async function configureSaml(ctx: TestContext, owner: Registered, idp: SamlIdp, domain: string, extra = {}) {
+/** Configures SAML for the owner's organization and proves its domain on `dns`, so that the domain routes. */
+async function configureSaml(
+  ctx: TestContext,
+  dns: TestDns,
+  owner: Registered,
+  idp: SamlIdp,
+  domain: string,
+  extra = {},
+) {
   await ctx.setPlan(owner.organization.id, 'governance');
   const put = await ctx.request('PUT', `${API}/sso/config`, {
     token: owner.token,
@@ -119,10 +129,12 @@ async function configureSaml(ctx: TestContext, owner: Registered, idp: SamlIdp, 
     },
   });
   expect(put.statusCode, put.body).toBe(200);
+  await verifySsoDomains(ctx, owner.token, dns);
 }
 
 describe('SAML single sign-on and single logout (contract §3)', () => {
   let ctx: TestContext;
+  let dns: TestDns;
   let owner: Registered;
   let org: string;
   const idp = new SamlIdp();
@@ -138,13 +150,15 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
     (await ctx.db.db.select().from(users).where(eq(users.email, email))).length > 0;
 
   beforeAll(async () => {
-    ctx = await TestContext.create();
+    dns = await TestDns.start();
+    ctx = await TestContext.create({ config: { ssoDnsServers: [dns.address] } });
     owner = await ctx.register({ organizationName: 'Acme SAML' });
     org = owner.organization.id;
-    await configureSaml(ctx, owner, idp, 'saml.example');
+    await configureSaml(ctx, dns, owner, idp, 'saml.example');
   });
   afterAll(async () => {
     await ctx?.close();
+    await dns?.stop();
   });
 
   it('publishes the SP metadata of an organization with SAML, without an encryption key when none is set', async () => {
@@ -429,7 +443,7 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
 
     // A request of another organization (same IdP, same key) answered with an assertion for this one.
     const other = await ctx.register({ organizationName: 'Other SAML' });
-    await configureSaml(ctx, other, idp, 'other-saml.example');
+    await configureSaml(ctx, dns, other, idp, 'other-saml.example');
     const foreign = await h.start('gus@other-saml.example');
     h.failed(await h.post(h.response(org, foreign.id, { email })));
     h.failed(await h.post(h.response(org, foreign.id, { email: 'gus@other-saml.example' })));
@@ -656,7 +670,7 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
       200,
     );
     ctx.clock.advance(30_000);
-    await configureSaml(ctx, owner, idp, 'saml.example', { requireMfaEvenWithSso: true });
+    await configureSaml(ctx, dns, owner, idp, 'saml.example', { requireMfaEvenWithSso: true });
 
     const request = await h.start('max@saml.example');
     const res = await h.post(
@@ -677,7 +691,7 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
     // The session opened after the code still names the IdP session for single logout.
     const out = await ctx.post(`${API}/auth/saml/logout/initiate`, { token: login.json().data.token });
     expect(readRedirect(out.json().data.redirectUrl).xml).toContain('_max');
-    await configureSaml(ctx, owner, idp, 'saml.example');
+    await configureSaml(ctx, dns, owner, idp, 'saml.example');
   });
 
   it('refuses an encrypted assertion when no SP decryption key is set', async () => {
@@ -707,18 +721,23 @@ describe('SAML single sign-on and single logout (contract §3)', () => {
 
 describe('SAML with the service provider’s own keys (SAML_SP_SIGNING_KEY, SAML_SP_DECRYPTION_KEY)', () => {
   let ctx: TestContext;
+  let dns: TestDns;
   let org: string;
   const idp = new SamlIdp();
   const h = samlHarness(() => ctx, idp);
 
   beforeAll(async () => {
-    ctx = await TestContext.create({ config: { samlSp: { signing: SP_KEYS, decryption: SP_KEYS } } });
+    dns = await TestDns.start();
+    ctx = await TestContext.create({
+      config: { samlSp: { signing: SP_KEYS, decryption: SP_KEYS }, ssoDnsServers: [dns.address] },
+    });
     const owner = await ctx.register({ organizationName: 'Keyed SAML' });
     org = owner.organization.id;
-    await configureSaml(ctx, owner, idp, 'keyed.example');
+    await configureSaml(ctx, dns, owner, idp, 'keyed.example');
   });
   afterAll(async () => {
     await ctx?.close();
+    await dns?.stop();
   });
 
   it('advertises the encryption and signing certificates in the metadata', async () => {

@@ -12,7 +12,9 @@ import { MailCatcher } from './support/mail-catcher.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { type IdpAccount, OidcIdp } from './support/oidc-idp.js';
 import { patchOp, scimClient, scimUser } from './support/scim.js';
+import { verifySsoDomains } from './support/sso-domains.js';
 import { member, teamHelpers } from './support/team-suite.js';
+import { TestDns } from './support/test-dns.js';
 
 const INITIATE = '/api/v1/auth/sso/initiate';
 const CALLBACK = '/api/v1/auth/sso/callback';
@@ -25,6 +27,7 @@ const claimsOf = (token: string) =>
 
 describe('account and tenant takeover guards (issue 29: findings 2, 3, 5 and 7)', () => {
   let ctx: TestContext;
+  let dns: TestDns;
   let mail: MailCatcher;
   let idp: OidcIdp;
   /** Organization A: Enterprise, OIDC configured and SCIM token minted by its owner, who has a password and TOTP. */
@@ -128,9 +131,15 @@ describe('account and tenant takeover guards (issue 29: findings 2, 3, 5 and 7)'
     (await auditEntries(ownerToken, eventType)).filter((e) => e.userId === userId || e.targetId === userId);
 
   beforeAll(async () => {
+    dns = await TestDns.start();
     mail = await MailCatcher.start();
     ctx = await TestContext.create({
-      config: { smtpUrl: mail.url, ssoAllowInsecureHttp: true, ssoAllowPrivateNetworks: true },
+      config: {
+        smtpUrl: mail.url,
+        ssoAllowInsecureHttp: true,
+        ssoAllowPrivateNetworks: true,
+        ssoDnsServers: [dns.address],
+      },
     });
     redirectUri = `${ctx.config.publicUrl}/api/v1/auth/sso/callback`;
     appUrl = ctx.config.appUrl;
@@ -152,6 +161,8 @@ describe('account and tenant takeover guards (issue 29: findings 2, 3, 5 and 7)'
       },
     });
     expect(put.statusCode, put.body).toBe(200);
+    // The domain routes sign-in and provisioning only once its TXT record proves it.
+    await verifySsoDomains(ctx, owner.token, dns);
     const minted = await ctx.post(TOKEN_API, { token: owner.token });
     expect(minted.statusCode, minted.body).toBe(200);
     scimToken = minted.json().data.token;
@@ -160,6 +171,7 @@ describe('account and tenant takeover guards (issue 29: findings 2, 3, 5 and 7)'
   afterAll(async () => {
     await ctx?.close();
     await idp?.close();
+    await dns?.stop();
     await mail?.stop();
   });
 

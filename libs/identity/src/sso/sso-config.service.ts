@@ -11,11 +11,11 @@ import {
   type RequestMeta,
   resolveTarget,
   SecretBox,
-  SsrfRefusal,
+  ssrfRefusalIn,
   TransactionHost,
 } from '#platform';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
-import { checkEndpoints } from './oidc-configurations.js';
+import { checkEndpoints, IdpNetwork } from './oidc-configurations.js';
 import {
   type CertificateView,
   type PutSsoConfigDto,
@@ -32,50 +32,14 @@ import type {
   StoredSsoConfig,
 } from './sso-config.types.js';
 import { SsoDomainsRepository } from './sso-domains.repository.js';
-import { SsoErrorCode } from './sso.errors.js';
+import { SsoDomainsService } from './sso-domains.service.js';
+import type { SsoDomainClaimRow } from './sso.schema.js';
 
 const DEFAULT_SCOPES = ['openid', 'email', 'profile'];
-const DISCOVERY_TIMEOUT_S = 10;
 const DETAIL_MAX = 300;
 const DAY_MS = 86_400_000;
 
 const invalid = (field: string, message: string) => AppError.validation(message, [{ field, message }]);
-
-/**
- * Domains of public mail services: nobody's organization owns them, so none may route sign-in to one organization
- * (its IdP would then vouch for every address there).
- */
-export const PUBLIC_MAIL_DOMAINS: ReadonlySet<string> = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'yahoo.com',
-  'ymail.com',
-  'icloud.com',
-  'me.com',
-  'mac.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'pm.me',
-  'gmx.com',
-  'gmx.net',
-  'gmx.de',
-  'web.de',
-  'mail.com',
-  'yandex.com',
-  'yandex.ru',
-  'mail.ru',
-  'qq.com',
-  '163.com',
-  'zoho.com',
-  'fastmail.com',
-  'tutanota.com',
-  'hey.com',
-]);
 
 /** The certificate as PEM, from PEM or the bare base64 body IdP metadata shows; refuses anything else. */
 export function certificatePem(
@@ -122,9 +86,13 @@ function reason(err: unknown): string {
  */
 @Injectable()
 export class SsoConfigService {
+  /** The test's calls to the IdP: SSO_DNS_SERVERS, the SSRF guard, connections pinned to the checked address. */
+  private readonly network: IdpNetwork;
+
   constructor(
     private readonly organizations: OrganizationsRepository,
     private readonly domains: SsoDomainsRepository,
+    private readonly domainClaims: SsoDomainsService,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
@@ -132,9 +100,11 @@ export class SsoConfigService {
     @Inject(APP_CONFIG)
     private readonly config: Pick<
       AppConfig,
-      'publicUrl' | 'ssoAllowInsecureHttp' | 'ssoAllowPrivateNetworks'
+      'publicUrl' | 'ssoAllowInsecureHttp' | 'ssoAllowPrivateNetworks' | 'ssoDnsServers'
     >,
-  ) {}
+  ) {
+    this.network = new IdpNetwork(config);
+  }
 
   /** The organization's settings, or undefined when SSO is not configured (for the sign-in flows). */
   async settings(organizationId: string): Promise<SsoSettings | undefined> {
@@ -151,15 +121,11 @@ export class SsoConfigService {
   async get(actor: Actor): Promise<SsoConfigDto> {
     const settings = await this.settings(actor.organizationId);
     if (!settings) throw AppError.notFound('SSO configuration');
-    return this.view(actor.organizationId, settings);
+    return this.view(actor.organizationId, settings, await this.domains.claims(actor.organizationId));
   }
 
   async put(actor: Actor, dto: PutSsoConfigDto, meta: RequestMeta): Promise<SsoConfigDto> {
     const org = actor.organizationId;
-    const publicDomain = dto.emailDomains.find((d) => PUBLIC_MAIL_DOMAINS.has(d));
-    if (publicDomain) {
-      throw invalid('emailDomains', `${publicDomain} is a public mail domain: it cannot route sign-in`);
-    }
     const rules = (dto.roleMappingRules ?? []).map((rule, i) => {
       const compiled = compileRolePattern(rule.pattern);
       if (typeof compiled === 'string') throw invalid(`roleMappingRules.${i}.pattern`, compiled);
@@ -205,13 +171,8 @@ export class SsoConfigService {
           logoutUrl: s.logoutUrl !== undefined ? this.idpUrl(s.logoutUrl, 'saml.logoutUrl') : null,
         } satisfies StoredSamlSettings;
       }
-      const taken = await this.domains.replace(org, dto.emailDomains, now);
-      if (taken.length > 0) {
-        throw AppError.conflict(
-          `The e-mail domain ${taken[0]} already signs in through another organization`,
-          SsoErrorCode.SSO_DOMAIN_TAKEN,
-        );
-      }
+      // The domains as written become the organization's claims; only those it has verified route (contract §3).
+      await this.domainClaims.sync(org, dto.emailDomains);
       await this.organizations.setSsoFields(org, stored as unknown as Record<string, unknown>, rules, now);
       await this.audit.record(
         actor,
@@ -226,11 +187,11 @@ export class SsoConfigService {
         },
         meta,
       );
-      return this.view(org, {
-        config: stored,
-        emailDomains: [...dto.emailDomains].sort(),
-        roleMappingRules: rules,
-      });
+      return this.view(
+        org,
+        { config: stored, emailDomains: await this.domains.list(org), roleMappingRules: rules },
+        await this.domains.claims(org),
+      );
     });
   }
 
@@ -240,7 +201,7 @@ export class SsoConfigService {
       await this.audit.lockOrganization(org);
       const existing = await this.settings(org);
       if (!existing) throw AppError.notFound('SSO configuration');
-      await this.domains.release(org);
+      await this.domainClaims.dropAll(org);
       await this.organizations.setSsoFields(org, null, [], this.clock.now());
       await this.audit.record(
         actor,
@@ -271,20 +232,15 @@ export class SsoConfigService {
     if (!reachable.ok) return checks;
     let metadata: oidc.ServerMetadata;
     try {
-      const configuration = await oidc.discovery(
+      const configuration = await this.network.discover(
         new URL(o.issuer),
         o.clientId,
         this.box.open(o.clientSecretSealed),
-        undefined,
-        {
-          execute: this.config.ssoAllowInsecureHttp ? [oidc.allowInsecureRequests] : [],
-          timeout: DISCOVERY_TIMEOUT_S,
-        },
       );
       metadata = configuration.serverMetadata();
       checks.push({ name: 'discovery', ok: true, detail: `issuer ${metadata.issuer}` });
       try {
-        await checkEndpoints(metadata, this.config.ssoAllowPrivateNetworks);
+        await checkEndpoints(metadata, this.config.ssoAllowPrivateNetworks, this.network.resolver);
         checks.push({
           name: 'endpoints_address',
           ok: true,
@@ -295,7 +251,8 @@ export class SsoConfigService {
         return checks;
       }
     } catch (err) {
-      checks.push({ name: 'discovery', ok: false, detail: reason(err) });
+      // A refusal at connection time (the name answered another address by then) shows as the guard's refusal.
+      checks.push({ name: 'discovery', ok: false, detail: reason(ssrfRefusalIn(err) ?? err) });
       return checks;
     }
     const codes = metadata.response_types_supported ?? [];
@@ -346,14 +303,19 @@ export class SsoConfigService {
     return checks;
   }
 
-  /** Whether the URL's host resolves to addresses the SSRF guard allows (SSO_ALLOW_PRIVATE_NETWORKS aside). */
+  /**
+   * Whether the URL's host resolves (through SSO_DNS_SERVERS when set) to addresses the SSRF guard allows
+   * (SSO_ALLOW_PRIVATE_NETWORKS aside). The detail names the host, never the address it resolved to.
+   */
   private async addressCheck(name: string, url: string): Promise<SsoCheckDto> {
+    const host = new URL(url).hostname;
     try {
-      const target = await resolveTarget(new URL(url), this.config.ssoAllowPrivateNetworks);
-      return { name, ok: true, detail: `${new URL(url).hostname} resolves to ${target.address}` };
+      await resolveTarget(new URL(url), this.config.ssoAllowPrivateNetworks, this.network.resolver);
+      return { name, ok: true, detail: `${host} resolves to an allowed address` };
     } catch (err) {
-      if (err instanceof SsrfRefusal) return { name, ok: false, detail: reason(err) };
-      return { name, ok: false, detail: `${new URL(url).hostname} does not resolve` };
+      const refusal = ssrfRefusalIn(err);
+      if (refusal) return { name, ok: false, detail: reason(refusal) };
+      return { name, ok: false, detail: `${host} does not resolve` };
     }
   }
 
@@ -381,13 +343,15 @@ export class SsoConfigService {
     return raw;
   }
 
-  private view(organizationId: string, s: SsoSettings): SsoConfigDto {
+  /** `claims`: the organization's domain claims, which `emailDomains` lists as written and `domains` with states. */
+  private view(organizationId: string, s: SsoSettings, claims: readonly SsoDomainClaimRow[]): SsoConfigDto {
     const api = `${this.config.publicUrl}/api/v1`;
     const o = s.config.oidc;
     const saml = s.config.saml;
     return {
       provider: s.config.provider,
-      emailDomains: s.emailDomains,
+      emailDomains: claims.map((c) => c.domain),
+      domains: claims.map((c) => ({ domain: c.domain, status: c.status })),
       requireMfaEvenWithSso: s.config.requireMfaEvenWithSso,
       roleMappingRules: s.roleMappingRules,
       ...(s.config.provider === 'oidc' && o

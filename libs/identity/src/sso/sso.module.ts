@@ -3,7 +3,9 @@ import { IdentityCoreModule } from '../identity-core.module.js';
 import { OidcConfigurations } from './oidc-configurations.js';
 import { SsoConfigController } from './sso-config.controller.js';
 import { SsoConfigService } from './sso-config.service.js';
+import { SsoDomainsController } from './sso-domains.controller.js';
 import { SsoDomainsRepository } from './sso-domains.repository.js';
+import { SsoDomainsService } from './sso-domains.service.js';
 import { SsoLoginController } from './sso-login.controller.js';
 import { SsoLoginService } from './sso-login.service.js';
 import { SocialLoginController } from './social-login.controller.js';
@@ -16,9 +18,16 @@ import { SsoSignIn } from './sso-sign-in.js';
 /** Sign-in from elsewhere: the SSO configuration API, OIDC and SAML sign-in (with SAML single logout), social login. */
 @Module({
   imports: [IdentityCoreModule],
-  controllers: [SsoConfigController, SsoLoginController, SamlController, SocialLoginController],
+  controllers: [
+    SsoConfigController,
+    SsoDomainsController,
+    SsoLoginController,
+    SamlController,
+    SocialLoginController,
+  ],
   providers: [
     SsoDomainsRepository,
+    SsoDomainsService,
     SsoConfigService,
     OidcConfigurations,
     SsoSignIn,

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, pgTable, primaryKey, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 /**
@@ -15,6 +16,39 @@ export const ssoDomains = pgTable(
 );
 
 export type SsoDomainRow = typeof ssoDomains.$inferSelect;
+
+export type SsoDomainStatus = 'pending' | 'verified' | 'failing';
+
+/**
+ * An organization's claim on an e-mail domain (contract §3) and its proof: a TXT record `_governance-challenge.<domain>`
+ * holding `challenge`. Several organizations may hold pending claims on one domain; the first whose record is found
+ * owns it, and only then does the domain enter `sso_domains` and route sign-in. A verified domain whose record
+ * disappears is re-checked daily (`lastCheckedAt`), and once it has been missing since `missingSince` for 7 days it
+ * is `failing` and leaves `sso_domains`.
+ */
+export const ssoDomainClaims = pgTable(
+  'sso_domain_claims',
+  {
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    domain: varchar('domain', { length: 253 }).notNull(),
+    challenge: varchar('challenge', { length: 64 }).notNull(),
+    status: varchar('status', { length: 10 }).$type<SsoDomainStatus>().notNull(),
+    verifiedAt: timestamp('verified_at', { withTimezone: true, precision: 3 }),
+    lastCheckedAt: timestamp('last_checked_at', { withTimezone: true, precision: 3 }),
+    missingSince: timestamp('missing_since', { withTimezone: true, precision: 3 }),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.domain] }),
+    index('sso_domain_claims_domain_idx').on(t.domain),
+    index('sso_domain_claims_recheck_idx')
+      .on(t.lastCheckedAt)
+      .where(sql`status <> 'pending'`),
+  ],
+);
+
+export type SsoDomainClaimRow = typeof ssoDomainClaims.$inferSelect;
 
 /**
  * A sign-in under way, from `POST /auth/sso/initiate` to the IdP's return (10 minutes at most). Keyed by the

@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { MAPPABLE_ROLES, type MappableRole, ROLE_PATTERN_MAX, ROLE_RULES_MAX } from '../role-mapping.js';
 import type { SsoProvider } from '../sso-config.types.js';
+import type { SsoDomainStatus } from '../sso.schema.js';
 
 export const SSO_PROVIDERS: readonly SsoProvider[] = ['oidc', 'saml'];
 export const SSO_DOMAINS_MAX = 20;
@@ -223,9 +224,25 @@ export class SamlSettingsView {
   sloUrl: string;
 }
 
+export class SsoDomainStateDto {
+  @ApiProperty({ example: 'bigcorp.example' }) domain: string;
+  @ApiProperty({ enum: ['pending', 'verified', 'failing'] }) status: SsoDomainStatus;
+}
+
 export class SsoConfigDto {
   @ApiProperty({ enum: SSO_PROVIDERS }) provider: SsoProvider;
-  @ApiProperty({ type: [String] }) emailDomains: string[];
+  @ApiProperty({
+    type: [String],
+    description:
+      'The domains the organization claims, as written (by this PUT or `POST /sso/domains`); only verified ones ' +
+      'route sign-in, provision accounts or enforce anything (see `domains`).',
+  })
+  emailDomains: string[];
+  @ApiProperty({
+    type: [SsoDomainStateDto],
+    description: 'Each claimed domain’s state; `GET /sso/domains` has the records.',
+  })
+  domains: SsoDomainStateDto[];
   @ApiProperty() requireMfaEvenWithSso: boolean;
   @ApiProperty({ type: [RoleMappingRuleDto] }) roleMappingRules: RoleMappingRuleDto[];
   @ApiPropertyOptional({ type: OidcSettingsView }) oidc?: OidcSettingsView;
