@@ -145,6 +145,12 @@ describe('alert rules', () => {
     emailId = (
       await integration({ type: 'email', name: 'On call', config: { recipients: ['oncall@example.com'] } })
     ).id;
+    // Not a member: the address confirms by its link before it receives anything (contract §18).
+    const link = await mail.waitFor('oncall@example.com', (m) =>
+      m.decoded.includes('/integrations/confirm?token='),
+    );
+    const token = MailCatcher.tokenFrom(link, '/integrations/confirm?token=');
+    expect((await ctx.post(`${INTEGRATIONS}/confirm`, { body: { token } })).statusCode).toBe(200);
     slackId = (
       await integration({ type: 'slack', name: 'Slack', config: { url: `${channel.url}/slack/T/B/X` } })
     ).id;

@@ -56,7 +56,10 @@ describe('integrations', () => {
     expect(email.json().data).toMatchObject({
       type: 'email',
       name: 'On call',
-      config: { recipients: ['ops@example.com', 'sre@example.com'] },
+      config: {
+        recipients: ['ops@example.com', 'sre@example.com'],
+        pending: ['ops@example.com', 'sre@example.com'],
+      },
       createdBy: owner.user.id,
     });
     expect(email.json().data).not.toHaveProperty('secret');
@@ -118,15 +121,17 @@ describe('integrations', () => {
   });
 
   it('sends a test: an e-mail, a Slack message and a signed Standard Webhooks envelope', async () => {
+    // A member's address is confirmed at once (another address would first confirm by its link).
     const email = (
-      await create({ type: 'email', name: 'Test mail', config: { recipients: ['test-mail@example.com'] } })
+      await create({ type: 'email', name: 'Test mail', config: { recipients: [owner.user.email] } })
     ).json().data;
+    expect(email.config).toEqual({ recipients: [owner.user.email], pending: [] });
     const sent = await ctx.post(`${INTEGRATIONS}/${email.id}/test`, { token: owner.token });
     expect(sent.statusCode, sent.body).toBe(200);
-    expect(sent.json().data).toEqual({ delivered: true });
-    const message = await simpleParser((await mail.waitFor('test-mail@example.com')).raw);
-    expect(message.subject).toBe('Test notification: Test mail');
-    expect(message.text).toContain('Test notification from the governance service');
+    expect(sent.json().data).toEqual({ delivered: true, sent: 1 });
+    const message = await simpleParser((await mail.waitFor(owner.user.email)).raw);
+    expect(message.subject).toBe('Test notification from the governance service');
+    expect(message.text).toContain('Channel, as named by the organization: "Test mail"');
 
     const slack = (
       await create({ type: 'slack', name: 'Test slack', config: { url: `${receiver.url}/slack` } })

@@ -23,8 +23,9 @@ declare module '#platform' {
  * Notifications through integrations, as outbox messages: `enqueue` writes one message per integration in the
  * caller's transaction, so a notification exists if and only if the change that caused it committed, and it is
  * sent after the commit, retried with backoff (a receiver's `Retry-After` honoured) until accepted or out of
- * attempts. A webhook integration's `webhook-id` is the message id, the same on every attempt. An integration
- * deleted in between is skipped, and so is every notification of an organization deleted in between.
+ * attempts. A webhook integration's `webhook-id` is the message id, the same on every attempt. An e-mail
+ * integration's attempt writes one mail per confirmed recipient to the outbox, each then sent and retried on its own.
+ * An integration deleted in between is skipped, and so is every notification of an organization deleted in between.
  */
 @Injectable()
 export class IntegrationNotifier implements OnModuleInit {
@@ -79,7 +80,7 @@ export class IntegrationNotifier implements OnModuleInit {
       this.logger.log({ integrationId, messageId: delivery.id }, 'Integration gone; notification dropped');
       return;
     }
-    const result = await this.integrations.deliver(row, { ...message, id: `msg_${delivery.id}` });
+    const result = await this.integrations.notify(row, { ...message, id: `msg_${delivery.id}` });
     if (result.delivered) return;
     const error = `${row.type} integration ${row.id}: ${result.error ?? 'not delivered'}`;
     if (result.retryAfterMs !== undefined) throw new OutboxRetry(error, result.retryAfterMs);

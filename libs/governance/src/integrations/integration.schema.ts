@@ -1,4 +1,5 @@
 import { index, jsonb, pgTable, text, timestamp, varchar } from 'drizzle-orm/pg-core';
+import type { StoredRecipients } from './email-recipients.js';
 
 export type IntegrationType = 'email' | 'slack' | 'webhook';
 
@@ -14,8 +15,11 @@ export const integrations = pgTable(
     organizationId: varchar('organization_id', { length: 24 }).notNull(),
     type: varchar('type', { length: 10 }).$type<IntegrationType>().notNull(),
     name: varchar('name', { length: 120 }).notNull(),
-    /** email: the recipients. */
-    recipients: jsonb('recipients').$type<string[]>(),
+    /**
+     * email: the recipients, each confirmed or pending with the SHA-256 of its single-use confirmation token
+     * (`StoredRecipients`). A plain list is a row written before recipients had to confirm (see `readRecipients`).
+     */
+    recipients: jsonb('recipients').$type<string[] | StoredRecipients>(),
     /** slack, webhook: the URL, sealed; and its scheme and host, for display. */
     urlSealed: text('url_sealed'),
     urlHost: varchar('url_host', { length: 300 }),

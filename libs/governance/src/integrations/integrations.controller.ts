@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import {
   Access,
@@ -9,18 +9,22 @@ import {
   objectIdParam,
   type Page,
   Permission,
+  Public,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
 import {
+  ConfirmRecipientDto,
   CreatedIntegrationDto,
   CreateIntegrationDto,
   IntegrationDeletedDto,
   IntegrationDto,
   IntegrationTestResultDto,
   ListIntegrationsQueryDto,
+  RecipientConfirmedDto,
   UpdateIntegrationDto,
 } from './dto/integration.dto.js';
+import { EmailRecipientsService } from './email-recipients.service.js';
 import { IntegrationsService } from './integrations.service.js';
 
 const ID_PARAM = objectIdParam('id', 'Integration id');
@@ -116,17 +120,49 @@ export class IntegrationsController {
 
   @Post(':id/test')
   @HttpCode(200)
-  @Access({ roles: Permission.editAgents })
+  @Access({ roles: Permission.editAgents, rateLimit: 'integrationTest' })
   @ApiOperation({
     summary: 'Send a test notification',
     description:
-      `${EDITORS} Sends now and answers whether the channel accepted it: an e-mail to the recipients, a Slack ` +
-      'message `{text}`, or a Standard Webhooks envelope of type `integration.test` signed with the secret.',
+      `${EDITORS} Sends now and answers whether the channel accepted it: an e-mail of fixed text to each ` +
+      'confirmed recipient, one message per address (pending recipients get nothing; `sent` counts the messages ' +
+      'accepted), a Slack message `{text}`, or a Standard Webhooks envelope of type `integration.test` signed with ' +
+      'the secret. The integration’s name appears only as quoted data, never in a subject. At most 10 per user ' +
+      'and 30 per organization per hour (429 RATE_LIMITED with Retry-After).',
   })
   @ApiParam(ID_PARAM)
   @ApiEnvelope(IntegrationTestResultDto)
-  @ApiErrors([404])
+  @ApiErrors([404, 429], { 429: 'RATE_LIMITED (10 per user, 30 per organization per hour; see Retry-After)' })
   test(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<IntegrationTestResultDto> {
     return this.integrations.test(actor, id);
+  }
+}
+
+/** The public side of e-mail recipients: the confirmation a non-member's link leads to (contract §18). */
+@ApiTags('Integrations')
+@Controller('integrations')
+export class IntegrationConfirmationController {
+  constructor(private readonly recipients: EmailRecipientsService) {}
+
+  @Post('confirm')
+  @Public()
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    summary: 'Confirm an e-mail recipient',
+    description:
+      'Public. The token of the link mailed to a recipient who is not a member of the organization ' +
+      '(`APP_URL/integrations/confirm?token=…`). Confirms that address for that integration only: it then receives ' +
+      'the notifications and test sends. Single use, valid 7 days; an unknown, used or expired token is 400 ' +
+      'INVALID_TOKEN. Limited per IP address like the /auth routes (429 RATE_LIMIT_EXCEEDED with Retry-After). ' +
+      'Writes `integration.recipient.confirmed`.',
+  })
+  @ApiEnvelope(RecipientConfirmedDto)
+  @ApiErrors([400, 429], {
+    400: 'INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR',
+    429: 'RATE_LIMIT_EXCEEDED (per IP address; see Retry-After)',
+  })
+  confirm(@Body() dto: ConfirmRecipientDto, @ReqMeta() meta: RequestMeta): Promise<RecipientConfirmedDto> {
+    return this.recipients.confirm(dto.token, meta);
   }
 }

@@ -44,6 +44,17 @@ export class IntegrationsRepository {
     return row;
   }
 
+  /** The integration, locked until the transaction ends (a recipient's confirmation against a concurrent edit). */
+  async findForUpdate(organizationId: string, id: string): Promise<IntegrationRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(integrations)
+      .where(and(eq(integrations.organizationId, organizationId), eq(integrations.id, id)))
+      .limit(1)
+      .for('update');
+    return row;
+  }
+
   /** Whether the organization exists and is not deleted (a notification to a deleted one is dropped). */
   async organizationLive(organizationId: string): Promise<boolean> {
     return isOrganizationLive(this.tx.db, organizationId);

@@ -9,10 +9,10 @@ import {
   canEditOwnedResource,
   Clock,
   isObjectId,
-  MailService,
   newId,
   type Page,
   pageRequest,
+  type RateLimit,
   type RequestMeta,
   SecretBox,
   toPage,
@@ -31,13 +31,21 @@ import {
   toIntegrationResponse,
   type UpdateIntegrationDto,
 } from './dto/integration.dto.js';
+import { readRecipients, type StoredRecipients } from './email-recipients.js';
+import { EmailRecipientsService } from './email-recipients.service.js';
 import type { IntegrationRow, IntegrationType } from './integration.schema.js';
+import { quotedName } from './integration-mail.js';
 import { IntegrationsRepository } from './integrations.repository.js';
 
 const LIST_PAGE = { limit: 50, max: 100 };
 /** Integrations per organization at most. */
 export const MAX_INTEGRATIONS = 50;
 export const INTEGRATION_RECIPIENTS_MAX = 20;
+/**
+ * Test sends per organization per hour, whoever sends them (each user also has 10 per hour: the `integrationTest`
+ * limiter of the route).
+ */
+export const TEST_SENDS_PER_ORG: RateLimit = { max: 30, windowMs: 3600 * 1000 };
 const URL_MAX = 2048;
 const target = (id: string) => ({ type: 'integration', id });
 
@@ -70,7 +78,7 @@ export class IntegrationsService {
   constructor(
     private readonly repo: IntegrationsRepository,
     private readonly box: SecretBox,
-    private readonly mail: MailService,
+    private readonly emails: EmailRecipientsService,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
@@ -91,16 +99,25 @@ export class IntegrationsService {
     const config = await this.checkConfig(dto.type, dto.config);
     const secret = dto.type === 'webhook' ? newWebhookSecret() : undefined;
     const now = this.clock.now();
+    const id = newId(now.getTime());
     return this.tx.run(async () => {
       if ((await this.repo.count(actor.organizationId)) >= MAX_INTEGRATIONS) {
         throw AppError.conflict(`An organization has at most ${MAX_INTEGRATIONS} integrations`);
       }
+      const recipients =
+        'recipients' in config
+          ? await this.emails.plan(
+              { organizationId: actor.organizationId, id, name: dto.name },
+              [],
+              config.recipients,
+            )
+          : undefined;
       const row = await this.repo.insert({
-        id: newId(now.getTime()),
+        id,
         organizationId: actor.organizationId,
         type: dto.type,
         name: dto.name,
-        ...this.stored(config),
+        ...this.stored(config, recipients?.stored),
         secretSealed: secret ? this.box.seal(secret) : null,
         createdBy: actor.userId,
         createdAt: now,
@@ -110,7 +127,7 @@ export class IntegrationsService {
         actor,
         'integration.create',
         target(row.id),
-        { type: row.type, name: row.name },
+        { type: row.type, name: row.name, ...(recipients ? { confirmationsSent: recipients.issued } : {}) },
         meta,
       );
       return { ...toIntegrationResponse(row), ...(secret ? { secret } : {}) };
@@ -126,14 +143,31 @@ export class IntegrationsService {
     const existing = await this.loadEditable(actor, id);
     const config = dto.config !== undefined ? await this.checkConfig(existing.type, dto.config) : undefined;
     return this.tx.run(async () => {
+      // Locked: a recipient confirming meanwhile is kept, not overwritten with the list read before.
+      const locked = await this.repo.findForUpdate(actor.organizationId, id);
+      if (!locked) throw AppError.notFound('Integration');
+      const recipients =
+        config && 'recipients' in config
+          ? await this.emails.plan(
+              { organizationId: locked.organizationId, id, name: dto.name ?? locked.name },
+              readRecipients(locked.recipients),
+              config.recipients,
+            )
+          : undefined;
       const row = await this.repo.update(actor.organizationId, id, {
         ...(dto.name !== undefined ? { name: dto.name } : {}),
-        ...(config ? this.stored(config) : {}),
+        ...(config ? this.stored(config, recipients?.stored) : {}),
         updatedAt: this.clock.now(),
       });
       if (!row) throw AppError.notFound('Integration');
       const fields = [...(dto.name !== undefined ? ['name'] : []), ...(config ? ['config'] : [])];
-      await this.audit.record(actor, 'integration.update', target(id), { fields }, meta);
+      await this.audit.record(
+        actor,
+        'integration.update',
+        target(id),
+        { fields, ...(recipients ? { confirmationsSent: recipients.issued } : {}) },
+        meta,
+      );
       return toIntegrationResponse(row);
     });
   }
@@ -154,41 +188,51 @@ export class IntegrationsService {
     });
   }
 
-  /** Sends a test message now and says whether the channel accepted it. */
+  /**
+   * Sends a test message now and says whether the channel accepted it; at most TEST_SENDS_PER_ORG per organization
+   * (the route limits each user too). An e-mail goes to each confirmed recipient on its own, with fixed text: the
+   * integration's name is shown as quoted data, never as the subject or the opening words.
+   */
   async test(actor: Actor, id: string): Promise<IntegrationTestResultDto> {
     const row = await this.loadEditable(actor, id);
-    const text = `Test notification from the governance service for the integration "${row.name}".`;
+    await this.emails.consume(`integration-tests:${row.organizationId}`, TEST_SENDS_PER_ORG);
+    if (row.type === 'email') return this.emails.sendTest(row);
     const { retryAfterMs: _retryAfter, ...result } = await this.deliver(row, {
       type: 'integration.test',
-      subject: `Test notification: ${row.name}`,
-      text,
+      subject: 'Test notification',
+      text: `Test notification from the governance service for the integration ${quotedName(row.name)}.`,
       data: { integrationId: row.id, organizationId: row.organizationId },
     });
     return result;
   }
 
   /**
-   * Sends one notification through the integration: an e-mail to its recipients, a Slack incoming-webhook message,
-   * or a Standard Webhooks envelope signed with its secret. Never throws; says whether it was accepted.
+   * Sends one notification through the integration, for the notifier: to an e-mail integration, one outbox mail per
+   * confirmed recipient (each retried on its own, so a refusal for one address never repeats the others'); to Slack
+   * or a webhook, at once. Never throws; says whether it was accepted.
    */
-  async deliver(
+  async notify(
     row: IntegrationRow,
     message: IntegrationMessage,
   ): Promise<IntegrationTestResultDto & { retryAfterMs?: number }> {
     if (row.type === 'email') {
       try {
-        await this.mail.deliverNow({
-          to: row.recipients ?? [],
-          subject: message.subject,
-          text: message.text,
-          html: `<p>${message.text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`,
-          template: message.type,
-        });
-        return { delivered: true };
+        return { delivered: true, sent: await this.emails.enqueue(row, message) };
       } catch (err) {
         return { delivered: false, error: (err as Error).message.slice(0, 300) };
       }
     }
+    return this.deliver(row, message);
+  }
+
+  /**
+   * Posts one notification to a Slack or webhook integration: a Slack incoming-webhook message, or a Standard
+   * Webhooks envelope signed with its secret. Never throws; says whether it was accepted.
+   */
+  private async deliver(
+    row: IntegrationRow,
+    message: IntegrationMessage,
+  ): Promise<IntegrationTestResultDto & { retryAfterMs?: number }> {
     const url = this.box.open(row.urlSealed!);
     const nowMs = this.clock.nowMs();
     let body: string;
@@ -255,9 +299,12 @@ export class IntegrationsService {
     return { url: await checkTargetUrl(config.url, this.config.webhookAllowPrivateNetworks, 'config.url') };
   }
 
-  private stored(config: Config): Pick<IntegrationRow, 'recipients' | 'urlSealed' | 'urlHost'> {
+  private stored(
+    config: Config,
+    recipients: StoredRecipients | undefined,
+  ): Pick<IntegrationRow, 'recipients' | 'urlSealed' | 'urlHost'> {
     return 'recipients' in config
-      ? { recipients: config.recipients, urlSealed: null, urlHost: null }
+      ? { recipients: recipients ?? null, urlSealed: null, urlHost: null }
       : { recipients: null, urlSealed: this.box.seal(config.url), urlHost: urlHost(config.url) };
   }
 

@@ -1,0 +1,22 @@
+import { AppError } from '#platform';
+
+/** Error codes of integrations, beside the generic ones in the platform (contract §18). */
+export const IntegrationErrorCode = {
+  /** A recipient's confirmation token that is unknown, already used or expired (one answer for all three). */
+  INVALID_TOKEN: 'INVALID_TOKEN',
+} as const;
+
+declare module '#platform' {
+  interface ModuleErrorCodes extends Record<
+    (typeof IntegrationErrorCode)[keyof typeof IntegrationErrorCode],
+    true
+  > {}
+}
+
+export function invalidConfirmationToken(): AppError {
+  return new AppError(
+    400,
+    IntegrationErrorCode.INVALID_TOKEN,
+    'This confirmation link is invalid, expired or already used',
+  );
+}
