@@ -50,7 +50,8 @@ describe('webhooks: management and the SSRF guard', () => {
     const data = res.json().data;
     expect(data).toEqual({
       id: expect.stringMatching(/^[0-9a-f]{24}$/),
-      url: publicUrl,
+      url: 'https://93.184.215.14/…',
+      urlHost: 'https://93.184.215.14',
       events: ['trace.flagged', 'review.completed'],
       filterAgentId: agent.id,
       description: 'Ops',
@@ -191,7 +192,11 @@ describe('webhooks: management and the SSRF guard', () => {
       400,
       'VALIDATION_ERROR',
     );
-    expect((await ctx.get(`${HOOKS}/${id}`, { token: owner.token })).json().data.url).toBe(publicUrl);
+    expect((await ctx.get(`${HOOKS}/${id}`, { token: owner.token })).json().data.url).toBe(
+      'https://93.184.215.14/…',
+    );
+    const [row] = await ctx.db.db.select().from(webhooks).where(eq(webhooks.id, id));
+    expect(row!.url).toBe(publicUrl);
     expectErrorEnvelope(await ctx.get(`${HOOKS}/${id}`, { token: other.token }), 404, 'NOT_FOUND');
     expectErrorEnvelope(
       await ctx.patch(`${HOOKS}/${id}`, { token: other.token, body: { description: 'x' } }),
@@ -211,6 +216,70 @@ describe('webhooks: management and the SSRF guard', () => {
     );
     expectErrorEnvelope(await ctx.get(`${HOOKS}/not-an-id`, { token: owner.token }), 404, 'NOT_FOUND');
     expect((await ctx.get(HOOKS, { token: other.token })).json().data).toEqual([]);
+  });
+
+  it('never answers or audits the URL past its host, to any caller; the masked URL sent back keeps it', async () => {
+    const secretUrl = 'https://hook-user:hook-pass@93.184.215.14:8443/services/T0/B0/tok-9f8e7d?key=k-1234';
+    const admin = await ctx.addMember(owner.organization.id, 'admin');
+    const writer = await workspaceKey();
+    const reader = await workspaceKey({ readOnly: true });
+    const made = await create({ url: secretUrl, events: ['trace.flagged'] });
+    expect(made.statusCode, made.body).toBe(201);
+    const id: string = made.json().data.id;
+    const masked = { url: 'https://93.184.215.14:8443/…', urlHost: 'https://93.184.215.14:8443' };
+    expect(made.json().data).toMatchObject(masked);
+    const secrets = ['hook-user', 'hook-pass', 'services', 'tok-9f8e7d', 'k-1234'];
+    for (const auth of [
+      { token: owner.token },
+      { token: admin.token },
+      { token: member.token },
+      { token: viewer.token },
+      { apiKey: writer },
+      { apiKey: reader },
+    ]) {
+      const one = await ctx.get(`${HOOKS}/${id}`, auth);
+      expect(one.statusCode, one.body).toBe(200);
+      expect(one.json().data).toMatchObject(masked);
+      const list = await ctx.get(HOOKS, { ...auth, query: { limit: '100' } });
+      expect(list.statusCode, list.body).toBe(200);
+      expect(list.json().data.find((w: { id: string }) => w.id === id)).toMatchObject(masked);
+      for (const secret of secrets) {
+        expect(one.body).not.toContain(secret);
+        expect(list.body).not.toContain(secret);
+      }
+    }
+
+    // A form that sends back what it read changes nothing else; the stored URL is the real one.
+    const roundTrip = await ctx.patch(`${HOOKS}/${id}`, {
+      token: owner.token,
+      body: { url: masked.url, description: 'Round trip' },
+    });
+    expect(roundTrip.statusCode, roundTrip.body).toBe(200);
+    expect(roundTrip.json().data).toMatchObject({ ...masked, description: 'Round trip' });
+    const [row] = await ctx.db.db.select().from(webhooks).where(eq(webhooks.id, id));
+    expect(row!.url).toBe(secretUrl);
+
+    // A new URL is answered masked too; the audit log has hosts only.
+    const moved = await ctx.patch(`${HOOKS}/${id}`, {
+      token: owner.token,
+      body: { url: 'https://93.184.215.15/other/tok-5a4b3c' },
+    });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json().data).toMatchObject({
+      url: 'https://93.184.215.15/…',
+      urlHost: 'https://93.184.215.15',
+    });
+    expect((await ctx.request('DELETE', `${HOOKS}/${id}`, { token: owner.token })).statusCode).toBe(200);
+    const entries = [
+      ...(await auditOf(ctx, owner.organization.id, 'webhook.created', id)),
+      ...(await auditOf(ctx, owner.organization.id, 'webhook.updated', id)),
+      ...(await auditOf(ctx, owner.organization.id, 'webhook.deleted', id)),
+    ];
+    expect(entries).toHaveLength(4);
+    const audited = JSON.stringify(entries.map((e) => e.metadata));
+    expect(audited).toContain('https://93.184.215.14:8443');
+    expect(audited).toContain('https://93.184.215.15');
+    for (const secret of [...secrets, 'other', 'tok-5a4b3c']) expect(audited).not.toContain(secret);
   });
 
   it('validates the grace period of a rotation', async () => {

@@ -1,7 +1,7 @@
-import { randomBytes, X509Certificate } from 'node:crypto';
+import { createSign, randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inflateRawSync } from 'node:zlib';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { SignedXml } from 'xml-crypto';
 import { encrypt } from 'xml-encryption';
 
@@ -37,6 +37,41 @@ export function readRedirect(url: string, param: 'SAMLRequest' | 'SAMLResponse' 
   const xml = inflateRawSync(Buffer.from(encoded, 'base64')).toString('utf8');
   const attr = (name: string) => new RegExp(`\\s${name}="([^"]*)"`).exec(xml)?.[1];
   return { url: parsed, xml, id: attr('ID')!, attr };
+}
+
+/** The signature algorithms of the HTTP-Redirect binding, by the hash Node names them with. */
+export const REDIRECT_SIG_ALG = {
+  'RSA-SHA1': 'http://www.w3.org/2000/09/xmldsig#rsa-sha1',
+  'RSA-SHA256': 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+  'RSA-SHA512': 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512',
+} as const;
+
+export interface RedirectOptions {
+  param?: 'SAMLRequest' | 'SAMLResponse';
+  relayState?: string;
+  /** The signing key (default the IdP's); null sends the message unsigned (no SigAlg, no Signature). */
+  keys?: TestKeyPair | null;
+  hash?: keyof typeof REDIRECT_SIG_ALG;
+}
+
+/**
+ * The query string of a SAML message on the HTTP-Redirect binding, as an IdP (Entra ID) sends it: the XML deflated,
+ * base64 and URL-encoded, then `RelayState` if any, then `SigAlg` and a `Signature` over
+ * `SAMLResponse=…[&RelayState=…]&SigAlg=…` as encoded (SAML bindings §3.4.4.1), unless `keys` is null.
+ */
+export function redirectQuery(xml: string, o: RedirectOptions = {}): string {
+  const parts = [
+    `${o.param ?? 'SAMLResponse'}=${encodeURIComponent(deflateRawSync(Buffer.from(xml, 'utf8')).toString('base64'))}`,
+  ];
+  if (o.relayState !== undefined) parts.push(`RelayState=${encodeURIComponent(o.relayState)}`);
+  if (o.keys === null) return parts.join('&');
+  const hash = o.hash ?? 'RSA-SHA256';
+  parts.push(`SigAlg=${encodeURIComponent(REDIRECT_SIG_ALG[hash])}`);
+  const signature = createSign(hash)
+    .update(parts.join('&'))
+    .sign((o.keys ?? IDP_KEYS).key, 'base64');
+  parts.push(`Signature=${encodeURIComponent(signature)}`);
+  return parts.join('&');
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   type CreatedWebhookDto,
   type CreateWebhookDto,
   type ListDeliveriesQueryDto,
+  maskedWebhookUrl,
   type RotateSecretDto,
   toDeliveryResponse,
   toWebhookResponse,
@@ -36,7 +37,7 @@ import {
   type WebhookDto,
   type WebhookSecretDto,
 } from './dto/webhook.dto.js';
-import { checkTargetUrl } from './target-url.js';
+import { checkTargetUrl, urlHost } from './target-url.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import { newWebhookSecret } from './webhook-secret.js';
 import type { WebhookRow } from './webhook.schema.js';
@@ -115,7 +116,11 @@ export class WebhooksService {
 
   async update(actor: Actor, id: string, dto: UpdateWebhookDto, meta: RequestMeta): Promise<WebhookDto> {
     const existing = await this.visible(actor, id);
-    const url = dto.url !== undefined ? await this.checkUrl(dto.url) : undefined;
+    // The masked URL sent back as it was read (a form round trip) keeps the real one.
+    const url =
+      dto.url === undefined || dto.url === maskedWebhookUrl(existing.url)
+        ? undefined
+        : await this.checkUrl(dto.url);
     if (dto.filterAgentId !== undefined) await this.checkAgent(actor, dto.filterAgentId);
     const set: Partial<WebhookRow> = {};
     if (url !== undefined && url !== existing.url) set.url = url;
@@ -297,9 +302,8 @@ export class WebhooksService {
     return checkTargetUrl(raw, this.config.webhookAllowPrivateNetworks);
   }
 
-  /** A URL for the audit log: without credentials or query (they may carry tokens). */
+  /** A URL for the audit log: its scheme and host only (the URL is write-only; its path may carry a token). */
   private displayUrl(url: string): string {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+    return urlHost(url);
   }
 }

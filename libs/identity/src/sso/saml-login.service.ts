@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { type CacheProvider, type Profile, SAML, ValidateInResponseTo } from '@node-saml/node-saml';
 import { DOMParser, type Element } from '@xmldom/xmldom';
@@ -13,6 +14,7 @@ import {
   Clock,
   deleteInBatches,
   ErrorCode,
+  isObjectId,
   JobScheduler,
   type RequestMeta,
   safeEqual,
@@ -24,6 +26,12 @@ import { SessionService } from '../sessions/session.service.js';
 import { SessionsRepository } from '../sessions/sessions.repository.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { GROUPS_MAX } from './role-mapping.js';
+import {
+  inflateRedirectMessage,
+  REDIRECT_SIG_ALGS,
+  redirectParams,
+  signedRedirectOctets,
+} from './saml-redirect-binding.js';
 import type { SignInOutcome } from './sign-in-hand-off.js';
 import type { SsoSettings, StoredSamlSettings } from './sso-config.types.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
@@ -64,6 +72,13 @@ const NAME_ATTRIBUTES = ['name', 'displayName', 'http://schemas.microsoft.com/id
 /** Organizations tried at most for one IdP-initiated LogoutRequest. */
 const LOGOUT_CANDIDATES_MAX = 10;
 
+/**
+ * A refusal of the public routes that take an organization id (initiate, metadata) is answered no sooner than this
+ * after the request reached the service: an unknown organization costs one query, one with OIDC three, and the
+ * difference should not tell a stranger which ids exist or how they sign in.
+ */
+const PUBLIC_REFUSAL_MS = 40;
+/** Every refusal of initiate and metadata is this one (the same status and body whatever the reason). */
 const noSaml = () => new AppError(404, ErrorCode.NOT_FOUND, 'This organization does not sign in with SAML');
 
 /** What node-saml's request cache starts from: the browser of a new AuthnRequest, or the request already read. */
@@ -197,10 +212,25 @@ export class SamlLoginService implements OnModuleInit {
     return { settings, saml: settings.config.saml };
   }
 
+  /**
+   * The SAML settings of an organization for a public route, or the one refusal: an unknown, malformed or deleted
+   * organization, one without SSO or without the plan's `sso`, and one with OIDC all get the same 404, no sooner than
+   * PUBLIC_REFUSAL_MS after the call, so that neither the answer nor its time tells them apart.
+   */
+  private async publicSamlSettings(
+    organizationId: string,
+  ): Promise<{ settings: SsoSettings; saml: StoredSamlSettings }> {
+    const started = performance.now();
+    const found = isObjectId(organizationId) ? await this.samlSettings(organizationId) : undefined;
+    if (found) return found;
+    const wait = started + PUBLIC_REFUSAL_MS - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    throw noSaml();
+  }
+
   /** `POST /auth/saml/initiate`: the entry point with an AuthnRequest; 404 for an organization without SAML. */
   async initiate(organizationId: string): Promise<{ redirectUrl: string; binding: string }> {
-    const found = await this.samlSettings(organizationId);
-    if (!found) throw noSaml();
+    const found = await this.publicSamlSettings(organizationId);
     return this.authorizeUrl(organizationId, found.saml);
   }
 
@@ -219,10 +249,9 @@ export class SamlLoginService implements OnModuleInit {
     return { redirectUrl, binding };
   }
 
-  /** The SP metadata of an organization with SAML; 404 otherwise. */
+  /** The SP metadata of an organization with SAML; the same 404 as initiate otherwise (malformed ids included). */
   async metadata(organizationId: string): Promise<string> {
-    const found = await this.samlSettings(organizationId);
-    if (!found) throw noSaml();
+    const found = await this.publicSamlSettings(organizationId);
     const { decryption, signing } = this.config.samlSp;
     return this.provider(organizationId, found.saml, 'authn').generateServiceProviderMetadata(
       decryption?.cert ?? null,
@@ -365,6 +394,56 @@ export class SamlLoginService implements OnModuleInit {
 
   private async logoutResponse(encoded: string): Promise<{ redirectUrl: string }> {
     const envelope = this.refusing(() => this.envelope(encoded, LOGOUT_MAX_BYTES));
+    const { request, found } = await this.logoutResponseContext(envelope);
+    const provider = this.provider(request.organizationId, found.saml, 'logout');
+    await this.refusingAsync(() => provider.validatePostResponseAsync({ SAMLResponse: encoded }));
+    return this.acceptLogoutResponse(envelope, request, found);
+  }
+
+  /**
+   * `GET /auth/saml/logout/callback`: the IdP's LogoutResponse on the HTTP-Redirect binding (Entra ID answers
+   * SP-initiated logout so), signed in the query: `Signature` over `SAMLResponse=…[&RelayState=…]&SigAlg=…` exactly
+   * as sent (SAML bindings §3.4.4.1), with the organization's IdP certificate. Then the same rules as the POST
+   * binding. Unsigned, SHA-1, wrongly signed, unknown or malformed: SamlRefusal. An IdP-initiated LogoutRequest is
+   * taken on the POST binding only.
+   */
+  async logoutRedirect(rawQuery: string): Promise<{ redirectUrl: string }> {
+    const params = this.refusing(() => redirectParams(rawQuery));
+    if (params.has('SAMLRequest')) {
+      throw new SamlRefusal('An IdP-initiated LogoutRequest is taken on the HTTP-POST binding only');
+    }
+    const response = params.get('SAMLResponse');
+    const relayState = params.get('RelayState');
+    const sigAlg = params.get('SigAlg');
+    const signature = params.get('Signature');
+    if (!response?.value) throw new SamlRefusal('No SAMLResponse');
+    if (!sigAlg?.value || !signature?.value) throw new SamlRefusal('The LogoutResponse is not signed');
+    if (!REDIRECT_SIG_ALGS.has(sigAlg.value)) {
+      throw new SamlRefusal('SigAlg must be RSA-SHA256, RSA-SHA384 or RSA-SHA512');
+    }
+    const xml = this.refusing(() => inflateRedirectMessage(response.value, LOGOUT_MAX_BYTES));
+    const envelope = this.refusing(() => this.envelopeOf(xml, LOGOUT_MAX_BYTES));
+    const { request, found } = await this.logoutResponseContext(envelope);
+    // node-saml checks the signature over the query it is given: only the signed parameters, raw, in the binding's
+    // order (not the whole query, whose other parameters node-saml would match by substring).
+    const signed = signedRedirectOctets(response, relayState, sigAlg);
+    const provider = this.provider(request.organizationId, found.saml, 'logout');
+    await this.refusingAsync(() =>
+      provider.validateRedirectAsync(
+        {
+          SAMLResponse: response.value,
+          SigAlg: sigAlg.value,
+          Signature: signature.value,
+          ...(relayState ? { RelayState: relayState.value } : {}),
+        },
+        signed,
+      ),
+    );
+    return this.acceptLogoutResponse(envelope, request, found);
+  }
+
+  /** A LogoutResponse's request of this service and its organization's SAML settings, before its signature. */
+  private async logoutResponseContext(envelope: Envelope) {
     if (envelope.root !== 'LogoutResponse' || !envelope.inResponseTo) {
       throw new SamlRefusal('Not a LogoutResponse to a request of this service');
     }
@@ -375,8 +454,15 @@ export class SamlLoginService implements OnModuleInit {
     if (envelope.destination !== this.logoutCallbackUrl) {
       throw new SamlRefusal('LogoutResponse without this service as its Destination');
     }
-    const provider = this.provider(request.organizationId, found.saml, 'logout');
-    await this.refusingAsync(() => provider.validatePostResponseAsync({ SAMLResponse: encoded }));
+    return { request, found };
+  }
+
+  /** A LogoutResponse whose signature was verified: a success, of the IdP, answering its request once. */
+  private async acceptLogoutResponse(
+    envelope: Envelope,
+    request: SamlRequestRow,
+    found: { saml: StoredSamlSettings },
+  ): Promise<{ redirectUrl: string }> {
     // Signed as a whole (node-saml requires it for a LogoutResponse): its status and issuer can be read now, from
     // the root's own children (not from the signature's unsigned KeyInfo).
     const statusElement = childElement(envelope.root_, 'Status');
@@ -519,7 +605,11 @@ export class SamlLoginService implements OnModuleInit {
     if (encoded.length > MESSAGE_MAX_CHARS || !/^[A-Za-z0-9+/=\r\n]+$/.test(encoded)) {
       throw new SsoFailure('the message is not base64');
     }
-    const xml = Buffer.from(encoded, 'base64').toString('utf8');
+    return this.envelopeOf(Buffer.from(encoded, 'base64').toString('utf8'), maxBytes);
+  }
+
+  /** The envelope of a message's XML (HTTP-POST: decoded from base64; HTTP-Redirect: inflated). */
+  private envelopeOf(xml: string, maxBytes: number): Envelope {
     if (xml.length > maxBytes) throw new SsoFailure('the message is too large');
     if (maxBytes < MESSAGE_MAX_CHARS && (xml.match(/</g)?.length ?? 0) > LOGOUT_MAX_ELEMENTS) {
       throw new SsoFailure('the message has too many elements');

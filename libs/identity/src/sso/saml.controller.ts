@@ -5,6 +5,7 @@ import {
   ApiOperation,
   ApiParam,
   ApiProduces,
+  ApiQuery,
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
@@ -16,7 +17,6 @@ import {
   ApiErrors,
   AppError,
   CurrentActor,
-  isObjectId,
   objectIdParam,
   Public,
   RawBodyRoute,
@@ -34,6 +34,13 @@ import { SsoErrorCode } from './sso.errors.js';
 /** The SAML form posts (the ACS, the logout callback) may carry this much (contract: 5 MB). */
 const SAML_FORM_MAX_BYTES = 5 * 1024 * 1024;
 const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/** What the public routes taking an organization id answer when it does not sign in with SAML. */
+const NO_SAML =
+  'Any organization that does not sign in with SAML now (unknown, malformed id, deleted, without SSO, on a plan ' +
+  'without `sso`, or with OIDC) gets one and the same 404, and no sooner than 40 ms, so that a stranger cannot ' +
+  'tell these cases apart.';
+const NO_SAML_ERROR = 'NOT_FOUND, the same body whatever the reason';
 
 const SAML_FORM_SCHEMA = {
   type: 'object' as const,
@@ -70,10 +77,10 @@ export class SamlController {
       '`{redirectUrl}`: the organization’s IdP entry point carrying a deflated AuthnRequest (HTTP-Redirect binding, ' +
       'signed in the query when `SAML_SP_SIGNING_KEY` is set). Its id is kept 10 minutes; the response must answer ' +
       'it, from this browser: the cookie `svc_saml_binding` (httpOnly, `SameSite=None; Secure`, 10 minutes) ties ' +
-      'them. Call it with credentials. An organization without SAML (or not on a plan with `sso`) answers 404.',
+      `them. Call it with credentials. ${NO_SAML}`,
   })
   @ApiEnvelope(SamlRedirectDto)
-  @ApiErrors([400, 404, 429])
+  @ApiErrors([400, 404, 429], { 404: NO_SAML_ERROR })
   async initiate(
     @Body() dto: SamlInitiateDto,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -129,7 +136,7 @@ export class SamlController {
     description:
       'The SP entity id (this URL), the ACS (`/auth/saml/callback`, HTTP-POST), the single-logout service, the ' +
       'NameID format (e-mail), the signing certificate when `SAML_SP_SIGNING_KEY` is set, and an encryption key only ' +
-      'when `SAML_SP_DECRYPTION_KEY` is set. 404 for an organization without SAML.',
+      `when \`SAML_SP_DECRYPTION_KEY\` is set. ${NO_SAML}`,
   })
   @ApiParam(objectIdParam('orgId', 'Organization id'))
   @ApiProduces('application/samlmetadata+xml')
@@ -138,9 +145,8 @@ export class SamlController {
     description: 'The EntityDescriptor.',
     content: { 'application/samlmetadata+xml': { schema: { type: 'string' } } },
   })
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 429], { 404: NO_SAML_ERROR })
   async metadata(@Param('orgId') orgId: string, @Res() reply: FastifyReply) {
-    if (!isObjectId(orgId)) throw AppError.notFound('Organization');
     const xml = await this.saml.metadata(orgId);
     return reply.type('application/samlmetadata+xml; charset=utf-8').send(xml);
   }
@@ -159,6 +165,44 @@ export class SamlController {
   @ApiErrors([401])
   logoutInitiate(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<SamlRedirectDto> {
     return this.saml.logoutInitiate(actor, meta);
+  }
+
+  @Get('logout/callback')
+  @Public()
+  @RawResponse()
+  @ApiOperation({
+    summary: 'Single-logout callback (HTTP-Redirect binding)',
+    description:
+      'The IdP’s LogoutResponse answering a LogoutRequest of this service, on the HTTP-Redirect binding (Entra ID ' +
+      'answers SP-initiated logout so): `SAMLResponse` (deflated, base64), `RelayState` if any, `SigAlg` ' +
+      '(RSA-SHA256, RSA-SHA384 or RSA-SHA512; SHA-1 refused) and `Signature`, which must verify over ' +
+      '`SAMLResponse=…[&RelayState=…]&SigAlg=…` as sent, with the organization’s IdP certificate. Then as on the ' +
+      'POST binding: its Destination is this URL, its status a success, its issuer `idpIssuer` when set, its ' +
+      'InResponseTo a pending request, answered once → 302 to `APP_URL/login?logout=1`. An unsigned, wrongly ' +
+      'signed, malformed (a parameter twice, not deflated, over 64 KB inflated) or unknown message answers 400 ' +
+      'SAML_MESSAGE_INVALID; so does an IdP-initiated `SAMLRequest`, taken on the POST binding only.',
+  })
+  @ApiQuery({ name: 'SAMLResponse', required: true, type: String, description: 'Deflated, then base64.' })
+  @ApiQuery({ name: 'RelayState', required: false, type: String })
+  @ApiQuery({
+    name: 'SigAlg',
+    required: true,
+    type: String,
+    example: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+  })
+  @ApiQuery({ name: 'Signature', required: true, type: String, description: 'Base64.' })
+  @ApiResponse({ status: 302, description: 'To the dashboard’s login page (`?logout=1`).' })
+  @ApiErrors([400, 429], { 400: 'SAML_MESSAGE_INVALID: unsigned, wrongly signed, malformed or unknown' })
+  async logoutRedirect(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const at = request.url.indexOf('?');
+    const rawQuery = at < 0 ? '' : request.url.slice(at + 1);
+    try {
+      const { redirectUrl } = await this.saml.logoutRedirect(rawQuery);
+      return reply.redirect(redirectUrl, 302);
+    } catch (err) {
+      if (err instanceof SamlRefusal || err instanceof SsoFailure) throw invalidMessage(err.message);
+      throw err;
+    }
   }
 
   @Post('logout/callback')

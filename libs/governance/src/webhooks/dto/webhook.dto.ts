@@ -17,6 +17,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { OBJECT_ID_PATTERN, PaginationQueryDto } from '#platform';
+import { urlHost } from '../target-url.js';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '../webhook-events.js';
 import type { DeliveryStatus, WebhookDeliveryRow, WebhookRow } from '../webhook.schema.js';
 
@@ -34,7 +35,8 @@ export class CreateWebhookDto {
     maxLength: URL_MAX_LENGTH,
     description:
       'An http or https URL. Its host must resolve to public addresses only (loopback, private, link-local and ' +
-      'reserved ones are refused, at creation and at each delivery) unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set.',
+      'reserved ones are refused, at creation and at each delivery) unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set. ' +
+      'Write-only: answers show only its scheme and host (`urlHost`, and `url` masked as `<scheme>://<host>/…`).',
   })
   @Transform(trim)
   @IsString()
@@ -74,7 +76,12 @@ export class CreateWebhookDto {
 }
 
 export class UpdateWebhookDto {
-  @ApiPropertyOptional({ maxLength: URL_MAX_LENGTH })
+  @ApiPropertyOptional({
+    maxLength: URL_MAX_LENGTH,
+    description:
+      'A new URL (checked again by the SSRF guard). The masked `url` of this webhook sent back as read leaves the ' +
+      'URL unchanged.',
+  })
   @ValidateIf((o: UpdateWebhookDto) => o.url !== undefined)
   @Transform(trim)
   @IsString()
@@ -134,7 +141,20 @@ export class ListDeliveriesQueryDto extends PaginationQueryDto {
 
 export class WebhookDto {
   @ApiProperty() id: string;
-  @ApiProperty() url: string;
+  @ApiProperty({
+    example: 'https://hooks.example.com/…',
+    description:
+      'Write-only, like an integration’s URL: shown to every caller (owners included) masked as ' +
+      '`<scheme>://<host>/…`. The path, query and credentials, which often carry the receiver’s token, are never ' +
+      'answered or audited.',
+  })
+  url: string;
+  @ApiProperty({
+    example: 'https://hooks.example.com',
+    description:
+      'The URL’s scheme and host (with a port other than the default), as `config.urlHost` of integrations.',
+  })
+  urlHost: string;
   @ApiProperty({ enum: WEBHOOK_EVENTS, isArray: true }) events: string[];
   @ApiProperty({ type: String, nullable: true }) filterAgentId: string | null;
   @ApiProperty({ type: String, nullable: true }) description: string | null;
@@ -185,10 +205,16 @@ export class WebhookDeliveryDto {
   @ApiProperty({ type: String, nullable: true, format: 'date-time' }) completedAt: string | null;
 }
 
+/** How a webhook's URL is answered: its scheme and host, then `/…` for whatever follows (contract §8, write-only). */
+export function maskedWebhookUrl(url: string): string {
+  return `${urlHost(url)}/…`;
+}
+
 export function toWebhookResponse(row: WebhookRow): WebhookDto {
   return {
     id: row.id,
-    url: row.url,
+    url: maskedWebhookUrl(row.url),
+    urlHost: urlHost(row.url),
     events: row.events,
     filterAgentId: row.filterAgentId,
     description: row.description,
