@@ -27,6 +27,17 @@ describe('organizations, roles and plans', () => {
     }
   });
 
+  it('gives organizations ids that do not lead to one another (no process bytes or counter to walk)', async () => {
+    const ids = [];
+    for (let i = 0; i < 5; i += 1)
+      ids.push((await ctx.register({ organizationName: `Walk ${i}` })).organization.id);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{24}$/);
+    // An object id of newId would share its 5 process bytes and count up by one from a neighbour.
+    expect(new Set(ids.map((id) => id.slice(8, 18))).size).toBe(ids.length);
+    const counters = ids.map((id) => Number.parseInt(id.slice(18), 16));
+    expect(counters.slice(1).every((c, i) => c !== counters[i]! + 1)).toBe(true);
+  });
+
   it('lets owners and admins rename the organization and writes organization.updated', async () => {
     const owner = await ctx.register({ organizationName: 'Before' });
     const admin = await ctx.addMember(owner.organization.id, 'admin');

@@ -9,6 +9,7 @@ import {
   Clock,
   ErrorCode,
   newId,
+  newUnguessableId,
   PLAN_FEATURES,
   type RequestMeta,
   TransactionHost,
@@ -125,7 +126,8 @@ export class AuthService {
       if (!user)
         throw AppError.conflict('An account with this e-mail address already exists', ErrorCode.EMAIL_IN_USE);
       const organization = await this.organizations.insert({
-        id: newId(now.getTime()),
+        // Organization ids are named in public URLs (SAML metadata): not walkable from one another.
+        id: newUnguessableId(now.getTime()),
         name: input.organizationName,
         plan: this.config.defaultPlan,
         createdAt: now,
