@@ -163,6 +163,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PATCH /api/v1/integrations/:id': EDIT_AGENTS,
   'DELETE /api/v1/integrations/:id': EDIT_AGENTS,
   'POST /api/v1/integrations/:id/test': EDIT_AGENTS,
+  // A recipient who is not a member confirms by the link mailed to it (contract §18)
+  'POST /api/v1/integrations/confirm': 'public',
   // Alerts: everyone reads; owners, admins and members (their own) create and edit; the owner alone deletes
   'GET /api/v1/alerts': ALL,
   'POST /api/v1/alerts': EDIT_AGENTS,
@@ -181,6 +183,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/auth/saml/metadata/:orgId': 'public',
   'POST /api/v1/auth/saml/logout/initiate': ALL,
   'POST /api/v1/auth/saml/logout/callback': 'public',
+  'GET /api/v1/auth/saml/logout/callback': 'public',
   // Social login: browser redirects, public
   'GET /api/v1/auth/github': 'public',
   'GET /api/v1/auth/github/callback': 'public',
@@ -194,6 +197,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PUT /api/v1/sso/config': ['owner'],
   'DELETE /api/v1/sso/config': ['owner'],
   'POST /api/v1/sso/config/test': OWNER_ADMIN,
+  // Domain claims and their DNS proof: a verified domain routes sign-in, so owners only (contract §3).
+  'GET /api/v1/sso/domains': ['owner'],
+  'POST /api/v1/sso/domains': ['owner'],
+  'POST /api/v1/sso/domains/:domain/verify': ['owner'],
+  'DELETE /api/v1/sso/domains/:domain': ['owner'],
   // SCIM token: read by owners and admins, minted and revoked by owners only, since SCIM can move anyone into the
   // owner group (feature scim); the SCIM routes themselves take the SCIM token, not a session
   'POST /api/v1/sso/scim-token': ['owner'],
