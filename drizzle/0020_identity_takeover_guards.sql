@@ -14,14 +14,12 @@ WHERE m."user_id" = u."id"
   AND (SELECT count(*) FROM "memberships" o WHERE o."user_id" = u."id") = 1
   AND ((u."sso_id" IS NOT NULL AND u."sso_id" NOT LIKE 'microsoft:%')
        OR EXISTS (SELECT 1 FROM "scim_identities" s WHERE s."organization_id" = m."organization_id" AND s."user_id" = u."id"));--> statement-breakpoint
--- Addresses already proven: an e-mail-verified sign-up, or a magic link that signed the account in.
+-- Addresses already proven: an e-mail-verified sign-up made the account, so nobody else can have set its
+-- password. (A magic link used on an account someone else registered proved the mailbox but left that password:
+-- such accounts stay unproven, and their next proof claims them.)
 UPDATE "users" u SET "email_verified_at" = a."created_at", "email_verified_via" = 'signup'
 FROM "audit_entries" a
 WHERE a."event_type" = 'auth.register' AND a."target_id" = u."id" AND a."metadata"->>'method' = 'email_verification';--> statement-breakpoint
-UPDATE "users" u SET "email_verified_at" = e."first_at", "email_verified_via" = 'magic_link'
-FROM (SELECT "user_id", min("created_at") AS "first_at" FROM "login_events"
-      WHERE "method" = 'magic_link' AND "success" GROUP BY "user_id") e
-WHERE e."user_id" = u."id" AND u."email_verified_at" IS NULL;--> statement-breakpoint
 -- Only an owner may hold the SCIM token's power (it can grant and take the owner role): a token an admin minted
 -- before this rule is revoked, and an owner mints a new one.
 DELETE FROM "scim_tokens" t

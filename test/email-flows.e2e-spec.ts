@@ -220,8 +220,36 @@ describe('e-mail flows: sign-up, password reset and change, magic link', () => {
       const again = await ctx.post('/api/v1/auth/magic-link/verify', { body: { token } });
       expect(again.statusCode).toBe(400);
       expect(again.json().code).toBe('INVALID_TOKEN');
-      const audit = await ctx.get('/api/v1/audit', { token: user.token, query: { eventType: 'auth.login' } });
+      const session = login.json().data.token as string;
+      const audit = await ctx.get('/api/v1/audit', { token: session, query: { eventType: 'auth.login' } });
       expect(audit.json().data[0].metadata).toEqual({ method: 'magic_link' });
+      // The link was the registered address's first proof: it claimed the account (contract §4), so the session
+      // and the password the registration left, which anyone could have typed, no longer work.
+      expect((await ctx.get('/api/v1/auth/me', { token: user.token })).json().code).toBe('SESSION_REVOKED');
+      const password = await ctx.post('/api/v1/auth/login', {
+        body: { email: user.user.email, password: user.password },
+      });
+      expect(password.json().code).toBe('INVALID_CREDENTIALS');
+    });
+
+    it('leaves a proven account as it is: a second link keeps the sessions of the first', async () => {
+      const user = await ctx.register();
+      const signIn = async (): Promise<string> => {
+        const before = mail.forRecipient(user.user.email).length;
+        await ctx.post('/api/v1/auth/magic-link', { body: { email: user.user.email } });
+        const link = await mail.waitFor(
+          user.user.email,
+          (m) => m.subject === 'Your sign-in link' && mail.forRecipient(user.user.email).indexOf(m) >= before,
+        );
+        const res = await ctx.post('/api/v1/auth/magic-link/verify', {
+          body: { token: MailCatcher.tokenFrom(link, '/magic-link/') },
+        });
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json().data.token as string;
+      };
+      const first = await signIn();
+      await signIn();
+      expect((await ctx.get('/api/v1/auth/me', { token: first })).statusCode).toBe(200);
     });
 
     it('answers unknown addresses identically and refuses a link after 15 minutes', async () => {

@@ -292,9 +292,12 @@ describe('invitation into an account whose address was never proven (register-th
       const created = await orgA.client.post('/Users', scimUser(made, { displayName: 'SCIM Made' }));
       expect(created.statusCode, created.body).toBe(201);
       const id = created.json().id as string;
-      // Its first address is proven (a magic link); a new userName is the IdP's word again.
-      const makerSession = await proveByMagicLink(made);
-      expect(await account(made)).toMatchObject({ id, emailVerifiedVia: 'magic_link' });
+      // SCIM made it: unproven, the organization's own account, which its SCIM may readdress.
+      expect(await account(made)).toMatchObject({
+        id,
+        emailVerifiedAt: null,
+        originOrganizationId: expect.any(String),
+      });
       const email = uniqueEmail('new.hire');
       const renamed = await orgA.client.patch(
         `/Users/${id}`,
@@ -315,7 +318,6 @@ describe('invitation into an account whose address was never proven (register-th
       await stillPending(victim, token, email);
       const { session } = await claim(victim, token, email, 'admin', 'Scarlett Invitee');
       expect(await orgIds(session)).toEqual([orgA.owner.organization.id, victim.organization.id].sort());
-      expectErrorEnvelope(await ctx.get(`${AUTH}/me`, { token: makerSession }), 401, 'SESSION_REVOKED');
 
       // No longer org A's own account: its SCIM can neither readdress it nor rename its holder.
       expectScimError(
@@ -463,7 +465,15 @@ describe('invitation into an account whose address was never proven (register-th
       const home = await newOrg('Home Base');
       const email = home.user.email;
       const proven = await proveByMagicLink(email);
-      expect(await account(email)).toMatchObject({ emailVerifiedVia: 'magic_link' });
+      expect(await account(email)).toMatchObject({ emailVerifiedVia: 'magic_link', passwordHash: null });
+      // The magic link was the first proof of a registered address: it claimed the account, so whatever password
+      // and sessions the registration left (a stranger's, for all the link knows) are gone.
+      expectErrorEnvelope(await ctx.get(`${AUTH}/me`, { token: home.token }), 401, 'SESSION_REVOKED');
+      expectErrorEnvelope(
+        await ctx.post(`${AUTH}/login`, { body: { email, password: TEST_PASSWORD } }),
+        401,
+        'INVALID_CREDENTIALS',
+      );
       const inviter = await newOrg('Joining Co');
       const { token } = await invite(inviter, email, 'admin');
 
@@ -481,9 +491,7 @@ describe('invitation into an account whose address was never proven (register-th
         organization: { id: inviter.organization.id },
       });
       expect(await orgIds(data.token)).toEqual([home.organization.id, inviter.organization.id].sort());
-      for (const kept of [home.token, proven])
-        expect((await ctx.get(`${AUTH}/me`, { token: kept })).statusCode).toBe(200);
-      expect(await ctx.login(email)).toEqual(expect.any(String));
+      expect((await ctx.get(`${AUTH}/me`, { token: proven })).statusCode).toBe(200);
       const [entry] = await auditOf(inviter.token, 'team.invite.accepted');
       expect(entry!.metadata).toMatchObject({ email, role: 'admin', newUser: false, claimed: false });
     });
@@ -595,7 +603,8 @@ describe('invitation into an account whose address was never proven (register-th
       const inviter = await newOrg('Ligature Co');
       const { token, invitation } = await invite(inviter, ligature, 'admin');
       expect(invitation.email).toBe(email);
-      const res = await accept(token, { password: TEST_PASSWORD });
+      // The magic link claimed the registered account (its password went): it joins with its own session.
+      const res = await accept(token, {}, proven);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().data).toMatchObject({ user: { id: fiona.user.id }, role: 'admin' });
       expect(await orgIds(proven)).toEqual([fiona.organization.id, inviter.organization.id].sort());

@@ -281,7 +281,7 @@ describe('SSO domains proven by DNS (contract §3)', () => {
     expect(await routes('y@flaky.example')).toBe(true);
   });
 
-  it('drops a claim and its routing with DELETE, and with a configuration that no longer lists it', async () => {
+  it('drops a claim and its routing with DELETE; a configuration drops only pending claims it no longer lists', async () => {
     const owner = await ssoOrganization(['dropped.example', 'kept.example']);
     await verifySsoDomains(ctx, owner.token, dns);
     expect(await routes('z@dropped.example')).toBe(true);
@@ -305,10 +305,28 @@ describe('SSO domains proven by DNS (contract §3)', () => {
       },
     });
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json().data.domains).toEqual([{ domain: 'fresh.example', status: 'pending' }]);
-    expect(await dispatch('z@kept.example')).toBe(unavailable);
+    // A proven claim outlives a configuration that no longer lists it (a stale form never undoes a DNS proof);
+    // only DELETE /sso/domains drops it. A pending one not listed any more goes.
+    expect(put.json().data.domains).toEqual([
+      { domain: 'fresh.example', status: 'pending' },
+      { domain: 'kept.example', status: 'verified' },
+    ]);
+    expect(await routes('z@kept.example')).toBe(true);
+    const again = await ctx.request('PUT', SSO, {
+      token: owner.token,
+      body: {
+        provider: 'oidc',
+        emailDomains: ['other.example'],
+        oidc: { issuer: idp.issuer, clientId: idp.clientId },
+      },
+    });
+    expect(again.json().data.domains).toEqual([
+      { domain: 'kept.example', status: 'verified' },
+      { domain: 'other.example', status: 'pending' },
+    ]);
     // Deleting the configuration drops every claim.
     expect((await ctx.delete(SSO, { token: owner.token })).statusCode).toBe(200);
     expect(await claims(owner.token)).toEqual([]);
+    expect(await dispatch('z@kept.example')).toBe(unavailable);
   });
 });

@@ -399,7 +399,22 @@ describe('account and tenant takeover guards (issue 29: findings 2, 3, 5 and 7)'
         ],
         ['POST', `${AUTH}/mfa/setup`, undefined],
       ];
+      // A "switch" into its own organization does not launder the session: the new one is as scoped.
+      const laundered = await switchTo(sso, acme.organization.id);
+      expectErrorEnvelope(
+        await ctx.post(`${AUTH}/switch-org`, {
+          token: laundered,
+          body: { organizationId: home.organization.id },
+        }),
+        403,
+        'FORBIDDEN',
+      );
       for (const [method, url, body] of changes) {
+        expectErrorEnvelope(
+          await ctx.request(method, url, { token: laundered, body }),
+          403,
+          'REAUTHENTICATION_REQUIRED',
+        );
         expectErrorEnvelope(
           await ctx.request(method, url, { token: sso, body }),
           403,

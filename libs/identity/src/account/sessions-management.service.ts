@@ -210,6 +210,9 @@ export class SessionsManagementService {
         role: membership.role,
         timeout: user.sessionTimeout,
         meta,
+        // A switch from an SSO session (into its own organization: any other is refused above) stays one; it must
+        // not turn a session scoped by its IdP into one that reaches the whole account.
+        ssoPinned: currentSession?.ssoPinned ?? false,
       });
       return {
         token: session.token,

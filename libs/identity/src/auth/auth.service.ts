@@ -257,6 +257,22 @@ export class AuthService {
     });
   }
 
+  /**
+   * A magic link or a provider's verified address signs in the holder of the mailbox. On an account whose address
+   * was never proven that is its first proof, which claims it (`UsersRepository.claimUnproven`): the password,
+   * social link and IdP ownership its maker may have left go, and every session of it is revoked, before the
+   * holder's own session opens. A proven account is returned as it is.
+   */
+  async claimByMailbox(user: UserRow, via: 'magic_link' | 'oauth'): Promise<UserRow> {
+    if (user.emailVerifiedAt) return user;
+    return this.tx.run(async () => {
+      const claimed = await this.users.claimUnproven(user.id, { via }, this.clock.now());
+      if (!claimed) return (await this.users.findById(user.id)) ?? user;
+      await this.sessions.revokeAllForUser(user.id);
+      return claimed;
+    });
+  }
+
   membershipsOf(userId: string): Promise<MembershipRow[]> {
     return this.organizations.membershipsOf(userId);
   }

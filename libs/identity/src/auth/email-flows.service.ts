@@ -192,9 +192,9 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     // One transaction: if opening the session fails, the link is not spent.
     return this.tx.run(async () => {
       const row = await this.tokens.consume('magic_link', token);
-      const user = row?.userId ? await this.users.findById(row.userId) : undefined;
-      if (!user) throw invalidToken();
-      await this.users.markEmailVerified(user.id, 'magic_link', this.clock.now());
+      const found = row?.userId ? await this.users.findById(row.userId) : undefined;
+      if (!found) throw invalidToken();
+      const user = await this.auth.claimByMailbox(found, 'magic_link');
       const membership = await this.auth.activeMembership(user, 'magic_link', meta);
       if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, membership.organizationId, 'magic_link');
       return this.auth.completeLogin(user, membership, 'magic_link', meta);

@@ -242,8 +242,9 @@ export class SocialLoginService {
       throw new SocialFailure('a Microsoft address is not verified, and another account has it');
     }
     if (!user) user = await this.createAccount(provider, email, name, identity, meta);
-    // GitHub's primary verified address and Google's verified one prove the mailbox; Microsoft's does not.
-    else if (!identity) await this.users.markEmailVerified(user.id, 'oauth', this.clock.now());
+    // GitHub's primary verified address and Google's verified one prove the mailbox (and claim an account whose
+    // address was never proven); Microsoft's does not.
+    else if (!identity) user = await this.auth.claimByMailbox(user, 'oauth');
     const membership = await this.auth.activeMembership(user, 'oauth', meta);
     if (user.mfaEnabled) {
       return {

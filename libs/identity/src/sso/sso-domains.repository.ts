@@ -96,14 +96,28 @@ export class SsoDomainsRepository {
     return rows.length > 0;
   }
 
-  /** Drops the organization's claims (and routing) on every domain not in `keep`. */
-  async dropClaimsExcept(organizationId: string, keep: readonly string[]): Promise<void> {
+  /** Drops the organization's claims (and routing) on every domain not in `keep`; pending ones only, if asked. */
+  async dropClaimsExcept(
+    organizationId: string,
+    keep: readonly string[],
+    pendingOnly = false,
+  ): Promise<void> {
     const others = keep.length > 0 ? notInArray(ssoDomainClaims.domain, [...keep]) : undefined;
     const dropped = await this.tx.db
       .delete(ssoDomainClaims)
-      .where(and(eq(ssoDomainClaims.organizationId, organizationId), others))
+      .where(
+        and(
+          eq(ssoDomainClaims.organizationId, organizationId),
+          others,
+          pendingOnly ? eq(ssoDomainClaims.status, 'pending') : undefined,
+        ),
+      )
       .returning({ domain: ssoDomainClaims.domain });
     for (const { domain } of dropped) await this.unroute(organizationId, domain);
+  }
+
+  dropPendingClaimsExcept(organizationId: string, keep: readonly string[]): Promise<void> {
+    return this.dropClaimsExcept(organizationId, keep, true);
   }
 
   /** Verified or failing claims last checked before `before` (or never), oldest first: the daily re-check. */

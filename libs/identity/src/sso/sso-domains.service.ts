@@ -30,6 +30,8 @@ export const DOMAIN_GRACE_MS = 7 * DAY_MS;
 /** How often the re-check job looks for domains due, and how many it takes per run. */
 const RECHECK_INTERVAL_MS = 3_600_000;
 const RECHECK_BATCH = 200;
+/** Claims an organization may hold at once (what `GET /sso/domains` lists in full). */
+export const CLAIMS_MAX = 50;
 export const DOMAIN_RECHECK_JOB = 'sso-domain-recheck';
 
 const invalid = (field: string, message: string) => AppError.validation(message, [{ field, message }]);
@@ -79,6 +81,9 @@ export class SsoDomainsService implements OnModuleInit {
       await this.audit.lockOrganization(actor.organizationId);
       const existing = await this.domains.claim(actor.organizationId, domain);
       if (existing) return toSsoDomainResponse(existing);
+      if ((await this.domains.claims(actor.organizationId)).length >= CLAIMS_MAX) {
+        throw invalid('domain', `An organization holds at most ${CLAIMS_MAX} domain claims; drop one first`);
+      }
       const claim = await this.domains.addClaim(this.pendingClaim(actor.organizationId, domain));
       await this.audit.record(actor, 'sso.domain.claimed', { type: 'sso_domain', id: domain }, {}, meta);
       return toSsoDomainResponse(claim);
@@ -86,16 +91,22 @@ export class SsoDomainsService implements OnModuleInit {
   }
 
   /**
-   * Makes the organization's claims exactly `wanted` (`PUT /sso/config`'s `emailDomains`): new domains become
-   * pending claims, claims on domains no longer listed are dropped with their routing. In the caller's transaction.
+   * `PUT /sso/config`'s `emailDomains`: new domains become pending claims, and pending claims on domains no longer
+   * listed are dropped. A proven (verified or failing) claim stays until `DELETE /sso/domains/:domain`: a form that
+   * sends an older list never undoes a DNS proof. In the caller's transaction.
    */
   async sync(organizationId: string, wanted: readonly string[]): Promise<void> {
     for (const domain of wanted) {
       const refusal = domainRefusal(domain);
       if (refusal) throw invalid('emailDomains', refusal);
     }
-    await this.domains.dropClaimsExcept(organizationId, wanted);
-    for (const domain of wanted) await this.domains.addClaim(this.pendingClaim(organizationId, domain));
+    await this.domains.dropPendingClaimsExcept(organizationId, wanted);
+    const held = (await this.domains.claims(organizationId)).map((c) => c.domain);
+    const added = wanted.filter((d) => !held.includes(d));
+    if (held.length + added.length > CLAIMS_MAX) {
+      throw invalid('emailDomains', `An organization holds at most ${CLAIMS_MAX} domain claims`);
+    }
+    for (const domain of added) await this.domains.addClaim(this.pendingClaim(organizationId, domain));
   }
 
   /** Drops every claim of the organization and its routing (`DELETE /sso/config`). In the caller's transaction. */
@@ -117,17 +128,19 @@ export class SsoDomainsService implements OnModuleInit {
     if (found !== true) {
       await this.domains.updateClaim(organizationId, domain, { lastCheckedAt: now });
       const record = challengeRecordName(domain);
+      // One answer whether the record is absent or the lookup failed: how a name resolves is not told.
       throw new AppError(
         400,
         SsoErrorCode.DOMAIN_NOT_VERIFIED,
-        found === false
-          ? `No TXT record at ${record} holds this claim's value; publish it and verify again`
-          : `The TXT record at ${record} could not be looked up; try again`,
+        `No TXT record at ${record} was found holding this claim's value; publish it and verify again`,
         { extra: { record: { type: 'TXT', name: record, value: claim.challenge } } },
       );
     }
     return this.tx.run(async () => {
       await this.audit.lockOrganization(organizationId);
+      // The lookup ran outside the lock: the claim may have been dropped (DELETE, PUT) or verified meanwhile.
+      const current = await this.domains.claim(organizationId, domain);
+      if (!current || current.challenge !== claim.challenge) throw AppError.notFound('Domain claim');
       if (!(await this.domains.route(organizationId, domain, now))) {
         throw AppError.conflict(
           `The e-mail domain ${domain} was verified by another organization first`,
@@ -136,16 +149,16 @@ export class SsoDomainsService implements OnModuleInit {
       }
       const verified: Partial<SsoDomainClaimRow> = {
         status: 'verified',
-        verifiedAt: claim.status === 'pending' || !claim.verifiedAt ? now : claim.verifiedAt,
+        verifiedAt: current.status === 'pending' || !current.verifiedAt ? now : current.verifiedAt,
         lastCheckedAt: now,
         missingSince: null,
         updatedAt: now,
       };
       await this.domains.updateClaim(organizationId, domain, verified);
-      if (claim.status !== 'verified') {
+      if (current.status !== 'verified') {
         await this.audit.record(actor, 'sso.domain.verified', { type: 'sso_domain', id: domain }, {}, meta);
       }
-      return toSsoDomainResponse({ ...claim, ...verified });
+      return toSsoDomainResponse({ ...current, ...verified });
     });
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
-import { type EmailProof, users, type UserRow } from './user.schema.js';
+import { users, type UserRow } from './user.schema.js';
 
 /** The columns a user changes about themselves. */
 export type UserSelfPatch = Partial<
@@ -51,26 +51,20 @@ export class UsersRepository {
     return rows.length === 1;
   }
 
-  /** Records that the holder of the account's mailbox proved it, unless that is already recorded. */
-  async markEmailVerified(id: string, via: EmailProof, at: Date): Promise<void> {
-    await this.tx.db
-      .update(users)
-      .set({ emailVerifiedAt: at, emailVerifiedVia: via })
-      .where(and(eq(users.id, id), isNull(users.emailVerifiedAt)));
-  }
-
   /**
-   * The holder of the mailbox takes an account whose address was never proven, with the token that proves it: a new
-   * password, the address proven, and the link to a social identity dropped (a Microsoft tenant's address proved
-   * nothing). An invitation's claim (contract §4) goes further: a new name, and the account's TOTP and its IdP's
-   * ownership dropped, so that whoever made the account keeps nothing of it; a reset link alone never lifts a
-   * second factor. The caller revokes the sessions. Undefined when the address was proven meanwhile.
+   * The first proof of an account's mailbox claims the account for the mailbox's holder (contract §4): whoever
+   * made it before the proof keeps no way in. Its password is the one the proof came with (an invitation's or a
+   * reset's), or none (a magic link, a provider's verified address); its link to a social identity and its IdP's
+   * ownership go. An invitation's claim also sets the name and drops the TOTP (it "resets the credentials"); a
+   * reset, a magic link or a provider keeps the TOTP, since they never lift a second factor. The caller revokes the
+   * sessions. Undefined when the address was proven meanwhile.
    */
   async claimUnproven(
     id: string,
     claim:
       | { via: 'invitation'; name: string; passwordHash: string }
-      | { via: 'password_reset'; passwordHash: string },
+      | { via: 'password_reset'; passwordHash: string }
+      | { via: 'magic_link' | 'oauth' },
     at: Date,
   ): Promise<UserRow | undefined> {
     const invitation =
@@ -81,16 +75,16 @@ export class UsersRepository {
             mfaSecretEncrypted: null,
             mfaLastStep: null,
             mfaEnabledAt: null,
-            originOrganizationId: null,
           }
         : {};
     const [row] = await this.tx.db
       .update(users)
       .set({
         ...invitation,
-        passwordHash: claim.passwordHash,
+        passwordHash: 'passwordHash' in claim ? claim.passwordHash : null,
         passwordChangedAt: at,
         ssoId: null,
+        originOrganizationId: null,
         emailVerifiedAt: at,
         emailVerifiedVia: claim.via,
         updatedAt: at,

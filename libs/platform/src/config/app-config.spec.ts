@@ -119,7 +119,14 @@ describe('loadConfig', () => {
     expect(
       loadConfig({ DATA_DIR: dataDir(), SSO_DNS_SERVERS: '127.0.0.1:5353, 10.0.0.2,[::1]:53' }).ssoDnsServers,
     ).toEqual(['127.0.0.1:5353', '10.0.0.2', '[::1]:53']);
-    for (const bad of ['dns.example:53', '127.0.0.1:0', '127.0.0.1:70000', '127.0.0.1,,']) {
+    for (const bad of [
+      'dns.example:53',
+      '127.0.0.1:0',
+      '127.0.0.1:70000',
+      '127.0.0.1,,',
+      '999.1.1.1',
+      '[::g]:53',
+    ]) {
       expect(() => loadConfig({ DATA_DIR: dataDir(), SSO_DNS_SERVERS: bad }), bad).toThrow(/SSO_DNS_SERVERS/);
     }
   });

@@ -577,7 +577,9 @@ function parseDnsServers(value: string | undefined, ctx: z.RefinementCtx): strin
   for (const server of servers) {
     const match = /^(?:\[([0-9a-fA-F:]+)\]|([0-9.]+)|([0-9a-fA-F:]+))(?::(\d{1,5}))?$/.exec(server);
     const port = match?.[4] === undefined ? 53 : Number(match[4]);
-    if (!match || port < 1 || port > 65535 || (match[3] !== undefined && match[4] !== undefined)) {
+    const address = match?.[1] ?? match?.[2] ?? match?.[3] ?? '';
+    const bad = !match || !isIP(address) || port < 1 || port > 65535;
+    if (bad || (match[3] !== undefined && match[4] !== undefined)) {
       ctx.addIssue({
         code: 'custom',
         message: `"${server.slice(0, 60)}" is not an IP address with an optional :port`,

@@ -35,8 +35,9 @@ function wantedFamily(options: LookupOptions): 4 | 6 | undefined {
  * reaches the private one. An IP literal, which sockets do not look up, is checked before the request. A refusal
  * rejects with the `SsrfRefusal` itself (not fetch's "fetch failed"), whose message does not name the address.
  *
- * Connections are kept alive per origin; each was opened to a checked address. Redirects, if the caller follows
- * them, open connections through the same lookup.
+ * Connections are kept alive per origin; each was opened to a checked address. Redirects are never followed here
+ * (`redirect: "manual"` unless the caller asked for `"error"`): a socket skips the lookup for an IP literal, so a
+ * redirect to one would pass unchecked; a caller that follows a redirect calls this fetch again, which checks it.
  */
 export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
   const allowPrivate = () =>
@@ -71,7 +72,12 @@ export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
       throw new SsrfRefusal(`${host} is a loopback, private, link-local or reserved address`);
     }
     try {
-      const response = await undiciFetch(target, { ...(init as UndiciRequestInit), dispatcher: agent });
+      const redirect = init?.redirect === 'error' ? 'error' : 'manual';
+      const response = await undiciFetch(target, {
+        ...(init as UndiciRequestInit),
+        redirect,
+        dispatcher: agent,
+      });
       return response as unknown as Response;
     } catch (err) {
       throw ssrfRefusalIn(err) ?? err;
