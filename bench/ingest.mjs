@@ -57,6 +57,9 @@ const server = await startService({
   env: {
     DATABASE_POOL_MAX: '20',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    // The webhook receiver listens on loopback, which only WEBHOOK_ALLOW_PRIVATE_NETWORKS reaches, and production
+    // refuses that flag at start-up; NODE_ENV changes nothing else on the ingestion path (only cookie flags).
+    NODE_ENV: 'development',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   },
 });
