@@ -404,6 +404,19 @@ describe('deprovisioning: SCIM deactivation, workspace keys of former members, a
 
     // On PostgreSQL the second instance has its own connections and hears the first through LISTEN/NOTIFY; on PGlite
     // the two share the embedded database and its in-process bus.
+    it('a stream token belongs to the session that minted it: after its logout it opens nothing', async () => {
+      const f = await organization('Stream token of a session');
+      const token = await streamToken(ctx, f.admin.token);
+      expect((await ctx.post('/api/v1/auth/logout', { token: f.admin.token })).statusCode).toBe(200);
+      const res = await fetch(`${baseOf(ctx)}${STREAM}?token=${token}`);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { code: string }).code).toBe('UNAUTHORIZED');
+      // A token of a live session still opens the stream.
+      const sse = await openSse(ctx, await ctx.login(f.admin.email));
+      expect(sse.isEnded()).toBe(false);
+      await sse.close();
+    });
+
     it('a suspension through one replica closes the user’s stream on another', async () => {
       const f = await organization('Replicated streams');
       const replica = await replicaContext(ctx);

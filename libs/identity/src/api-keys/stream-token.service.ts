@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type Actor, AppError } from '#platform';
+import { SessionsRepository } from '../sessions/sessions.repository.js';
 import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 import { type StreamTokenDto, toStreamTokenResponse } from './dto/stream-token.dto.js';
 
@@ -17,26 +18,37 @@ export interface StreamPrincipal {
  */
 @Injectable()
 export class StreamTokenService {
-  constructor(private readonly tokens: OneTimeTokenService) {}
+  constructor(
+    private readonly tokens: OneTimeTokenService,
+    private readonly sessions: SessionsRepository,
+  ) {}
 
+  /** A token for the caller's membership and session: it opens nothing once that session is revoked. */
   async issue(actor: Actor): Promise<StreamTokenDto> {
-    if (!actor.userId) throw AppError.forbidden('Stream tokens are issued to user sessions only');
+    if (!actor.userId || !actor.jti)
+      throw AppError.forbidden('Stream tokens are issued to user sessions only');
     const issued = await this.tokens.issue({
       purpose: 'stream',
       ttlMs: STREAM_TOKEN_TTL_MS,
       userId: actor.userId,
       organizationId: actor.organizationId,
+      payload: { jti: actor.jti },
     });
     return toStreamTokenResponse(issued);
   }
 
   /**
    * Accepts a stream token once: the user and organization it was minted for, or undefined when it is unknown,
-   * used or expired. The caller should still check that the membership is active before streaming.
+   * used or expired, or the session that minted it has been revoked since (a logout within its 60 seconds). The
+   * caller should still check that the membership is active before streaming.
    */
   async consume(token: string): Promise<StreamPrincipal | undefined> {
     const row = await this.tokens.consume('stream', token);
     if (!row?.userId || !row.organizationId) return undefined;
+    const jti = (row.payload as { jti?: unknown } | null)?.jti;
+    if (typeof jti !== 'string') return undefined;
+    const session = await this.sessions.findByJti(jti);
+    if (!session || session.revokedAt) return undefined;
     return { userId: row.userId, organizationId: row.organizationId };
   }
 }
