@@ -127,6 +127,8 @@ describe('SSO configuration (contract §3)', () => {
         { domain: 'corp.acme.example', status: 'pending' },
       ],
       requireMfaEvenWithSso: true,
+      enforceSso: false,
+      testPassedAt: null,
       roleMappingRules: [
         { pattern: '^gov-admins$', role: 'admin' },
         { pattern: 'auditors', role: 'viewer' },

@@ -201,10 +201,10 @@ export class TestContext extends BuilderContext {
   async addMember(
     organizationId: string,
     role: Role,
+    email = uniqueEmail(role),
   ): Promise<{ userId: string; email: string; token: string }> {
     const now = this.clock.now();
     const userId = newId();
-    const email = uniqueEmail(role);
     await this.db.db.insert(users).values({
       id: userId,
       email,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BEARER_RESOLVER } from '#platform';
 import { AuthService } from './auth/auth.service.js';
+import { SsoEnforcement } from './auth/sso-enforcement.js';
 import { MembersRepository } from './organizations/members.repository.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
 import { OrganizationErasureJob } from './organizations/organization-erasure.job.js';
@@ -27,6 +28,7 @@ const shared = [
   TokenService,
   SessionService,
   OneTimeTokenService,
+  SsoEnforcement,
   AuthService,
 ];
 

@@ -11,6 +11,7 @@ import {
   ReqMeta,
   type RequestMeta,
 } from '#platform';
+import { SSO_REQUIRED } from '../auth/auth.errors.js';
 import { UserDto } from '../users/user.mapper.js';
 import {
   LoginActivityDto,
@@ -59,7 +60,10 @@ export class ProfileController {
       'valid. Writes `auth.org_switched` in the target organization; its id is the new session id.',
   })
   @ApiEnvelope(SwitchOrgResultDto)
-  @ApiErrors([400, 404], {
+  @ApiErrors([400, 403, 404], {
+    403:
+      `FORBIDDEN (the presented session came through another organization’s SSO); ${SSO_REQUIRED}: into an ` +
+      'organization that enforces SSO for the caller’s address',
     404: 'NOT_FOUND (unknown organization, or no active membership of the caller in it)',
   })
   switchOrganization(

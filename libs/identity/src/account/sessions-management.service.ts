@@ -9,6 +9,7 @@ import {
   type RequestMeta,
   TransactionHost,
 } from '#platform';
+import { SsoEnforcement } from '../auth/sso-enforcement.js';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import { SessionService } from '../sessions/session.service.js';
@@ -48,6 +49,7 @@ export class SessionsManagementService {
     private readonly organizations: OrganizationsRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly enforcement: SsoEnforcement,
   ) {}
 
   /**
@@ -72,6 +74,9 @@ export class SessionsManagementService {
       if (!spent) throw AppError.unauthorized('This session has been revoked', ErrorCode.SESSION_REVOKED);
       const user = await this.requireUser(current.userId);
       const previous = await this.sessionsRepo.findByJti(current.jti);
+      // Once the organization enforces its SSO for the address, a session it did not open is not renewed; an
+      // owner's is (owners keep the break-glass path).
+      if (!previous?.ssoPinned && actor.role !== 'owner') await this.assertNoSsoRequired(user, actor.organizationId);
       const entry = await this.audit.record(
         actor,
         'auth.token_refreshed',
@@ -196,6 +201,9 @@ export class SessionsManagementService {
         : undefined;
       if (!membership || !organization || organization.deletedAt) throw AppError.notFound('Organization');
       const user = await this.requireUser(current.userId);
+      // Into an organization that enforces its SSO for the address, only its own SSO session goes (and that one
+      // is already there): 403 SSO_REQUIRED.
+      if (organizationId !== actor.organizationId) await this.assertNoSsoRequired(user, organizationId);
       const entry = await this.audit.record(
         { organizationId, actor: auditActorOf(actor) },
         'auth.org_switched',
@@ -220,6 +228,12 @@ export class SessionsManagementService {
         role: membership.role,
       };
     });
+  }
+
+  private async assertNoSsoRequired(user: UserRow, organizationId: string): Promise<void> {
+    if ((await this.enforcement.enforcingOrganization(user.email)) === organizationId) {
+      throw this.enforcement.refusal();
+    }
   }
 
   private async requireUser(userId: string, forUpdate = false): Promise<UserRow> {

@@ -17,6 +17,7 @@ import {
   SessionTokenDto,
 } from './dto/sessions.dto.js';
 import { SESSIONS_LIST_CAP, SessionsManagementService } from './sessions-management.service.js';
+import { SSO_REQUIRED } from '../auth/auth.errors.js';
 
 @ApiTags('Auth')
 @Controller('auth')
@@ -31,9 +32,12 @@ export class SessionsController {
     summary: 'Exchange the current token for a new one',
     description:
       'Mints a token with a new jti (same organization, the user’s current session timeout) and revokes the presented ' +
-      'jti at once: a token can be refreshed once. Writes `auth.token_refreshed`, whose id is the new session id.',
+      'jti at once: a token can be refreshed once. Writes `auth.token_refreshed`, whose id is the new session id. ' +
+      'Once the organization enforces its SSO for the caller’s address, a session its SSO did not open is not ' +
+      'renewed (403 `SSO_REQUIRED`), except an owner’s.',
   })
   @ApiEnvelope(SessionTokenDto)
+  @ApiErrors([403], { 403: SSO_REQUIRED })
   refresh(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<SessionTokenDto> {
     return this.sessions.refresh(actor, meta);
   }

@@ -11,6 +11,7 @@ import {
   type RequestMeta,
 } from '#platform';
 import { AuthService } from './auth.service.js';
+import { SSO_REQUIRED } from './auth.errors.js';
 import {
   LoginDto,
   ApiLoginResponse,
@@ -45,11 +46,16 @@ export class AuthController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Log in with e-mail and password',
-    description: 'Writes `auth.login` with `metadata.method = "password"`.',
+    description:
+      'Writes `auth.login` with `metadata.method = "password"`. The session opens in the oldest active membership ' +
+      'whose organization does not enforce SSO for the address. When every one does, 403 `SSO_REQUIRED`, except ' +
+      'for an owner with TOTP: the break-glass path answers the MFA step, and `mfa/login` writes ' +
+      '`auth.sso_break_glass` and mails the other owners.',
   })
   @ApiLoginResponse()
-  @ApiErrors([400, 401], {
+  @ApiErrors([400, 401, 403], {
     401: 'INVALID_CREDENTIALS (wrong e-mail or password, same body either way), ACCOUNT_DEACTIVATED (no active membership)',
+    403: SSO_REQUIRED,
   })
   login(@Body() dto: LoginDto, @ReqMeta() meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
     return this.auth.login(dto, meta);

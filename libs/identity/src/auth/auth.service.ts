@@ -34,6 +34,7 @@ import type { MembershipRow, OrganizationRow } from '../organizations/organizati
 import type { EmailProof, UserRow } from '../users/user.schema.js';
 import { LoginEventsRepository } from '../sessions/login-events.repository.js';
 import { TokenService } from '../sessions/token.service.js';
+import { SsoEnforcement } from './sso-enforcement.js';
 
 /** Purpose claim and lifetime of the tempToken that bridges password (or SSO) and the MFA code. */
 export const MFA_PURPOSE = 'mfa';
@@ -51,6 +52,7 @@ export class AuthService {
     private readonly loginEvents: LoginEventsRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly enforcement: SsoEnforcement,
   ) {}
 
   /** Creates the user, an organization on the default plan, the owner membership and the first session at once. */
@@ -164,9 +166,35 @@ export class AuthService {
       if (user) await this.recordFailure(user, 'password', 'invalid_password', meta);
       throw AppError.unauthorized('Invalid e-mail or password', ErrorCode.INVALID_CREDENTIALS);
     }
-    const membership = await this.activeMembership(user, 'password', meta);
-    if (user.mfaEnabled) return this.mfaChallenge(user.id, membership.organizationId, 'password');
+    const { membership, breakGlass } = await this.signInMembership(user, 'password', meta);
+    if (user.mfaEnabled) {
+      return this.mfaChallenge(user.id, membership.organizationId, 'password', undefined, undefined, breakGlass);
+    }
     return this.completeLogin(user, membership, 'password', meta);
+  }
+
+  /**
+   * The membership a sign-in that did not come through an IdP (password, magic link, social login) opens: the
+   * oldest active one whose organization does not enforce its SSO for the user's address (contract §3). When the
+   * only ones left do, the answer is 403 SSO_REQUIRED, recorded in that organization, except for an owner with TOTP
+   * signing in by password: that is the break-glass path, and its MFA step says so (`breakGlass`).
+   */
+  async signInMembership(
+    user: UserRow,
+    method: string,
+    meta: RequestMeta,
+  ): Promise<{ membership: MembershipRow; breakGlass: boolean }> {
+    const first = await this.activeMembership(user, method, meta);
+    const enforcing = await this.enforcement.enforcingOrganization(user.email);
+    if (!enforcing || first.organizationId !== enforcing) return { membership: first, breakGlass: false };
+    const active = (await this.organizations.membershipsOf(user.id)).filter((m) => m.isActive);
+    const elsewhere = active.find((m) => m.organizationId !== enforcing);
+    if (elsewhere) return { membership: elsewhere, breakGlass: false };
+    if (method === 'password' && first.role === 'owner' && user.mfaEnabled) {
+      return { membership: first, breakGlass: true };
+    }
+    await this.recordFailure(user, method, 'sso_required', meta, enforcing);
+    throw this.enforcement.refusal();
   }
 
   /** The tempToken of a login that still needs its TOTP or backup code. */
@@ -176,6 +204,7 @@ export class AuthService {
     method: string,
     provider?: string,
     saml?: SamlSessionRef,
+    breakGlass = false,
   ): MfaChallengeDto {
     return {
       mfaRequired: true,
@@ -184,6 +213,7 @@ export class AuthService {
         method,
         ...(provider ? { provider } : {}),
         ...(saml ? { saml } : {}),
+        ...(breakGlass ? { breakGlass: true } : {}),
       }),
     };
   }

@@ -20,8 +20,10 @@ import {
 } from './dto/auth.dto.js';
 import { ChangePasswordDto, EmailDto, ResetPasswordDto, EmailTokenDto } from './dto/email-flows.dto.js';
 import { EmailFlowsService } from './email-flows.service.js';
+import { SSO_REQUIRED } from './auth.errors.js';
 
 const INVALID_TOKEN = 'INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR';
+
 
 @ApiTags('Auth')
 @Controller('auth')
@@ -63,11 +65,13 @@ export class EmailFlowsController {
   @ApiOperation({
     summary: 'Ask for a password-reset link',
     description:
-      'Always 200 with the same body and timing. An existing account receives a link valid one hour, single use.',
+      'Always 200 with the same body and timing. An existing account receives a link valid one hour, single use. ' +
+      'An address whose domain an organization verified and enforces SSO for gets 403 `SSO_REQUIRED` with ' +
+      '`details.ssoUrl` instead (decided by the domain alone, whether or not an account exists).',
   })
   @ApiEnvelope(MessageDto)
-  @ApiErrors([400, 429])
-  forgotPassword(@Body() dto: EmailDto): MessageDto {
+  @ApiErrors([400, 403, 429], { 403: SSO_REQUIRED })
+  forgotPassword(@Body() dto: EmailDto): Promise<MessageDto> {
     return this.flows.forgotPassword(dto.email);
   }
 
@@ -76,10 +80,12 @@ export class EmailFlowsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Set a new password with a reset token',
-    description: 'Revokes every session of the user. Writes `auth.password_reset`.',
+    description:
+      'Revokes every session of the user. Writes `auth.password_reset`. 403 `SSO_REQUIRED` when the address’s ' +
+      'organization has enforced SSO since the link was sent.',
   })
   @ApiEnvelope(MessageDto)
-  @ApiErrors([400, 429], { 400: INVALID_TOKEN })
+  @ApiErrors([400, 403, 429], { 400: INVALID_TOKEN, 403: SSO_REQUIRED })
   resetPassword(@Body() dto: ResetPasswordDto, @ReqMeta() meta: RequestMeta): Promise<MessageDto> {
     return this.flows.resetPassword(dto, meta);
   }
@@ -109,11 +115,14 @@ export class EmailFlowsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Ask for a sign-in link',
-    description: 'Always 200 with the same body. The link is valid 15 minutes, single use.',
+    description:
+      'Always 200 with the same body. The link is valid 15 minutes, single use. An address whose domain an ' +
+      'organization verified and enforces SSO for gets 403 `SSO_REQUIRED` with `details.ssoUrl` instead (decided ' +
+      'by the domain alone).',
   })
   @ApiEnvelope(MessageDto)
-  @ApiErrors([400, 429])
-  magicLink(@Body() dto: EmailDto): MessageDto {
+  @ApiErrors([400, 403, 429], { 403: SSO_REQUIRED })
+  magicLink(@Body() dto: EmailDto): Promise<MessageDto> {
     return this.flows.requestMagicLink(dto.email);
   }
 
@@ -122,10 +131,12 @@ export class EmailFlowsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Sign in with a magic-link token',
-    description: 'Answers as login. Writes `auth.login` with `metadata.method = "magic_link"`.',
+    description:
+      'Answers as login. Writes `auth.login` with `metadata.method = "magic_link"`. The session opens in the ' +
+      'oldest membership whose organization does not enforce SSO for the address; 403 `SSO_REQUIRED` when none.',
   })
   @ApiLoginResponse()
-  @ApiErrors([400, 401, 429], { 400: INVALID_TOKEN, 401: 'ACCOUNT_DEACTIVATED' })
+  @ApiErrors([400, 401, 403, 429], { 400: INVALID_TOKEN, 401: 'ACCOUNT_DEACTIVATED', 403: SSO_REQUIRED })
   verifyMagicLink(
     @Body() dto: EmailTokenDto,
     @ReqMeta() meta: RequestMeta,

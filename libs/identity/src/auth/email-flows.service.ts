@@ -25,6 +25,7 @@ import type {
 import type { ChangePasswordDto, ResetPasswordDto } from './dto/email-flows.dto.js';
 import { invalidToken } from './auth.errors.js';
 import { hashPassword, verifyPassword } from './password.js';
+import { SsoEnforcement } from './sso-enforcement.js';
 
 const HOUR = 3600 * 1000;
 export const SIGNUP_TOKEN_TTL_MS = 24 * HOUR;
@@ -53,6 +54,7 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     private readonly sessions: SessionService,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly enforcement: SsoEnforcement,
   ) {}
 
   async requestSignup(dto: RegisterDto): Promise<MessageDto> {
@@ -98,7 +100,9 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     });
   }
 
-  forgotPassword(email: string): MessageDto {
+  /** 403 SSO_REQUIRED when the address's domain enforces SSO (by the domain alone); else 200 whatever the account. */
+  async forgotPassword(email: string): Promise<MessageDto> {
+    await this.enforcement.assertMailSignInAllowed(email);
     this.background('forgot-password', async () => {
       const user = await this.users.findByEmail(email);
       if (!user || !user.isActive) return;
@@ -127,6 +131,8 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
       const row = await this.tokens.consume('password_reset', dto.token);
       const user = row?.userId ? await this.users.findById(row.userId) : undefined;
       if (!user) throw invalidToken();
+      // A link mailed before the organization turned enforcement on sets no password it would refuse.
+      await this.enforcement.assertMailSignInAllowed(user.email);
       const now = this.clock.now();
       // The link proves the mailbox. On an account whose address was never proven it also cuts the social identity
       // its maker linked (a Microsoft tenant's address proved nothing); the TOTP stays (see claimUnproven).
@@ -166,7 +172,9 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     return { message: 'Your password has been changed. Other sessions were signed out.' };
   }
 
-  requestMagicLink(email: string): MessageDto {
+  /** 403 SSO_REQUIRED when the address's domain enforces SSO (by the domain alone); else 200 whatever the account. */
+  async requestMagicLink(email: string): Promise<MessageDto> {
+    await this.enforcement.assertMailSignInAllowed(email);
     this.background('magic-link', async () => {
       const user = await this.users.findByEmail(email);
       if (!user || !user.isActive) return;
@@ -194,8 +202,9 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
       const row = await this.tokens.consume('magic_link', token);
       const found = row?.userId ? await this.users.findById(row.userId) : undefined;
       if (!found) throw invalidToken();
+      // A link mailed before the organization turned enforcement on opens no session there (and claims nothing).
+      const { membership } = await this.auth.signInMembership(found, 'magic_link', meta);
       const user = await this.auth.claimByMailbox(found, 'magic_link');
-      const membership = await this.auth.activeMembership(user, 'magic_link', meta);
       if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, membership.organizationId, 'magic_link');
       return this.auth.completeLogin(user, membership, 'magic_link', meta);
     });

@@ -11,6 +11,7 @@ import {
   type RequestMeta,
 } from '#platform';
 import { LoginResultDto, MessageDto } from '../auth/dto/auth.dto.js';
+import { SSO_REQUIRED } from '../auth/auth.errors.js';
 import {
   BackupCodesDto,
   MfaCodeDto,
@@ -101,10 +102,13 @@ export class MfaController {
       '`metadata.mfaFactor` (`totp` or `backup_code`); a wrong code writes `auth.login_failed` with ' +
       '`metadata.reason = "invalid_mfa_code"`. The tempToken stays usable for its 5 minutes, always with a fresh code. ' +
       'After 10 wrong codes for one user within 15 minutes, from any address, further attempts get 429 ' +
-      '`RATE_LIMIT_EXCEEDED` with `Retry-After`.',
+      '`RATE_LIMIT_EXCEEDED` with `Retry-After`. The break-glass step of an owner of an organization that enforces ' +
+      'SSO also writes `auth.sso_break_glass` (and `metadata.breakGlass = true` on `auth.login`) and mails every ' +
+      'other owner; a tempToken of any other first factor into such an organization answers 403 `SSO_REQUIRED`.',
   })
   @ApiEnvelope(LoginResultDto)
-  @ApiErrors([400, 401, 429], {
+  @ApiErrors([400, 401, 403, 429], {
+    403: SSO_REQUIRED,
     429: 'RATE_LIMIT_EXCEEDED (the auth limiter per IP, or 10 wrong MFA codes for this user in 15 minutes)',
     401:
       `${INVALID_CODE}; UNAUTHORIZED (tempToken malformed, expired, issued before the last password change, ` +

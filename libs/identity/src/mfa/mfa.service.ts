@@ -11,6 +11,7 @@ import {
   TransactionHost,
 } from '#platform';
 import { AuthService, MFA_PURPOSE } from '../auth/auth.service.js';
+import { SsoEnforcement } from '../auth/sso-enforcement.js';
 import type { LoginResultDto, MessageDto } from '../auth/dto/auth.dto.js';
 import type { MembershipRow } from '../organizations/organization.schema.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
@@ -67,6 +68,7 @@ export class MfaService {
     private readonly audit: AuditLog,
     private readonly box: SecretBox,
     private readonly clock: Clock,
+    private readonly enforcement: SsoEnforcement,
   ) {}
 
   /** A new pending secret (replacing any earlier pending one); MFA stays off until enable proves a code. */
@@ -180,26 +182,49 @@ export class MfaService {
     const user = await this.users.findById(claims.sub);
     if (!user || !user.mfaEnabled || issuedBeforePasswordChange(claims.iat, user)) throw invalidTempToken();
     const membership = await this.membershipFor(user, claims.organizationId, method, meta);
+    const breakGlass = await this.breakGlassOf(user, membership, method, claims.breakGlass === true, meta);
     await this.assertAttemptsLeft(user.id);
     const result = await this.tx.run(async () => {
       const factor = await this.consumeFactor(user, dto.code, { allowBackupCode: true });
       if (!factor) return undefined;
       // SSO and social logins name their provider on auth.login, after the code as without it.
       const provider = typeof claims.provider === 'string' ? { provider: claims.provider } : {};
-      return this.auth.completeLogin(
+      const session = await this.auth.completeLogin(
         user,
         membership,
         method,
         meta,
-        { ...provider, mfa: true, mfaFactor: factor },
+        { ...provider, mfa: true, mfaFactor: factor, ...(breakGlass ? { breakGlass: true } : {}) },
         samlSessionOf(claims.saml),
       );
+      if (breakGlass) await this.enforcement.recordBreakGlass(user, membership.organizationId, factor, meta);
+      return session;
     });
     if (!result) {
       await this.auth.recordFailure(user, method, 'invalid_mfa_code', meta, membership.organizationId);
       throw invalidMfaCode();
     }
     return result;
+  }
+
+  /**
+   * Whether this second step finishes an owner's break-glass sign-in (contract §3). A first factor other than SSO
+   * opens no session in an organization that enforces its SSO for the address (it may have turned enforcement on
+   * since the tempToken was minted), except the password login of an owner that `signInMembership` marked.
+   */
+  private async breakGlassOf(
+    user: UserRow,
+    membership: MembershipRow,
+    method: string,
+    marked: boolean,
+    meta: RequestMeta,
+  ): Promise<boolean> {
+    if (method === 'sso') return false;
+    const enforcing = await this.enforcement.enforcingOrganization(user.email);
+    if (enforcing !== membership.organizationId) return false;
+    if (marked && method === 'password' && membership.role === 'owner') return true;
+    await this.auth.recordFailure(user, method, 'sso_required', meta, membership.organizationId);
+    throw this.enforcement.refusal();
   }
 
   /**

@@ -43,7 +43,7 @@ export class SignInHandOff {
           .redirect(`${this.config.appUrl}/auth/callback`, 302);
   }
 
-  fail(reply: FastifyReply, clear: string | undefined, error: 'sso_failed' | 'oauth_failed'): FastifyReply {
+  fail(reply: FastifyReply, clear: string | undefined, error: 'sso_failed' | 'oauth_failed' | 'sso_required'): FastifyReply {
     if (clear) reply.header('set-cookie', clear);
     return reply.redirect(`${this.config.appUrl}/login?error=${error}`, 302);
   }

@@ -1,7 +1,8 @@
 import { applyDecorators, Controller, Get, Logger, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiErrors, Public, RawResponse, ReqMeta, type RequestMeta } from '#platform';
+import { ApiErrors, AppError, Public, RawResponse, ReqMeta, type RequestMeta } from '#platform';
+import { AuthErrorCode } from '../auth/auth.errors.js';
 import { AUTH_COOKIE_PATH, SignInHandOff } from './sign-in-hand-off.js';
 import { readCookie } from './sso-cookies.js';
 import { SOCIAL_STATE_TTL_MS, SocialFailure, SocialLoginService } from './social-login.service.js';
@@ -36,14 +37,15 @@ function ReturnRoute(provider: string): MethodDecorator {
         'verified address; Google: only when verified), and signs in the user with that e-mail or creates one with ' +
         'an organization. Success: 302 to `APP_URL/auth/callback` with the httpOnly `svc_oauth_token` cookie (7 ' +
         'days; `Secure; SameSite=None` in production), collected by `GET /auth/oauth-token`; a user with TOTP goes ' +
-        'to `APP_URL/login?ssoMfa=1` with `svc_sso_mfa`. Failure: 302 to `APP_URL/login?error=oauth_failed`. Writes ' +
+        'to `APP_URL/login?ssoMfa=1` with `svc_sso_mfa`. Failure: 302 to `APP_URL/login?error=oauth_failed`, or ' +
+        '`error=sso_required` when the organization of every membership enforces its SSO for the address. Writes ' +
         '`auth.login` with `metadata.method = "oauth"` and the provider. No token in any URL.',
     }),
     ApiQuery({ name: 'state', required: false, type: String }),
     ApiQuery({ name: 'code', required: false, type: String }),
     ApiResponse({
       status: 302,
-      description: 'To the dashboard: signed in, MFA next, or `error=oauth_failed`.',
+      description: 'To the dashboard: signed in, MFA next, `error=oauth_failed` or `error=sso_required`.',
     }),
     ApiErrors([404]),
   );
@@ -85,7 +87,8 @@ export class SocialLoginController {
       // A refused sign-in (or an account refused by login rules: deactivated, organization deleted).
       if (!(err instanceof SocialFailure) && !(err instanceof Error && 'status' in err)) throw err;
       this.logger.warn({ provider, reason: err.message }, 'Social sign-in refused');
-      return this.handOff.fail(reply, clearState, 'oauth_failed');
+      const ssoRequired = err instanceof AppError && err.code === AuthErrorCode.SSO_REQUIRED;
+      return this.handOff.fail(reply, clearState, ssoRequired ? 'sso_required' : 'oauth_failed');
     }
   }
 

@@ -241,11 +241,13 @@ export class SocialLoginService {
     if (user && identity && user.ssoId !== identity) {
       throw new SocialFailure('a Microsoft address is not verified, and another account has it');
     }
+    const created = !user;
     if (!user) user = await this.createAccount(provider, email, name, identity, meta);
+    // Where the sign-in lands first: a refusal (SSO enforced, deactivated) changes nothing of the account.
+    const { membership } = await this.auth.signInMembership(user, 'oauth', meta);
     // GitHub's primary verified address and Google's verified one prove the mailbox (and claim an account whose
     // address was never proven); Microsoft's does not.
-    else if (!identity) user = await this.auth.claimByMailbox(user, 'oauth');
-    const membership = await this.auth.activeMembership(user, 'oauth', meta);
+    if (!created && !identity) user = await this.auth.claimByMailbox(user, 'oauth');
     if (user.mfaEnabled) {
       return {
         kind: 'mfa',

@@ -7,10 +7,12 @@ import {
   type AppConfig,
   AppError,
   AuditLog,
+  canonicalJson,
   Clock,
   type RequestMeta,
   resolveTarget,
   SecretBox,
+  sha256Hex,
   ssrfRefusalIn,
   TransactionHost,
 } from '#platform';
@@ -71,6 +73,17 @@ export function certificateView(cert: X509Certificate): CertificateView {
     validTo: new Date(cert.validTo).toISOString(),
     fingerprint256: cert.fingerprint256,
   };
+}
+
+/**
+ * What a test of the IdP vouches for: the provider and its settings as stored. A PUT that changes any of them (a
+ * new client secret is sealed anew, so it counts) needs a new passing test before `enforceSso` may be on.
+ */
+export function idpFingerprint(config: StoredSsoConfig): string {
+  // Canonical: a jsonb column gives the keys back in its own order.
+  return sha256Hex(
+    canonicalJson({ provider: config.provider, oidc: config.oidc ?? null, saml: config.saml ?? null }),
+  );
 }
 
 /** The error a check shows: its message, without line breaks, bounded. */
@@ -173,6 +186,12 @@ export class SsoConfigService {
       }
       // The domains as written become the organization's claims; only those it has verified route (contract §3).
       await this.domainClaims.sync(org, dto.emailDomains);
+      const previousTest = existing?.config.lastTest;
+      if (previousTest?.fingerprint === idpFingerprint(stored)) stored.lastTest = previousTest;
+      if (dto.enforceSso) {
+        await this.assertEnforceable(org, stored);
+        stored.enforceSso = true;
+      }
       await this.organizations.setSsoFields(org, stored as unknown as Record<string, unknown>, rules, now);
       await this.audit.record(
         actor,
@@ -182,6 +201,7 @@ export class SsoConfigService {
           provider: stored.provider,
           emailDomains: dto.emailDomains,
           requireMfaEvenWithSso: stored.requireMfaEvenWithSso,
+          enforceSso: stored.enforceSso === true,
           roleMappingRules: rules.length,
           secretChanged,
         },
@@ -214,15 +234,56 @@ export class SsoConfigService {
     });
   }
 
-  /** Contacts the IdP: OIDC discovery, or the SAML certificate's validity and the URLs' addresses. */
+  /**
+   * Contacts the IdP: OIDC discovery, or the SAML certificate's validity and the URLs' addresses. The outcome is
+   * kept with the settings it tested (`testPassedAt`), unless they changed meanwhile: `enforceSso` needs a pass.
+   */
   async test(actor: Actor): Promise<SsoTestResultDto> {
-    const settings = await this.settings(actor.organizationId);
+    const org = actor.organizationId;
+    const settings = await this.settings(org);
     if (!settings) throw AppError.notFound('SSO configuration');
     const checks =
       settings.config.provider === 'oidc' && settings.config.oidc
         ? await this.testOidc(settings.config.oidc)
         : await this.testSaml(settings.config.saml!);
-    return { ok: checks.every((c) => c.ok), checks };
+    const ok = checks.every((c) => c.ok);
+    const fingerprint = idpFingerprint(settings.config);
+    await this.tx.run(async () => {
+      await this.audit.lockOrganization(org);
+      const current = await this.settings(org);
+      if (!current || idpFingerprint(current.config) !== fingerprint) return;
+      const stored: StoredSsoConfig = {
+        ...current.config,
+        lastTest: { fingerprint, passedAt: ok ? this.clock.now().toISOString() : null },
+      };
+      await this.organizations.setSsoFields(
+        org,
+        stored as unknown as Record<string, unknown>,
+        current.roleMappingRules,
+        this.clock.now(),
+      );
+    });
+    return { ok, checks };
+  }
+
+  /**
+   * `enforceSso` locks every user of the verified domains out of every other way in, so it is refused unless the
+   * organization holds a verified domain and the IdP settings being saved are the ones whose last test passed.
+   */
+  private async assertEnforceable(organizationId: string, stored: StoredSsoConfig): Promise<void> {
+    if ((await this.domains.list(organizationId)).length === 0) {
+      throw invalid(
+        'enforceSso',
+        'enforceSso needs a verified domain: publish its TXT record and call POST /sso/domains/:domain/verify first',
+      );
+    }
+    if (!stored.lastTest?.passedAt) {
+      throw invalid(
+        'enforceSso',
+        'enforceSso needs these IdP settings to pass POST /sso/config/test first: save them without enforceSso, ' +
+          'run the test, then turn it on',
+      );
+    }
   }
 
   private async testOidc(o: StoredOidcSettings): Promise<SsoCheckDto[]> {
@@ -353,6 +414,9 @@ export class SsoConfigService {
       emailDomains: claims.map((c) => c.domain),
       domains: claims.map((c) => ({ domain: c.domain, status: c.status })),
       requireMfaEvenWithSso: s.config.requireMfaEvenWithSso,
+      enforceSso: s.config.enforceSso === true,
+      testPassedAt:
+        s.config.lastTest?.fingerprint === idpFingerprint(s.config) ? s.config.lastTest.passedAt : null,
       roleMappingRules: s.roleMappingRules,
       ...(s.config.provider === 'oidc' && o
         ? {

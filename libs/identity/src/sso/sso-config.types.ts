@@ -24,6 +24,13 @@ export interface StoredSamlSettings {
 export interface StoredSsoConfig {
   provider: SsoProvider;
   requireMfaEvenWithSso: boolean;
+  /** Sign-in through the SSO is enforced for the verified domains (absent in configurations written before it). */
+  enforceSso?: boolean;
+  /**
+   * The last `POST /sso/config/test` of these IdP settings: the settings' fingerprint and, when it passed, when.
+   * A PUT that changes the settings drops it.
+   */
+  lastTest?: { fingerprint: string; passedAt: string | null };
   oidc?: StoredOidcSettings;
   saml?: StoredSamlSettings;
   updatedAt: string;

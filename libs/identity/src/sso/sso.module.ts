@@ -6,6 +6,7 @@ import { SsoConfigService } from './sso-config.service.js';
 import { SsoDomainsController } from './sso-domains.controller.js';
 import { SsoDomainsRepository } from './sso-domains.repository.js';
 import { SsoDomainsService } from './sso-domains.service.js';
+import { SsoEnforcementSource } from './sso-enforcement.policy.js';
 import { SsoLoginController } from './sso-login.controller.js';
 import { SsoLoginService } from './sso-login.service.js';
 import { SocialLoginController } from './social-login.controller.js';
@@ -35,6 +36,7 @@ import { SsoSignIn } from './sso-sign-in.js';
     SsoLoginService,
     SocialLoginService,
     SignInHandOff,
+    SsoEnforcementSource,
   ],
   exports: [SsoConfigService, SsoDomainsRepository],
 })

@@ -155,7 +155,9 @@ export class InvitationsController {
       'A password sent is always checked (a wrong one is 401 INVALID_CREDENTIALS). Creates the membership with ' +
       'the invited role, marks the invitation accepted (single use), writes `team.invite.accepted` (`newUser`, ' +
       '`claimed`) and opens a session in the inviting organization (`auth.login` with method `invite`). An account ' +
-      'with MFA enabled gets `{mfaRequired, tempToken}` instead, to finish with `/auth/mfa/login`.',
+      'with MFA enabled gets `{mfaRequired, tempToken}` instead, to finish with `/auth/mfa/login`. When the ' +
+      'organization enforces its SSO for the invited address, the membership is created and the answer is 403 ' +
+      '`SSO_REQUIRED`: the new member signs in through the IdP.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiAcceptResponse()
@@ -166,7 +168,9 @@ export class InvitationsController {
     401:
       'UNAUTHORIZED (the address has a proven account and the caller neither is signed in as it nor sent its ' +
       'password; or an invalid bearer), INVALID_CREDENTIALS (wrong password), ACCOUNT_DEACTIVATED',
-    403: 'REAUTHENTICATION_REQUIRED (the session was opened by another organization’s SSO)',
+    403:
+      'REAUTHENTICATION_REQUIRED (the session was opened by another organization’s SSO); SSO_REQUIRED (joined; ' +
+      'the organization enforces SSO for the address, `details.ssoUrl` is where sign-in starts)',
     404: 'NOT_FOUND (unknown or revoked invitation)',
     409: 'EMAIL_IN_USE (an account for the e-mail was created at the same moment; retry)',
   })

@@ -25,6 +25,7 @@ import {
 import { AuthService } from '../auth/auth.service.js';
 import type { MfaChallengeDto } from '../auth/dto/auth.dto.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
+import { SsoEnforcement } from '../auth/sso-enforcement.js';
 import { SessionService } from '../sessions/session.service.js';
 import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
@@ -107,6 +108,7 @@ export class InvitationsService {
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly enforcement: SsoEnforcement,
   ) {}
 
   create(actor: Actor, dto: CreateInvitationDto, meta: RequestMeta): Promise<InvitationDto> {
@@ -253,8 +255,12 @@ export class InvitationsService {
         : 'claim';
     if (kind === 'join') await this.assertAccountHolder(existing!, dto, caller, meta);
     const passwordHash = kind === 'join' ? undefined : await hashPassword(this.newAccountPassword(dto, kind));
+    // An organization that enforces its SSO for the address takes the member in, but opens no session that its
+    // IdP did not: the answer is 403 SSO_REQUIRED once the membership is committed.
+    const ssoOnly =
+      (await this.enforcement.enforcingOrganization(invite.email)) === invite.organizationId;
 
-    return this.tx.run(async () => {
+    const accepted = await this.tx.run(async () => {
       const now = this.clock.now();
       const organization = await this.lockOrganization(invite.organizationId);
       // An existing account's row stays locked until commit: an erasure that would remove the account (its only
@@ -292,10 +298,18 @@ export class InvitationsService {
         { email: invite.email, role: invite.role, newUser: kind === 'create', claimed: kind === 'claim' },
         meta,
       );
+      if (ssoOnly) return undefined;
       if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, organization.id, 'invite');
       const session = await this.auth.completeLogin(user, membership, 'invite', meta);
       return { ...session, organization: toOrganizationResponse(organization), role: membership.role };
     });
+    if (!accepted) {
+      throw this.enforcement.refusal(
+        'You joined the organization; it requires single sign-on for this address, so sign in through your ' +
+          'identity provider',
+      );
+    }
+    return accepted;
   }
 
   private async lookup(token: string): Promise<InvitationByToken | undefined> {

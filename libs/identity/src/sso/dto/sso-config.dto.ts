@@ -168,6 +168,18 @@ export class PutSsoConfigDto {
   requireMfaEvenWithSso?: boolean;
 
   @ApiPropertyOptional({
+    default: false,
+    description:
+      'Users whose address is in a verified domain of the organization must sign in through its SSO: password ' +
+      'login, magic links, social login, password reset and `switch-org` into the organization answer 403 ' +
+      '`SSO_REQUIRED` (owners keep password + TOTP, audited as `auth.sso_break_glass`). Needs a verified domain, ' +
+      'and the IdP settings being saved must be the ones whose last `POST /sso/config/test` passed.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  enforceSso?: boolean;
+
+  @ApiPropertyOptional({
     type: [RoleMappingRuleDto],
     maxItems: ROLE_RULES_MAX,
     description: 'In order; the first rule matching any of the user’s groups gives the role; none: member.',
@@ -244,6 +256,17 @@ export class SsoConfigDto {
   })
   domains: SsoDomainStateDto[];
   @ApiProperty() requireMfaEvenWithSso: boolean;
+  @ApiProperty({ description: 'Whether sign-in through the SSO is enforced for the verified domains.' })
+  enforceSso: boolean;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When the current IdP settings last passed `POST /sso/config/test`; null when they have not (a failed ' +
+      'test, or settings changed since). `enforceSso` can be turned on only while it is set.',
+  })
+  testPassedAt: string | null;
   @ApiProperty({ type: [RoleMappingRuleDto] }) roleMappingRules: RoleMappingRuleDto[];
   @ApiPropertyOptional({ type: OidcSettingsView }) oidc?: OidcSettingsView;
   @ApiPropertyOptional({ type: SamlSettingsView }) saml?: SamlSettingsView;
