@@ -19,6 +19,12 @@ no header means the latest version; an unknown or malformed value is 400 \`VERSI
 Responses carry \`X-Svc-API-Version: v1\`, \`X-Svc-Version\` and \`X-Request-Id\`.
 
 **Identifiers** are 24 lower-case hex characters. **Records of another organization** answer 404 \`NOT_FOUND\`.
+
+**Errors of the transport**, on any route before it runs: 404 \`NOT_FOUND\` (no such route), 408 \`REQUEST_TIMEOUT\`
+(the body did not arrive in time), 413 \`PAYLOAD_TOO_LARGE\`, 414 \`URI_TOO_LONG\`, 415 \`UNSUPPORTED_MEDIA_TYPE\` (a
+\`Content-Type\` the route does not take, a charset other than UTF-8, or an unknown \`Content-Encoding\`), 431
+\`HEADERS_TOO_LARGE\`, 500 \`INTERNAL_ERROR\` (the body carries only the request id) and 503 \`SERVICE_UNAVAILABLE\`
+(saturated; see \`Retry-After\`). A method a resource does not have is 405 \`METHOD_NOT_ALLOWED\` (SCIM's fixed groups).
 `.trim();
 
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {

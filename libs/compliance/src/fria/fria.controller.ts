@@ -34,7 +34,12 @@ const TRANSITION_400 = {
 /** Fundamental-rights impact assessments (EU AI Act article 27), plan feature friaWizard. */
 @ApiTags('FRIA')
 @Controller('fria')
-@ApiErrors([401, 403])
+@ApiErrors([401, 403, 500], {
+  500:
+    'An unexpected failure of the operation, logged with its cause; the body carries only the request id and the ' +
+    'operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, ' +
+    'FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED',
+})
 export class FriaController {
   constructor(private readonly fria: FriaService) {}
 

@@ -23,6 +23,11 @@ import {
   AuditVerifyQueryDto,
 } from './dto/audit.dto.js';
 
+/** The per-user limiter of the routes that walk the whole chain (`AUDIT_CHAIN_RATE_LIMIT`). */
+const AUDIT_CHAIN_LIMITED = {
+  429: 'RATE_LIMITED (the per-user limiter of chain verification, checkpoints and export; see Retry-After)',
+};
+
 @ApiTags('Audit')
 @Controller('audit')
 @Access({ roles: Permission.readAudit })
@@ -58,7 +63,7 @@ export class AuditController {
       'checks the chain against its highest signed checkpoint. `brokenAt` names the first failure.',
   })
   @ApiEnvelope(AuditVerifyDto)
-  @ApiErrors([400, 429, 503])
+  @ApiErrors([400, 429, 503], AUDIT_CHAIN_LIMITED)
   verify(@CurrentActor() actor: Actor, @Query() query: AuditVerifyQueryDto): Promise<AuditVerifyDto> {
     return this.audit.verify(actor.organizationId, { full: query.full === 'true' });
   }
@@ -91,7 +96,7 @@ export class AuditController {
       '409 AUDIT_CHAIN_INVALID when the chain does not verify.',
   })
   @ApiEnvelope(AuditCheckpointDto, { status: 201 })
-  @ApiErrors([409, 429, 503])
+  @ApiErrors([409, 429, 503], { 409: 'AUDIT_CHAIN_INVALID (the chain does not verify)', ...AUDIT_CHAIN_LIMITED })
   createCheckpoint(@CurrentActor() actor: Actor): Promise<AuditCheckpointDto> {
     return this.checkpoints.checkpoint(actor.organizationId);
   }
@@ -110,7 +115,7 @@ export class AuditController {
     description: 'NDJSON stream of audit entries',
     content: { 'application/x-ndjson': { schema: { type: 'string' } } },
   })
-  @ApiErrors([429, 503])
+  @ApiErrors([429, 503], AUDIT_CHAIN_LIMITED)
   async export(@CurrentActor() actor: Actor): Promise<StreamableFile> {
     return new StreamableFile(await this.audit.exportNdjson(actor.organizationId), {
       type: 'application/x-ndjson',

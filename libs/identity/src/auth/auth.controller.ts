@@ -54,7 +54,9 @@ export class AuthController {
   })
   @ApiLoginResponse()
   @ApiErrors([400, 401, 403], {
-    401: 'INVALID_CREDENTIALS (wrong e-mail or password, same body either way), ACCOUNT_DEACTIVATED (no active membership)',
+    401:
+      'INVALID_CREDENTIALS (wrong e-mail or password, same body either way), ACCOUNT_DEACTIVATED (no active ' +
+      'membership), ORGANIZATION_DELETED (every active membership is in a deleted organization)',
     403: SSO_REQUIRED,
   })
   login(@Body() dto: LoginDto, @ReqMeta() meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {

@@ -136,7 +136,11 @@ export class EmailFlowsController {
       'oldest membership whose organization does not enforce SSO for the address; 403 `SSO_REQUIRED` when none.',
   })
   @ApiLoginResponse()
-  @ApiErrors([400, 401, 403, 429], { 400: INVALID_TOKEN, 401: 'ACCOUNT_DEACTIVATED', 403: SSO_REQUIRED })
+  @ApiErrors([400, 401, 403, 429], {
+    400: INVALID_TOKEN,
+    401: 'ACCOUNT_DEACTIVATED, ORGANIZATION_DELETED (as login)',
+    403: SSO_REQUIRED,
+  })
   verifyMagicLink(
     @Body() dto: EmailTokenDto,
     @ReqMeta() meta: RequestMeta,

@@ -193,6 +193,9 @@ function isAddressOrCidr(entry: string): boolean {
 }
 
 /** A fixed window: at most `max` requests per `windowMs`. */
+/** The environment variables the service reads (the names, for documentation checks). */
+export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 export interface RateLimit {
   max: number;
   windowMs: number;
