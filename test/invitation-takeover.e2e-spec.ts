@@ -13,6 +13,7 @@ import { LocalOAuthProvider, type SocialUser } from './support/oauth-provider.js
 import { OidcIdp } from './support/oidc-idp.js';
 import { expectScimError, patchOp, scimOrganization, scimUser } from './support/scim.js';
 import { verifySsoDomains } from './support/sso-domains.js';
+import { collectHandOff } from './support/sign-in.js';
 import { TestDns } from './support/test-dns.js';
 
 const INVITE = '/api/v1/team/invite';
@@ -120,16 +121,7 @@ describe('invitation into an account whose address was never proven (register-th
   }
 
   /** The session a successful SSO or social callback hands over by cookie, collected as the dashboard does. */
-  async function collect(res: LightMyRequestResponse): Promise<string> {
-    expect(res.statusCode, res.body).toBe(302);
-    expect(res.headers.location).toBe(`${appUrl}/auth/callback`);
-    const cookie = valueOf(setCookies(res).get('svc_oauth_token'))!;
-    const taken = await ctx.get(`${AUTH}/oauth-token`, {
-      headers: { cookie: `svc_oauth_token=${encodeURIComponent(cookie)}` },
-    });
-    expect(taken.statusCode, taken.body).toBe(200);
-    return taken.json().data.token;
-  }
+  const collect = (res: LightMyRequestResponse) => collectHandOff(ctx, res);
 
   /** A whole OIDC sign-in of the IdP's account `hire`, through org A's dispatcher: the callback's response. */
   async function ssoSignIn(): Promise<LightMyRequestResponse> {

@@ -9,6 +9,7 @@ import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { LocalOAuthProvider } from './support/oauth-provider.js';
 import { OidcIdp } from './support/oidc-idp.js';
 import { verifySsoDomains } from './support/sso-domains.js';
+import { collectHandOff } from './support/sign-in.js';
 import { TestDns } from './support/test-dns.js';
 
 const DOMAIN = 'enforced.example';
@@ -82,14 +83,7 @@ describe('enforced single sign-on (contract §3)', () => {
     const res = await ctx.request('GET', `/api/v1/auth/sso/callback${back.search}`, {
       headers: { cookie: `svc_sso_binding=${encodeURIComponent(binding!)}` },
     });
-    expect(res.statusCode, res.body).toBe(302);
-    expect(res.headers.location).toBe(`${appUrl}/auth/callback`);
-    const cookie = valueOf(setCookies(res).get('svc_oauth_token'))!;
-    const taken = await ctx.get(`${AUTH}/oauth-token`, {
-      headers: { cookie: `svc_oauth_token=${encodeURIComponent(cookie)}` },
-    });
-    expect(taken.statusCode, taken.body).toBe(200);
-    return taken.json().data.token;
+    return collectHandOff(ctx, res);
   }
   /** Google's return for a verified address: the callback's answer. */
   async function googleSignIn(email: string) {

@@ -14,6 +14,7 @@ import { type IdpAccount, OidcIdp } from './support/oidc-idp.js';
 import { patchOp, scimClient, scimUser } from './support/scim.js';
 import { verifySsoDomains } from './support/sso-domains.js';
 import { member, teamHelpers } from './support/team-suite.js';
+import { collectHandOff } from './support/sign-in.js';
 import { TestDns } from './support/test-dns.js';
 
 const INITIATE = '/api/v1/auth/sso/initiate';
@@ -99,19 +100,8 @@ describe('account and tenant takeover guards (issue 29: findings 2, 3, 5 and 7)'
     });
   }
 
-  /** The session the callback left in its cookie, collected as the dashboard does. */
-  async function collect(res: LightMyRequestResponse): Promise<string> {
-    expect(res.statusCode, res.body).toBe(302);
-    expect(res.headers.location).toBe(`${appUrl}/auth/callback`);
-    expect(setCookies(res).has('svc_sso_mfa')).toBe(false);
-    const cookie = valueOf(setCookies(res).get('svc_oauth_token'));
-    expect(cookie).toBeTruthy();
-    const taken = await ctx.get(`${AUTH}/oauth-token`, {
-      headers: { cookie: `svc_oauth_token=${encodeURIComponent(cookie!)}` },
-    });
-    expect(taken.statusCode, taken.body).toBe(200);
-    return taken.json().data.token;
-  }
+  /** The session a successful SSO or social callback hands over by cookie, collected as the dashboard does. */
+  const collect = (res: LightMyRequestResponse) => collectHandOff(ctx, res);
 
   async function sessionIds(token: string): Promise<{ all: string[]; current: string }> {
     const res = await ctx.get(`${AUTH}/sessions`, { token });
