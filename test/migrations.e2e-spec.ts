@@ -55,18 +55,53 @@ function withPath(url: URL, database: string): string {
   return copy.toString();
 }
 
+/** PostgreSQL: the URL of a new, empty database of this run. */
+async function newPostgresDatabase(): Promise<string> {
+  const templateUrl = new URL(inject('pgTemplateUrl'));
+  const name = `${inject('pgRunPrefix')}_mig_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: withPath(templateUrl, 'postgres') });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  return withPath(templateUrl, name);
+}
+
+/** An empty database on the run's driver. */
+async function newDatabase(): Promise<DatabaseHandle> {
+  return inject('databaseMode') === 'postgres'
+    ? createPostgresHandle(await newPostgresDatabase(), 2)
+    : pgliteHandle(await PGlite.create({ extensions: PGLITE_EXTENSIONS }));
+}
+
+const ORGANIZATION_INDEXES = [
+  'login_events_org_idx',
+  'one_time_tokens_org_idx',
+  'outbox_messages_org_idx',
+  'sessions_org_idx',
+];
+
+async function indexStates(
+  handle: DatabaseHandle,
+): Promise<{ name: string; valid: boolean; unique: boolean }[]> {
+  const result = (await handle.db.execute(
+    sql`select c.relname as name, i.indisvalid as valid, i.indisunique as unique from pg_index i
+        join pg_class c on c.oid = i.indexrelid
+        where c.relname = any(${sql.param(ORGANIZATION_INDEXES)}::text[]) order by c.relname`,
+  )) as unknown as { rows: { name: string; valid: boolean; unique: boolean }[] };
+  return result.rows;
+}
+
+const insertSession = (id: string) =>
+  `insert into sessions (id, jti, user_id, organization_id, created_at, expires_at)
+   values ('${id}', 'jti-${id}', 'u1', 'org1', now(), now() + interval '1 hour')`;
+
 describe('migrations', () => {
   it('applies once when several replicas start on an empty database at the same time', async () => {
     // On PostgreSQL: four pools on a new database. On PGlite: four concurrent runs on one new instance.
     const replicas: DatabaseHandle[] = [];
     if (inject('databaseMode') === 'postgres') {
-      const templateUrl = new URL(inject('pgTemplateUrl'));
-      const name = `${inject('pgRunPrefix')}_mig_${randomBytes(3).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: withPath(templateUrl, 'postgres') });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
-      await admin.end();
-      for (let i = 0; i < 4; i++) replicas.push(createPostgresHandle(withPath(templateUrl, name), 2));
+      const url = await newPostgresDatabase();
+      for (let i = 0; i < 4; i++) replicas.push(createPostgresHandle(url, 2));
     } else {
       const one = pgliteHandle(await PGlite.create({ extensions: PGLITE_EXTENSIONS }));
       for (let i = 0; i < 4; i++) replicas.push(one);
@@ -88,10 +123,84 @@ describe('migrations', () => {
       await runMigrations(replicas[1]!);
       expect(await appliedMigrations(replicas[0]!)).toBe(applied);
       expect(await extensions(replicas[0]!)).toContain('pg_trgm');
+      // The organization indexes, built concurrently outside the transaction while the others waited.
+      expect(await indexStates(replicas[0]!)).toEqual(
+        ORGANIZATION_INDEXES.map((name) => ({ name, valid: true, unique: false })),
+      );
     } finally {
       await Promise.all([...new Set(replicas)].map((h) => h.close()));
     }
   });
+
+  it('rebuilds an organization index that an interrupted concurrent build left invalid, instead of skipping it', async () => {
+    const handle = await newDatabase();
+    const old = migrationsUpTo('0021_sso_domain_claims');
+    try {
+      await runMigrations(handle, old.folder);
+      const before = await appliedMigrations(handle);
+      // A concurrent build that fails (here on duplicates) leaves its index behind, invalid.
+      await handle.db.execute(sql.raw(insertSession('s1')));
+      await handle.db.execute(sql.raw(insertSession('s2')));
+      await expect(
+        handle.db.execute(
+          sql.raw('create unique index concurrently "sessions_org_idx" on sessions (organization_id)'),
+        ),
+      ).rejects.toThrow();
+      expect(await indexStates(handle)).toEqual([{ name: 'sessions_org_idx', valid: false, unique: true }]);
+      await runMigrations(handle);
+      expect(await indexStates(handle)).toEqual(
+        ORGANIZATION_INDEXES.map((name) => ({ name, valid: true, unique: false })),
+      );
+      expect(await appliedMigrations(handle)).toBe(before + 1);
+    } finally {
+      old.remove();
+      await handle.close();
+    }
+  });
+
+  it.skipIf(inject('databaseMode') !== 'postgres')(
+    'builds the organization indexes without blocking writes: a session is stored while a build waits',
+    async () => {
+      const url = await newPostgresDatabase();
+      const handle = createPostgresHandle(url, 2);
+      const old = migrationsUpTo('0021_sso_domain_claims');
+      const holder = new pg.Client({ connectionString: url });
+      const writer = new pg.Client({ connectionString: url });
+      try {
+        await runMigrations(handle, old.folder);
+        await holder.connect();
+        await writer.connect();
+        // An open transaction that wrote to sessions: the build of sessions_org_idx waits for it to end.
+        await holder.query('begin');
+        await holder.query(insertSession('s1'));
+        let finished = false;
+        const migrating = runMigrations(handle).finally(() => (finished = true));
+        for (let waited = 0; ; waited += 50) {
+          const { rows } = await writer.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity
+             where pid <> pg_backend_pid() and query like '%"sessions_org_idx"%' and wait_event_type = 'Lock'`,
+          );
+          if (rows[0]!.n > 0) break;
+          expect(waited, 'the build never waited for the open transaction').toBeLessThan(20_000);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        // A plain CREATE INDEX would queue a share lock that this insert waits behind: it would time out.
+        await writer.query('set statement_timeout = 5000');
+        await writer.query(insertSession('s2'));
+        expect(finished).toBe(false);
+        await holder.query('commit');
+        await migrating;
+        expect(await indexStates(handle)).toEqual(
+          ORGANIZATION_INDEXES.map((name) => ({ name, valid: true, unique: false })),
+        );
+      } finally {
+        await holder.end().catch(() => undefined);
+        await writer.end().catch(() => undefined);
+        old.remove();
+        await handle.close();
+      }
+    },
+  );
 
   it('builds the same schema on PGlite, with pg_trgm, and is idempotent', async () => {
     const handle = pgliteHandle(await PGlite.create({ extensions: PGLITE_EXTENSIONS }));

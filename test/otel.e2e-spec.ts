@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { OTLPTraceExporter as OTLPHttpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -258,6 +259,53 @@ describe('OTLP trace ingestion', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(tooBig.statusCode).toBe(413);
+  });
+
+  it('answers 413 to a gzip bomb past BODY_MAX_INFLATE_RATIO, under the 8 MiB cap, and stores none of its spans', async () => {
+    const spans = recordSpans([chatSpan('Gzip bomb prompt', 'Boom.')]);
+    // Valid exports followed by 7 MiB that gzip squeezes about a thousandfold: JSON whitespace, and an unknown
+    // protobuf field (which decoders skip). Both would decode to an accepted export within the size cap.
+    const padding = 7 * 1024 * 1024;
+    const jsonBomb = gzipSync(Buffer.concat([toOtlpJson(spans), Buffer.alloc(padding, 0x20)]));
+    const unknownField = Buffer.from([(15 << 3) | 2, 0x80, 0x80, 0xc0, 0x03]); // field 15, length 7 MiB
+    const protoBomb = gzipSync(Buffer.concat([toOtlpProtobuf(spans), unknownField, Buffer.alloc(padding)]));
+    expect(jsonBomb.length).toBeLessThan(64 * 1024);
+    expect(protoBomb.length).toBeLessThan(64 * 1024);
+
+    const json = await ctx.post(OTLP, {
+      apiKey: agent.key,
+      payload: jsonBomb,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(json.statusCode, json.body).toBe(413);
+    expect(json.json()).toEqual({
+      code: 8,
+      message: expect.stringMatching(/more than 100 times its encoded size/),
+    });
+    const proto = await ctx.post(OTLP, {
+      apiKey: agent.key,
+      payload: protoBomb,
+      headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+    });
+    expect(proto.statusCode).toBe(413);
+    expect(proto.headers['content-type']).toMatch(/^application\/x-protobuf/);
+    expect(StatusType.toObject(StatusType.decode(proto.rawPayload))).toMatchObject({ code: 8 });
+    expect(await tracesByPrompt('Gzip bomb prompt')).toHaveLength(0);
+
+    // A real export of ordinary text, gzip-compressed by the SDK, inflates past the ratio's 64 KiB floor: accepted.
+    const exporter = new OTLPProtoExporter({
+      url: baseUrl + OTLP,
+      headers: { 'X-API-Key': agent.key },
+      compression: GZIP,
+    });
+    const context: SpanSpec = {
+      name: 'load',
+      attributes: { 'app.context': randomBytes(96 * 1024).toString('hex') },
+    };
+    const result = await exportWith(exporter, recordSpans([chatSpan('Large gzip export', 'Fine.'), context]));
+    await exporter.shutdown();
+    expect(result.code, String(result.error)).toBe(SUCCESS);
+    expect(await tracesByPrompt('Large gzip export')).toHaveLength(1);
   });
 
   it('accepts agent keys only', async () => {

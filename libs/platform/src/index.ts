@@ -36,6 +36,7 @@ export * from './http/openapi.js';
 export * from './http/versioning.js';
 export * from './http/http.bootstrap.js';
 export * from './http/body-parser.js';
+export * from './http/content-encoding.js';
 export * from './http/json-shape-scan.js';
 export * from './logging/logging.js';
 export * from './logging/app-logger.js';

@@ -53,9 +53,9 @@ const chatSpan: SpanSpec = {
 };
 
 describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
-  it('maps a chat span with gen_ai.input/output.messages JSON strings to a trace body', () => {
+  it('maps a chat span with gen_ai.input/output.messages JSON strings to a trace body', async () => {
     const spans = recordSpans([chatSpan]);
-    const { traces, rejected, droppedNonGenAi } = extractGenAiTraces(send(spans));
+    const { traces, rejected, droppedNonGenAi } = extractGenAiTraces(await send(spans));
     expect(rejected).toEqual([]);
     expect(droppedNonGenAi).toBe(0);
     expect(traces).toHaveLength(1);
@@ -94,9 +94,9 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
     expect(trace.confidence).toBeUndefined();
   });
 
-  it('reads the deprecated gen_ai.system, gen_ai.prompt and gen_ai.completion attributes', () => {
+  it('reads the deprecated gen_ai.system, gen_ai.prompt and gen_ai.completion attributes', async () => {
     const { traces } = extractGenAiTraces(
-      send(
+      await send(
         recordSpans([
           {
             name: 'completion',
@@ -114,9 +114,9 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
     expect(traces[0].metadata.provider).toBe('anthropic');
   });
 
-  it('reads per-message span events, with gen_ai.choice as the output', () => {
+  it('reads per-message span events, with gen_ai.choice as the output', async () => {
     const { traces } = extractGenAiTraces(
-      send(
+      await send(
         recordSpans([
           {
             name: 'chat',
@@ -147,9 +147,9 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
     expect(traces[0].outputDecision).toEqual({ action: 'llm_response', text: 'Rain.' });
   });
 
-  it('takes an assistant message event after the last user message as the reply when there is no choice', () => {
+  it('takes an assistant message event after the last user message as the reply when there is no choice', async () => {
     const { traces } = extractGenAiTraces(
-      send(
+      await send(
         recordSpans([
           {
             name: 'chat',
@@ -166,7 +166,7 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
     expect(traces[0].outputDecision.text).toBe('Hi there');
   });
 
-  it('maps an execute_tool span to a tool_call with parsed arguments and the agent prompt', () => {
+  it('maps an execute_tool span to a tool_call with parsed arguments and the agent prompt', async () => {
     const spans = recordSpans([
       {
         name: 'invoke_agent refunds',
@@ -193,7 +193,7 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
         },
       },
     ]);
-    const { traces, rejected, droppedNonGenAi } = extractGenAiTraces(send(spans));
+    const { traces, rejected, droppedNonGenAi } = extractGenAiTraces(await send(spans));
     expect(rejected).toEqual([]);
     expect(droppedNonGenAi).toBe(1);
     const tool = traces.find((t) => t.metadata.operation === 'execute_tool')!;
@@ -209,7 +209,7 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
     );
   });
 
-  it('drops non-GenAI spans silently and rejects a GenAI span without any prompt', () => {
+  it('drops non-GenAI spans silently and rejects a GenAI span without any prompt', async () => {
     const spans = recordSpans([
       { name: 'GET /health', kind: SpanKind.SERVER, attributes: { 'http.request.method': 'GET' } },
       {
@@ -221,7 +221,7 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
         attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'x' },
       },
     ]);
-    const { traces, rejected, droppedNonGenAi } = extractGenAiTraces(send(spans));
+    const { traces, rejected, droppedNonGenAi } = extractGenAiTraces(await send(spans));
     expect(traces).toEqual([]);
     expect(droppedNonGenAi).toBe(1);
     const idOf = (name: string) => spans.find((s) => s.name === name)!.spanContext().spanId;
@@ -237,10 +237,12 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
     });
   });
 
-  it('rejects a span whose prompt exceeds the schema limit', () => {
+  it('rejects a span whose prompt exceeds the schema limit', async () => {
     const long = 'x'.repeat(TRACE_LIMITS_2026_04_11.maxPromptLength + 1);
     const { traces, rejected } = extractGenAiTraces(
-      send(recordSpans([{ name: 'chat', attributes: { 'gen_ai.system': 'openai', 'gen_ai.prompt': long } }])),
+      await send(
+        recordSpans([{ name: 'chat', attributes: { 'gen_ai.system': 'openai', 'gen_ai.prompt': long } }]),
+      ),
     );
     expect(traces).toEqual([]);
     expect(rejected[0].reason).toBe('prompt exceeds 50000 characters');
@@ -248,13 +250,15 @@ describe.each(encodings)('extractGenAiTraces over $name', ({ send }) => {
 });
 
 describe('extractGenAiTraces across encodings', () => {
-  it('gives identical results for the JSON and the protobuf encoding of the same spans', () => {
+  it('gives identical results for the JSON and the protobuf encoding of the same spans', async () => {
     const spans = recordSpans([
       chatSpan,
       { name: 'GET /', kind: SpanKind.SERVER, attributes: { 'http.route': '/' } },
       { name: 'embeddings', attributes: { 'gen_ai.operation.name': 'embeddings' } },
     ]);
-    const [fromJson, fromProto] = encodings.map(({ send }) => extractGenAiTraces(send(spans)));
+    const [fromJson, fromProto] = await Promise.all(
+      encodings.map(async ({ send }) => extractGenAiTraces(await send(spans))),
+    );
     expect(fromJson).toEqual(fromProto);
     expect(fromJson.traces).toHaveLength(1);
     expect(fromJson.rejected).toHaveLength(1);

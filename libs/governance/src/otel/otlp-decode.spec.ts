@@ -50,9 +50,9 @@ function chatWithChild() {
   return spans;
 }
 
-function decodeError(fn: () => unknown): OtlpDecodeError {
+async function decodeError(fn: () => Promise<unknown>): Promise<OtlpDecodeError> {
   try {
-    fn();
+    await fn();
   } catch (error) {
     expect(error).toBeInstanceOf(OtlpDecodeError);
     return error as OtlpDecodeError;
@@ -61,9 +61,9 @@ function decodeError(fn: () => unknown): OtlpDecodeError {
 }
 
 describe('decodeOtlpTraces', () => {
-  it('normalises ids to hex and timestamps to nanosecond strings from protobuf', () => {
+  it('normalises ids to hex and timestamps to nanosecond strings from protobuf', async () => {
     const spans = chatWithChild();
-    const request = decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE);
+    const request = await decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE);
     const decoded = request.resourceSpans[0].scopeSpans[0].spans;
     const child = decoded.find((s) => s.name === 'chat gpt-4o')!;
     const parent = decoded.find((s) => s.name === 'invoke_agent support')!;
@@ -84,8 +84,8 @@ describe('decodeOtlpTraces', () => {
     expect(child.events[0].timeUnixNano).toMatch(/^\d{19}$/);
   });
 
-  it('unwraps every AnyValue kind the SDK emits into plain attribute values', () => {
-    const request = decodeOtlpTraces(toOtlpProtobuf(chatWithChild()), PROTO_TYPE);
+  it('unwraps every AnyValue kind the SDK emits into plain attribute values', async () => {
+    const request = await decodeOtlpTraces(toOtlpProtobuf(chatWithChild()), PROTO_TYPE);
     const child = request.resourceSpans[0].scopeSpans[0].spans.find((s) => s.name === 'chat gpt-4o')!;
     expect({ ...child.attributes }).toEqual({
       'gen_ai.operation.name': 'chat',
@@ -98,24 +98,24 @@ describe('decodeOtlpTraces', () => {
     expect(child.events[0].attributes['x.count']).toBe(0);
   });
 
-  it('gives the same plain request for the JSON and the protobuf encoding of the same spans', () => {
+  it('gives the same plain request for the JSON and the protobuf encoding of the same spans', async () => {
     const spans = chatWithChild();
-    const fromJson = decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE);
-    const fromProto = decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE);
+    const fromJson = await decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE);
+    const fromProto = await decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE);
     expect(fromJson).toEqual(fromProto);
     expect(fromJson.resourceSpans[0].scopeSpans[0].spans).toHaveLength(2);
   });
 
-  it('decodes gzip-encoded bodies of both encodings', () => {
+  it('decodes gzip-encoded bodies of both encodings', async () => {
     const spans = chatWithChild();
-    const plain = decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE);
-    expect(decodeOtlpTraces(gzipSync(toOtlpJson(spans)), 'application/json; charset=utf-8', 'gzip')).toEqual(
-      plain,
-    );
-    expect(decodeOtlpTraces(gzipSync(toOtlpProtobuf(spans)), PROTO_TYPE, 'GZIP')).toEqual(plain);
+    const plain = await decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE);
+    expect(
+      await decodeOtlpTraces(gzipSync(toOtlpJson(spans)), 'application/json; charset=utf-8', 'gzip'),
+    ).toEqual(plain);
+    expect(await decodeOtlpTraces(gzipSync(toOtlpProtobuf(spans)), PROTO_TYPE, 'GZIP')).toEqual(plain);
   });
 
-  it('accepts OTLP/JSON with snake_case keys, enum names and numeric int64 values', () => {
+  it('accepts OTLP/JSON with snake_case keys, enum names and numeric int64 values', async () => {
     const body = {
       resource_spans: [
         {
@@ -140,8 +140,8 @@ describe('decodeOtlpTraces', () => {
         },
       ],
     };
-    const span = decodeOtlpTraces(Buffer.from(JSON.stringify(body)), JSON_TYPE).resourceSpans[0].scopeSpans[0]
-      .spans[0];
+    const span = (await decodeOtlpTraces(Buffer.from(JSON.stringify(body)), JSON_TYPE)).resourceSpans[0]
+      .scopeSpans[0].spans[0];
     expect(span).toMatchObject({
       traceId: '5b8efff798038103d269b633813fc60c',
       spanId: 'eee19b7ec3c1b174',
@@ -154,7 +154,7 @@ describe('decodeOtlpTraces', () => {
     expect(span.attributes.n).toBe(7);
   });
 
-  it('throws MALFORMED for attribute values nested deeper than the cap', () => {
+  it('throws MALFORMED for attribute values nested deeper than the cap', async () => {
     let value: unknown = { stringValue: 'leaf' };
     for (let i = 0; i < 40; i++) value = { arrayValue: { values: [value] } };
     const span = {
@@ -163,64 +163,85 @@ describe('decodeOtlpTraces', () => {
       attributes: [{ key: 'deep', value }],
     };
     const body = Buffer.from(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] }));
-    expect(decodeError(() => decodeOtlpTraces(body, JSON_TYPE)).message).toMatch(/nests deeper than 32/);
+    expect((await decodeError(() => decodeOtlpTraces(body, JSON_TYPE))).message).toMatch(
+      /nests deeper than 32/,
+    );
   });
 
-  it('keeps an attribute named __proto__ as data', () => {
+  it('keeps an attribute named __proto__ as data', async () => {
     const span = {
       traceId: '5b8efff798038103d269b633813fc60c',
       spanId: 'eee19b7ec3c1b174',
       attributes: [{ key: '__proto__', value: { stringValue: 'x' } }],
     };
     const body = Buffer.from(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] }));
-    const attrs = decodeOtlpTraces(body, JSON_TYPE).resourceSpans[0].scopeSpans[0].spans[0].attributes;
+    const attrs = (await decodeOtlpTraces(body, JSON_TYPE)).resourceSpans[0].scopeSpans[0].spans[0]
+      .attributes;
     expect(Object.getOwnPropertyDescriptor(attrs, '__proto__')?.value).toBe('x');
   });
 
-  it('treats an empty JSON object as a request with no spans', () => {
-    expect(decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE)).toEqual({ resourceSpans: [] });
+  it('treats an empty JSON object as a request with no spans', async () => {
+    expect(await decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE)).toEqual({ resourceSpans: [] });
   });
 
-  it('throws MALFORMED for invalid JSON', () => {
-    const error = decodeError(() => decodeOtlpTraces(Buffer.from('{"resourceSpans": ['), JSON_TYPE));
+  it('throws MALFORMED for invalid JSON', async () => {
+    const error = await decodeError(() => decodeOtlpTraces(Buffer.from('{"resourceSpans": ['), JSON_TYPE));
     expect(error.code).toBe('MALFORMED');
     expect(error.message).toMatch(/invalid OTLP\/JSON body/);
   });
 
-  it('throws MALFORMED for JSON that is not an ExportTraceServiceRequest', () => {
-    expect(decodeError(() => decodeOtlpTraces(Buffer.from('[1,2]'), JSON_TYPE)).code).toBe('MALFORMED');
+  it('throws MALFORMED for JSON that is not an ExportTraceServiceRequest', async () => {
+    expect((await decodeError(() => decodeOtlpTraces(Buffer.from('[1,2]'), JSON_TYPE))).code).toBe(
+      'MALFORMED',
+    );
     const badId = { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'xyz', spanId: 'abc' }] }] }] };
-    const error = decodeError(() => decodeOtlpTraces(Buffer.from(JSON.stringify(badId)), JSON_TYPE));
+    const error = await decodeError(() => decodeOtlpTraces(Buffer.from(JSON.stringify(badId)), JSON_TYPE));
     expect(error.message).toMatch(/traceId must be a hex string/);
   });
 
-  it('throws MALFORMED for a truncated protobuf body', () => {
+  it('throws MALFORMED for a truncated protobuf body', async () => {
     const body = toOtlpProtobuf(chatWithChild());
-    const error = decodeError(() => decodeOtlpTraces(body.subarray(0, body.length - 7), PROTO_TYPE));
+    const error = await decodeError(() => decodeOtlpTraces(body.subarray(0, body.length - 7), PROTO_TYPE));
     expect(error.code).toBe('MALFORMED');
     expect(error.message).toMatch(/invalid OTLP\/protobuf body/);
   });
 
-  it('throws MALFORMED for protobuf bytes with an invalid wire type', () => {
-    const error = decodeError(() => decodeOtlpTraces(Buffer.from([0x0f, 0x01, 0x02]), PROTO_TYPE));
+  it('throws MALFORMED for protobuf bytes with an invalid wire type', async () => {
+    const error = await decodeError(() => decodeOtlpTraces(Buffer.from([0x0f, 0x01, 0x02]), PROTO_TYPE));
     expect(error.code).toBe('MALFORMED');
   });
 
-  it('refuses a gzip bomb once the inflated size passes the limit', () => {
+  it('refuses a gzip bomb once the inflated size passes the inflate ratio, or the size limit', async () => {
     const bomb = gzipSync(Buffer.alloc(9 * 1024 * 1024, 0x20)); // ~9 KiB on the wire
     expect(bomb.length).toBeLessThan(64 * 1024);
-    const error = decodeError(() => decodeOtlpTraces(bomb, JSON_TYPE, 'gzip'));
+    // The platform's decoder stops at BODY_MAX_INFLATE_RATIO (100 by default) times the bytes received.
+    const error = await decodeError(() => decodeOtlpTraces(bomb, JSON_TYPE, 'gzip'));
     expect(error.code).toBe('PAYLOAD_TOO_LARGE');
-    const small = decodeError(() =>
+    expect(error.message).toMatch(/more than 100 times its encoded size/);
+    // A ratio that allows it still meets the 8 MiB cap on the inflated body.
+    const capped = await decodeError(() =>
+      decodeOtlpTraces(bomb, JSON_TYPE, 'gzip', { maxInflateRatio: 10_000 }),
+    );
+    expect(capped.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(capped.message).toMatch(/decompressed body exceeds 8388608 bytes/);
+    const small = await decodeError(() =>
       decodeOtlpTraces(gzipSync(toOtlpJson(chatWithChild())), JSON_TYPE, 'gzip', { maxDecodedBytes: 100 }),
     );
     expect(small.code).toBe('PAYLOAD_TOO_LARGE');
+    // Under both limits the same kind of body is inflated, and only then judged as JSON.
+    const spaces = gzipSync(Buffer.alloc(1024 * 1024, 0x20));
+    const inflated = await decodeError(() =>
+      decodeOtlpTraces(spaces, JSON_TYPE, 'gzip', { maxInflateRatio: 10_000 }),
+    );
+    expect(inflated.code).toBe('MALFORMED');
   });
 
-  it(`refuses an export of more than ${OTLP_MAX_ELEMENTS} elements with PAYLOAD_TOO_LARGE, in JSON and protobuf`, () => {
+  it(`refuses an export of more than ${OTLP_MAX_ELEMENTS} elements with PAYLOAD_TOO_LARGE, in JSON and protobuf`, async () => {
     const emptyEntries = (n: number) => `{"resourceSpans":[${Array(n).fill('{}').join(',')}]}`;
-    expect(() => decodeOtlpTraces(Buffer.from(emptyEntries(OTLP_MAX_ELEMENTS)), JSON_TYPE)).not.toThrow();
-    const json = decodeError(() =>
+    await expect(
+      decodeOtlpTraces(Buffer.from(emptyEntries(OTLP_MAX_ELEMENTS)), JSON_TYPE),
+    ).resolves.toBeDefined();
+    const json = await decodeError(() =>
       decodeOtlpTraces(Buffer.from(emptyEntries(OTLP_MAX_ELEMENTS + 1)), JSON_TYPE),
     );
     expect(json.code).toBe('PAYLOAD_TOO_LARGE');
@@ -231,7 +252,7 @@ describe('decodeOtlpTraces', () => {
         .fill([0x0a, 0x00])
         .flat(),
     );
-    expect(decodeError(() => decodeOtlpTraces(proto, PROTO_TYPE)).code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await decodeError(() => decodeOtlpTraces(proto, PROTO_TYPE))).code).toBe('PAYLOAD_TOO_LARGE');
     // Attributes count too: one span with more attributes than the limit.
     const attributes = Array.from({ length: OTLP_MAX_ELEMENTS }, (_, i) => ({
       key: `k${i}`,
@@ -242,12 +263,12 @@ describe('decodeOtlpTraces', () => {
         { scopeSpans: [{ spans: [{ traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), attributes }] }] },
       ],
     });
-    expect(decodeError(() => decodeOtlpTraces(Buffer.from(wideSpan), JSON_TYPE)).code).toBe(
+    expect((await decodeError(() => decodeOtlpTraces(Buffer.from(wideSpan), JSON_TYPE))).code).toBe(
       'PAYLOAD_TOO_LARGE',
     );
   });
 
-  it('counts nested attribute values on the wire: a gzip of a few KiB cannot make protobufjs build millions of objects', () => {
+  it('counts nested attribute values on the wire: a gzip of a few KiB cannot make protobufjs build millions of objects', async () => {
     // One span, one attribute, an arrayValue of empty AnyValues: KeyValue{2: AnyValue{5: ArrayValue{1: {} × n}}}.
     const values = Buffer.from(Array(OTLP_MAX_ELEMENTS).fill([0x0a, 0x00]).flat());
     const message = (field: number, body: Buffer) =>
@@ -260,36 +281,41 @@ describe('decodeOtlpTraces', () => {
       message(9, keyValue),
     ]);
     const body = message(1, message(2, message(2, span)));
-    const error = decodeError(() => decodeOtlpTraces(gzipSync(body), PROTO_TYPE, 'gzip'));
+    // Compressed a thousandfold, it meets the inflate ratio first; allowed through that, the wire count refuses it.
+    const ratio = await decodeError(() => decodeOtlpTraces(gzipSync(body), PROTO_TYPE, 'gzip'));
+    expect(ratio.code).toBe('PAYLOAD_TOO_LARGE');
+    const error = await decodeError(() =>
+      decodeOtlpTraces(gzipSync(body), PROTO_TYPE, 'gzip', { maxInflateRatio: 10_000 }),
+    );
     expect(error.code).toBe('PAYLOAD_TOO_LARGE');
     expect(error.message).toMatch(/more than 50000 elements/);
   });
 
-  it('decodes an export within the element limit whatever the nesting of its values', () => {
+  it('decodes an export within the element limit whatever the nesting of its values', async () => {
     const spans = recordSpans([
       { name: 'chat', attributes: { 'gen_ai.operation.name': 'chat', list: ['a', 'b'] } },
     ]);
-    expect(decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE).resourceSpans).toHaveLength(1);
-    expect(decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE).resourceSpans).toHaveLength(1);
+    expect((await decodeOtlpTraces(toOtlpProtobuf(spans), PROTO_TYPE)).resourceSpans).toHaveLength(1);
+    expect((await decodeOtlpTraces(toOtlpJson(spans), JSON_TYPE)).resourceSpans).toHaveLength(1);
   });
 
-  it('refuses OTLP/JSON text of more values than the element limit allows before parsing it', () => {
+  it('refuses OTLP/JSON text of more values than the element limit allows before parsing it', async () => {
     const body = Buffer.from(`{"resourceSpans":[{"x":[${Array(250_001).fill('0').join(',')}]}]}`);
-    const error = decodeError(() => decodeOtlpTraces(body, JSON_TYPE));
+    const error = await decodeError(() => decodeOtlpTraces(body, JSON_TYPE));
     expect(error.code).toBe('PAYLOAD_TOO_LARGE');
     expect(error.message).toMatch(/more than 250000 values/);
   });
 
-  it('throws MALFORMED for a body that claims gzip but is not', () => {
-    const error = decodeError(() => decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE, 'gzip'));
+  it('throws MALFORMED for a body that claims gzip but is not', async () => {
+    const error = await decodeError(() => decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE, 'gzip'));
     expect(error.code).toBe('MALFORMED');
   });
 
-  it('refuses unsupported content types and encodings with their own codes', () => {
-    expect(decodeError(() => decodeOtlpTraces(Buffer.from('{}'), 'text/plain')).code).toBe(
+  it('refuses unsupported content types and encodings with their own codes', async () => {
+    expect((await decodeError(() => decodeOtlpTraces(Buffer.from('{}'), 'text/plain'))).code).toBe(
       'UNSUPPORTED_MEDIA_TYPE',
     );
-    expect(decodeError(() => decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE, 'br')).code).toBe(
+    expect((await decodeError(() => decodeOtlpTraces(Buffer.from('{}'), JSON_TYPE, 'br'))).code).toBe(
       'UNSUPPORTED_ENCODING',
     );
   });

@@ -1,5 +1,5 @@
-import { gunzipSync } from 'node:zlib';
-import { scanJsonShape } from '#platform';
+import { Readable } from 'node:stream';
+import { AppError, decodeContentEncoding, scanJsonShape } from '#platform';
 
 import { OtlpDecodeError } from './otlp-decode.error.js';
 import {
@@ -14,10 +14,14 @@ import type { OtlpTraceRequest } from './otlp-trace.types.js';
 
 /** Default cap on the decoded (inflated) body: gzip compresses OTLP JSON 10–20×, so bound what we inflate. */
 export const OTLP_MAX_DECODED_BYTES = 8 * 1024 * 1024;
+/** BODY_MAX_INFLATE_RATIO's default, for callers without the configuration (the endpoint passes its value). */
+const DEFAULT_MAX_INFLATE_RATIO = 100;
 
 export interface OtlpDecodeOptions {
   /** Largest body accepted after decompression, in bytes. */
   maxDecodedBytes?: number;
+  /** Decoded bytes per received byte at most (BODY_MAX_INFLATE_RATIO), enforced by the platform's decoder. */
+  maxInflateRatio?: number;
 }
 
 export type OtlpEncoding = 'json' | 'protobuf';
@@ -34,7 +38,18 @@ export function otlpEncodingOf(contentType: string): OtlpEncoding {
   );
 }
 
-function inflate(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
+/**
+ * The body as sent, decompressed through the platform's Content-Encoding decoder (the one every JSON route's body
+ * goes through): gzip is inflated as a stream, off the event loop, and refused once its output passes
+ * `maxInflateRatio` times the bytes received (a gzip bomb) or `maxBytes`, whichever comes first; never more than
+ * that is held.
+ */
+async function inflate(
+  body: Buffer,
+  contentEncoding: string | undefined,
+  maxBytes: number,
+  maxRatio: number,
+): Promise<Buffer> {
   const encoding = (contentEncoding ?? '').trim().toLowerCase();
   if (encoding === '' || encoding === 'identity') {
     if (body.length > maxBytes) {
@@ -46,19 +61,30 @@ function inflate(body: Buffer, contentEncoding: string | undefined, maxBytes: nu
   if (encoding !== 'gzip') {
     throw new OtlpDecodeError('UNSUPPORTED_ENCODING', `unsupported Content-Encoding "${encoding}"; use gzip`);
   }
+  const decoded = decodeContentEncoding(encoding, Readable.from([body], { objectMode: false }), maxRatio);
+  const chunks: Buffer[] = [];
+  let size = 0;
   try {
-    // maxOutputLength makes zlib stop (RangeError) instead of allocating whatever a gzip bomb asks for.
-    return gunzipSync(body, { maxOutputLength: maxBytes });
+    for await (const chunk of decoded as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        throw new OtlpDecodeError('PAYLOAD_TOO_LARGE', `decompressed body exceeds ${maxBytes} bytes`);
+      }
+      chunks.push(chunk);
+    }
   } catch (error) {
-    if (error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw new OtlpDecodeError('PAYLOAD_TOO_LARGE', `decompressed body exceeds ${maxBytes} bytes`, {
-        cause: error,
-      });
+    if (error instanceof OtlpDecodeError) throw error;
+    // The decoder's own refusals: 413 past the ratio, 400 for data that is not gzip.
+    if (error instanceof AppError && error.status === 413) {
+      throw new OtlpDecodeError('PAYLOAD_TOO_LARGE', error.message, { cause: error });
     }
     throw new OtlpDecodeError('MALFORMED', `invalid gzip body: ${(error as Error).message}`, {
       cause: error,
     });
+  } finally {
+    decoded.destroy();
   }
+  return Buffer.concat(chunks, size);
 }
 
 /**
@@ -117,17 +143,21 @@ function parseProtobuf(bytes: Buffer): unknown {
 
 /**
  * Decodes an OTLP/HTTP trace export body (JSON or protobuf, optionally gzip-compressed) into the plain
- * OtlpTraceRequest shape. Throws OtlpDecodeError for anything it cannot decode.
- * Decompression is synchronous: bounded by maxDecodedBytes it costs a few milliseconds at most.
+ * OtlpTraceRequest shape. Rejects with OtlpDecodeError for anything it cannot decode.
  */
-export function decodeOtlpTraces(
+export async function decodeOtlpTraces(
   body: Buffer,
   contentType: string,
   contentEncoding?: string,
   options: OtlpDecodeOptions = {},
-): OtlpTraceRequest {
+): Promise<OtlpTraceRequest> {
   const encoding = otlpEncodingOf(contentType);
-  const bytes = inflate(body, contentEncoding, options.maxDecodedBytes ?? OTLP_MAX_DECODED_BYTES);
+  const bytes = await inflate(
+    body,
+    contentEncoding,
+    options.maxDecodedBytes ?? OTLP_MAX_DECODED_BYTES,
+    options.maxInflateRatio ?? DEFAULT_MAX_INFLATE_RATIO,
+  );
   const raw = encoding === 'json' ? parseJson(bytes) : parseProtobuf(bytes);
   return normalizeTraceRequest(raw);
 }

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import protobuf from 'protobufjs';
-import { type Actor, AppError, assertSafeJson } from '#platform';
+import { type Actor, APP_CONFIG, type AppConfig, AppError, assertSafeJson } from '#platform';
 import {
   decodeOtlpTraces,
   encodeExportTraceResponse,
@@ -83,13 +83,20 @@ function rejectionMessage(rejected: RejectedSpan[]): string {
  */
 @Injectable()
 export class OtelIngestService {
-  constructor(private readonly pipeline: TraceIngestPipeline) {}
+  constructor(
+    private readonly pipeline: TraceIngestPipeline,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'bodyMaxInflateRatio'>,
+  ) {}
 
   async export(actor: Actor, input: OtlpExportBody, ctx: IngestContext): Promise<OtlpHttpResponse> {
     const encoding = encodingOf(input.contentType);
     let request: OtlpTraceRequest;
     try {
-      request = decodeOtlpTraces(input.body ?? Buffer.alloc(0), input.contentType, input.contentEncoding);
+      // Decompressed here, after authentication, by the platform's decoder under the same inflate ratio as
+      // every other body.
+      const options = { maxInflateRatio: this.config.bodyMaxInflateRatio };
+      const bytes = input.body ?? Buffer.alloc(0);
+      request = await decodeOtlpTraces(bytes, input.contentType, input.contentEncoding, options);
     } catch (err) {
       if (!(err instanceof OtlpDecodeError)) throw err;
       const status = HTTP_STATUS[err.code];

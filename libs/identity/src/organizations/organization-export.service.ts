@@ -35,6 +35,10 @@ export interface ExportEnd {
  * stored (hashes, sealed ciphertext). A last line (`end`) counts the records of each table and gives the chain's
  * length and head, so that a cut file or removed lines are found. Works on a deleted organization until it is
  * erased.
+ *
+ * The export is one snapshot: every read runs in one REPEATABLE READ, READ ONLY transaction, so rows committed
+ * while a long export streams (a trace and its audit entry, a new member) are in none of its tables, and the end
+ * line counts what the snapshot held.
  */
 @Injectable()
 export class OrganizationExportService {
@@ -43,7 +47,12 @@ export class OrganizationExportService {
     private readonly clock: Clock,
   ) {}
 
-  async *lines(organizationId: string): AsyncGenerator<ExportLine> {
+  /** The export's lines, read as the consumer pulls them; the snapshot lasts until the last line is read. */
+  lines(organizationId: string): AsyncGenerator<ExportLine> {
+    return this.tx.snapshot(() => this.snapshotLines(organizationId));
+  }
+
+  private async *snapshotLines(organizationId: string): AsyncGenerator<ExportLine> {
     const [organization] = await rowsOf(
       this.tx.db,
       sql`select row_to_json(o) as r from ${organizations} o where o.id = ${organizationId}`,

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { boolean, index, pgTable, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 /** Every login attempt on a known account, successful or not, for the user's login-activity view. */
@@ -15,7 +16,15 @@ export const loginEvents = pgTable(
     userAgent: varchar('user_agent', { length: 512 }),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
   },
-  (t) => [index('login_events_user_idx').on(t.userId, t.createdAt)],
+  (t) => [
+    index('login_events_user_idx').on(t.userId, t.createdAt),
+    // For organization erasure and export (built concurrently by migration 0022); attempts of no organization
+    // are left out.
+    index('login_events_org_idx')
+      .on(t.organizationId, t.id)
+      .where(sql`organization_id is not null`)
+      .concurrently(),
+  ],
 );
 
 export type LoginEventRow = typeof loginEvents.$inferSelect;

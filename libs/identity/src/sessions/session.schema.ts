@@ -30,6 +30,9 @@ export const sessions = pgTable(
   (t) => [
     uniqueIndex('sessions_jti_uq').on(t.jti),
     index('sessions_user_idx').on(t.userId, t.expiresAt),
+    // Organization erasure and export read a table by organization, the export in key order (migration 0022
+    // builds these indexes concurrently, outside a transaction).
+    index('sessions_org_idx').on(t.organizationId, t.id).concurrently(),
     index('sessions_saml_name_id_idx')
       .on(t.samlNameId)
       .where(sql`${t.samlNameId} is not null`),

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 export const TOKEN_PURPOSES = ['signup', 'password_reset', 'magic_link', 'stream'] as const;
@@ -26,6 +27,11 @@ export const oneTimeTokens = pgTable(
     uniqueIndex('one_time_tokens_hash_uq').on(t.tokenHash),
     index('one_time_tokens_expires_idx').on(t.expiresAt),
     index('one_time_tokens_user_idx').on(t.userId, t.purpose),
+    // For organization erasure and export (built concurrently by migration 0022).
+    index('one_time_tokens_org_idx')
+      .on(t.organizationId, t.id)
+      .where(sql`organization_id is not null`)
+      .concurrently(),
   ],
 );
 

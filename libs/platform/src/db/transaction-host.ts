@@ -46,6 +46,85 @@ export class TransactionHost {
     return result;
   }
 
+  /**
+   * Yields what `body` yields, every read of `db` in `body` running in one REPEATABLE READ, READ ONLY
+   * transaction: the whole stream sees one snapshot of the database, whatever commits meanwhile. Items are pulled
+   * one at a time, as the consumer asks, so memory stays what one item holds. The transaction lasts until the
+   * consumer has read the end, breaks or throws (a `for await` loop ends it either way): a consumer must not leave
+   * the stream paused. A long one holds back vacuum on PostgreSQL; on PGlite (one session) the process's other
+   * queries wait until it ends. Not inside another transaction.
+   */
+  async *snapshot<T>(body: () => AsyncIterable<T>): AsyncGenerator<T> {
+    if (this.storage.getStore()) throw new Error('TransactionHost.snapshot cannot run inside a transaction');
+    type Reply = { resolve: (result: IteratorResult<T>) => void; reject: (err: unknown) => void };
+    // The consumer's one outstanding request: the next item, or stop.
+    let request: { stop: boolean; reply: Reply } | undefined;
+    let requested: (() => void) | undefined;
+    let ended = false;
+    const nextRequest = async () => {
+      while (!request) await new Promise<void>((resolve) => (requested = resolve));
+      const current = request;
+      request = undefined;
+      return current;
+    };
+    // The body runs in the transaction's callback (so `db` is the transaction), one step per request.
+    const transaction = this.handle.db.transaction(
+      (tx) =>
+        this.storage.run({ tx: tx as unknown as Db, afterCommit: [], locks: new Set() }, async () => {
+          const items = body()[Symbol.asyncIterator]();
+          try {
+            for (;;) {
+              const { stop, reply } = await nextRequest();
+              if (stop) {
+                await items.return?.();
+                reply.resolve({ done: true, value: undefined });
+                return;
+              }
+              let result: IteratorResult<T>;
+              try {
+                result = await items.next();
+              } catch (err) {
+                reply.reject(err);
+                throw err;
+              }
+              reply.resolve(result);
+              if (result.done) return;
+            }
+          } finally {
+            ended = true;
+          }
+        }),
+      { isolationLevel: 'repeatable read', accessMode: 'read only' },
+    );
+    // One handler for the whole stream, not one per item: a transaction failing outside the body (BEGIN, COMMIT)
+    // fails the request that waits.
+    let failure: { err: unknown } | undefined;
+    let waiting: Reply | undefined;
+    transaction.catch((err: unknown) => {
+      failure = { err };
+      ended = true;
+      waiting?.reject(err);
+    });
+    const ask = (stop: boolean) =>
+      new Promise<IteratorResult<T>>((resolve, reject) => {
+        if (failure) return reject(failure.err);
+        waiting = { resolve, reject };
+        request = { stop, reply: waiting };
+        requested?.();
+      });
+    try {
+      for (;;) {
+        const result = await ask(false);
+        if (result.done) break;
+        yield result.value;
+      }
+    } finally {
+      // The consumer stopped early (break, throw): the body is closed and the transaction ends.
+      if (!ended) await ask(true);
+      await transaction;
+    }
+  }
+
   /** Runs the query's statements one after another, in the ambient transaction if there is one. */
   async query<T>(query: Query<T>): Promise<T> {
     const results: Row[][] = [];

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 export type OutboxStatus = 'pending' | 'sent' | 'stored' | 'failed';
@@ -30,6 +31,12 @@ export const outboxMessages = pgTable(
   (t) => [
     index('outbox_messages_due_idx').on(t.status, t.nextAttemptAt),
     index('outbox_messages_topic_created_idx').on(t.topic, t.createdAt),
+    // For organization erasure and export (built concurrently by migration 0022); mail of no organization is
+    // left out.
+    index('outbox_messages_org_idx')
+      .on(t.organizationId, t.id)
+      .where(sql`organization_id is not null`)
+      .concurrently(),
   ],
 );
 
