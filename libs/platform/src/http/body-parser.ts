@@ -232,7 +232,8 @@ export function registerBodyParsers(instance: FastifyInstance, options: BodyPars
         options.maxInflateRatio,
       );
       // No parser reads the body of some requests (a GET, a 415): once answered, the decoder is dropped and the
-      // rest of the body drained, so the connection can serve its next request.
+      // connection drains the rest of the body, to serve its next request after a success, or before it closes
+      // after an error (bounded: see LingeringClose).
       if (decoded !== payload) reply.raw.once('finish', () => decoded.destroy());
       return decoded;
     }

@@ -22,6 +22,14 @@ describe('classifyClientError', () => {
     expect(classifyClientError(overflow('a'.repeat(20_000)))?.[0]).toBe(431);
   });
 
+  it('judges an overflow by the whole request line when it arrived in several reads', () => {
+    const tail = overflow('a'.repeat(16_000));
+    // The request line so far, measured across reads: its method and path came in an earlier read.
+    expect(classifyClientError(tail, { length: 20_000, head: 'GET /api/v1/traces?q=aaaa' })?.[0]).toBe(414);
+    // The request line ended in an earlier read: the reads that overflowed were headers.
+    expect(classifyClientError(tail, { length: 20, head: 'GET /api/v1/health HTTP/1.1' })?.[0]).toBe(431);
+  });
+
   it('answers a request timeout with 408, other parser errors with 400, and a reset not at all', () => {
     expect(
       classifyClientError(Object.assign(new Error(), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }))?.slice(0, 2),
