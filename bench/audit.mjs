@@ -11,7 +11,7 @@
 // entries (incremental: after the verified prefix), GET /audit/export streamed and
 // counted (entries/s, peak RSS) and GET /audit page 1 with each filter (p50/p99 of 50 requests after 3 warm-ups).
 // Prints figures; asserts only correctness (a valid chain of the expected length, an export of every entry). A step
-// that fails is reported and the next one runs. Needs PostgreSQL: DATABASE_URL
+// that fails is reported and the next one runs; the run then exits 1. Needs PostgreSQL: DATABASE_URL
 // (default the local server); the data goes to a scratch database that is dropped afterwards. AUDIT_BENCH_ENTRIES.
 import { execFile } from 'node:child_process';
 import { createHash, hash as oneShotHash } from 'node:crypto';
@@ -93,6 +93,7 @@ async function step(name, fn) {
       throw err;
     }
     console.log(`  ${name}: FAILED: ${err.message}`);
+    process.exitCode = 1;
     return { failed: err.message };
   }
 }

@@ -5,7 +5,8 @@
 //
 // Then the hostile run: the same two routes called together, first alone and then while one more client sends a
 // body of 50,000 unknown keys to POST /auth/login in a loop. Their p99 must stay within 2x of the run without it.
-import { autocannonRun, registerOwner, startService } from './support.mjs';
+// BENCH_DURATION (seconds per row), BENCH_CONNECTIONS, BENCH_SMOKE (support.mjs).
+import { autocannonRun, registerOwner, startService, targetMissed } from './support.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -78,9 +79,13 @@ try {
       `answers ${JSON.stringify(hostile.statusCodeStats)}`,
   );
   console.table(hostileRows);
-  if (hostileRows.some((r) => r.ratio > HOSTILE_FACTOR || r.non2xx > 0)) {
-    console.error(`a route's p99 grew more than ${HOSTILE_FACTOR}x, or it failed, under the hostile client`);
+  if (hostileRows.some((r) => r.non2xx > 0)) {
+    console.error('a route failed under the hostile client');
     process.exitCode = 1;
+  }
+  if (hostileRows.some((r) => r.ratio > HOSTILE_FACTOR)) {
+    console.error(`a route's p99 grew more than ${HOSTILE_FACTOR}x under the hostile client`);
+    targetMissed();
   }
 } finally {
   await service.stop();

@@ -6,7 +6,8 @@
 // thread, bench/subscribers.mjs, so that they do not slow the load generator); and the webhooks
 // subscribed to every trace event. Prints traces/s, p50, p99, the ratio to the floor, the delivery lag from
 // commit to receipt (p50, p99), checks that every event arrived exactly once, and verifies every organization's
-// audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server).
+// audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server). BENCH_DURATION (seconds per
+// run; each warm-up lasts 3 s, or BENCH_DURATION if shorter), BENCH_CONNECTIONS.
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -16,6 +17,7 @@ import { startSubscribers } from './subscribers.mjs';
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const WARMUP = Math.min(3, DURATION);
 const ORGS = 3;
 
 async function json(res) {
@@ -100,7 +102,7 @@ try {
       },
     },
   ];
-  await run({ url: base, connections: 10, duration: 3, requests });
+  await run({ url: base, connections: 10, duration: WARMUP, requests });
   const service = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
 
   // With subscribers: a webhook per organization and one SSE client (organization 0).
@@ -201,7 +203,7 @@ try {
   const floorPort = await freePort();
   await floorApp.listen({ port: floorPort, host: '127.0.0.1' });
   const floorRequests = [{ method: 'POST', path: '/floor', setupRequest: (req) => ({ ...req, headers: { 'content-type': 'application/json' }, body: traceBody(++n) }) }];
-  await run({ url: `http://127.0.0.1:${floorPort}`, connections: 10, duration: 3, requests: floorRequests });
+  await run({ url: `http://127.0.0.1:${floorPort}`, connections: 10, duration: WARMUP, requests: floorRequests });
   const floor = await run({ url: `http://127.0.0.1:${floorPort}`, connections: CONNECTIONS, duration: DURATION, requests: floorRequests });
 
   const chains = [];

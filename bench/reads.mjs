@@ -34,7 +34,7 @@ const base = server.base;
 const db = new pg.Pool({ connectionString: server.databaseUrl, max: 2 });
 
 try {
-  const { token, orgId } = await registerOrganization(base, 'bench-reads');
+  const { token, userId, orgId } = await registerOrganization(base, 'bench-reads');
   const auth = { authorization: `Bearer ${token}` };
   await db.query(`update organizations set plan = 'enterprise' where id = $1`, [orgId]);
   const agentIds = [];
@@ -97,7 +97,7 @@ try {
        case when status in ('approved', 'blocked') then created_at + interval '3 hours' end,
        created_at, created_at
      from traces where organization_id = $1 and review_item_id is not null`,
-    [orgId, reg.data.user.id],
+    [orgId, userId],
   );
   const { rowCount: feedback } = await db.query(
     `insert into trace_feedback (organization_id, trace_id, agent_id, action, status_before, original_decision,

@@ -1,4 +1,5 @@
 import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -64,10 +65,19 @@ function executable(path: string): boolean {
 const unavailable = (message: string): AppError =>
   new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, message, { headers: { 'Retry-After': '60' } });
 
+/** The prefix of each browser launch's directory in the OS temporary directory. */
+export const CHROMIUM_DIR_PREFIX = 'governance-chromium-';
+
 /**
  * HTML to PDF through one headless Chromium per process (puppeteer-core), started on first use and started again
  * if it dies. At most `maxConcurrentRenders` pages render at once and the rest wait (up to MAX_WAITING); each render
  * has a timeout. The page runs no script and may load nothing: every request but the document itself is aborted.
+ *
+ * Each launch writes in a directory of its own under the OS temporary directory, removed once that browser has
+ * exited however it ended (closed, crashed, killed, or failed to start): its profile, and Chromium's own temporary
+ * files (the process singleton's socket directory, shared memory files under --disable-dev-shm-usage), which go
+ * where the browser's TMPDIR says. Left to itself Chromium puts both in the temporary directory, and a killed
+ * browser never removes them.
  */
 @Injectable()
 export class PdfRenderer implements OnApplicationShutdown {
@@ -76,6 +86,10 @@ export class PdfRenderer implements OnApplicationShutdown {
   private located: Promise<LocatedChromium | null> | null = null;
   private readonly slots: Semaphore;
   private closed = false;
+  /** The launches' directories: each is removed when its browser exits, and all again at shutdown. */
+  private readonly dirs = new Set<string>();
+  /** Removes the directories if the process exits without shutting the application down. */
+  private readonly removeAllOnExit = (): void => this.removeDirs();
 
   constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'chromiumPath' | 'pdf'>) {
     this.slots = new Semaphore(config.pdf.maxConcurrentRenders, MAX_WAITING);
@@ -130,6 +144,20 @@ export class PdfRenderer implements OnApplicationShutdown {
     const browser = this.browser;
     this.browser = null;
     if (browser) await (await browser.catch(() => null))?.close().catch(() => undefined);
+    // After the browser's exit; and a directory whose removal raced with a dying browser's last writes goes now.
+    this.removeDirs();
+    process.off('exit', this.removeAllOnExit);
+  }
+
+  /** Registered after Puppeteer's own exit listener, which kills the browser: the directories go after it. */
+  private removeOnExit(): void {
+    if (!this.closed && process.listeners('exit').every((l) => l !== this.removeAllOnExit))
+      process.on('exit', this.removeAllOnExit);
+  }
+
+  private removeDirs(): void {
+    for (const dir of this.dirs) removeDir(dir);
+    this.dirs.clear();
   }
 
   private async withTimeout(browser: Browser, html: string, options: PdfOptions): Promise<Buffer> {
@@ -191,15 +219,27 @@ export class PdfRenderer implements OnApplicationShutdown {
       );
     }
     const { default: puppeteer } = await import('puppeteer-core');
+    const dir = await mkdtemp(join(tmpdir(), CHROMIUM_DIR_PREFIX));
+    this.dirs.add(dir);
     let browser: Browser;
     try {
+      const userDataDir = join(dir, 'profile');
+      const tmp = join(dir, 'tmp');
+      await mkdir(tmp);
       browser = await puppeteer.launch({
         executablePath: chromium.path,
         args: chromium.args,
         headless: true,
         timeout: 30_000,
+        userDataDir,
+        // Read at launch: the bundled package sets its font and library paths in this process's environment.
+        env: { ...process.env, TMPDIR: tmp },
       });
     } catch (err) {
+      // Puppeteer kills a browser that did not start without waiting for it: shutdown removes the directory
+      // again, should the browser have written in it meanwhile.
+      removeDir(dir);
+      this.removeOnExit();
       this.located = null;
       this.logger.warn({ err, path: chromium.path, source: chromium.source }, 'Chromium did not start');
       throw unavailable(
@@ -207,6 +247,18 @@ export class PdfRenderer implements OnApplicationShutdown {
       );
     }
     this.logger.log({ path: chromium.path, source: chromium.source }, 'Chromium started for PDF rendering');
+    this.removeOnExit();
+    const child = browser.process();
+    child?.once('exit', () => {
+      // The browser's own processes (zygote, GPU, renderers) outlive a killed browser for a moment: they go first.
+      // Puppeteer started it as the leader of its own process group.
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group has gone already.
+      }
+      removeDir(dir);
+    });
     browser.on('disconnected', () => {
       // A crashed or killed browser is replaced on the next render.
       if (this.browser && !this.closed) {
@@ -215,6 +267,14 @@ export class PdfRenderer implements OnApplicationShutdown {
       }
     });
     return browser;
+  }
+}
+
+function removeDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  } catch (err) {
+    new Logger('PdfRenderer').warn({ err, dir }, 'Could not remove the directory of a Chromium launch');
   }
 }
 

@@ -1,17 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import cors from '@fastify/cors';
-import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { AppConfig } from '../config/app-config.js';
 import { AppError, ErrorCode } from './app-error.js';
 import { registerBodyParsers } from './body-parser.js';
 import { createClientErrorHandler } from './client-error.js';
 import { renderError } from './error-body.js';
+import { LINGER_MS, LingeringClose } from './lingering-close.js';
+import { RequestLines } from './request-line.js';
 import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { RateLimitService } from '../security/rate-limit.js';
+import { EventLoopMonitor } from '../system/event-loop.monitor.js';
 import { AppLogger } from '../logging/app-logger.js';
 import { logRequestAborted, logRequestCompleted, requestContext } from '../logging/logging.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
@@ -121,11 +125,45 @@ export function trustProxyOption(
 }
 
 /**
+ * How connections end. Every connection's request line is measured across reads (a long URI is 414 however it
+ * arrives), and Node's closing of a connection after a response lingers instead of destroying it (see
+ * LingeringClose). An error answered before the request's body arrived whole (the access guard's 401 on a body
+ * nobody read, the body limit's 413, a 415) says `Connection: close`: the connection then lingers, bounded, rather
+ * than reading a body of any size to keep the connection alive.
+ */
+function manageConnections(
+  instance: FastifyInstance,
+  requestLines: RequestLines,
+  closer: LingeringClose,
+): void {
+  instance.server.on('connection', (socket: Socket) => {
+    requestLines.track(socket);
+    closer.adopt(socket);
+  });
+  // Upgrades (WebSocket) are not 'request' events: their sockets are not measured once handed over.
+  const rearm = function (this: ServerResponse) {
+    requestLines.rearm(this.req.socket);
+  };
+  instance.server.on('request', (_req: IncomingMessage, res: ServerResponse) => res.once('finish', rearm));
+  instance.addHook('onSend', (request, reply, payload, done) => {
+    if (request.raw.complete === false && reply.statusCode >= 400) reply.header('Connection', 'close');
+    done(null, payload);
+  });
+  instance.addHook('preClose', (done) => {
+    closer.destroyAll();
+    done();
+  });
+}
+
+/**
  * The Fastify adapter with the service's HTTP settings: body limit, timeouts, proxy trust, request ids, legacy
- * mount, and answers in the envelope for requests Node's parser refuses.
+ * mount, answers in the envelope for requests Node's parser refuses, and connections closed without a reset.
  */
 export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
   const timeouts = config.httpTimeouts;
+  const requestLines = new RequestLines();
+  // What the client still sends after an early answer is drained up to one body's worth, or LINGER_MS.
+  const closer = new LingeringClose({ maxBytes: config.bodyLimitBytes, maxMs: LINGER_MS });
   const options: FastifyServerOptions & { http: ServerOptions } = {
     bodyLimit: config.bodyLimitBytes,
     // A client that sends half a request, or only headers, is cut off instead of holding a socket forever.
@@ -136,7 +174,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
       headersTimeout: timeouts.headersMs,
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
     },
-    clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS),
+    clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS, { requestLines, closer }),
     trustProxy: trustProxyOption(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // A well-formed incoming X-Request-Id is kept so that ids follow a request across services.
@@ -150,7 +188,9 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
     frameworkErrors: frameworkError,
     logger: false,
   };
-  return new FastifyAdapter(options);
+  const adapter = new FastifyAdapter(options);
+  manageConnections(adapter.getInstance(), requestLines, closer);
+  return adapter;
 }
 
 /**
@@ -300,4 +340,9 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   // SCIM lives at the host root (contract: `{scim_base}` = /scim/v2), outside the versioned API.
   app.setGlobalPrefix(API_PREFIX, { exclude: ['scim/v2/*path'] });
   app.enableShutdownHooks();
+
+  // The health check's event-loop delay counts from when the server is ready to listen (or, in tests, to be
+  // injected): the blocking work of start-up before it (migrations, module initialisation) is not load.
+  const eventLoop = app.get(EventLoopMonitor);
+  instance.addHook('onReady', async () => eventLoop.start());
 }
