@@ -19,8 +19,8 @@ function trendDays(last: string): string[] {
  * confidence of each trace, and its verdicts:
  *   a1 06-07 10:00 flagged 0.4, review approve 10:30                          → approved   (false flag)
  *   a2 06-07 11:00 flagged 0.2, review reject 06-08 09:30                     → blocked    (correct flag)
- *   a3 06-07 12:00 flagged 0.3, correct {deny, 0.9} 12:30 "Wrong policy cited", again 13:00
- *                                                                              → success    (correct flag, override)
+ *   a3 06-07 12:00 flagged 0.3, correct {deny, 0.9} 12:30 "Wrong policy cited" (which closes its review item,
+ *                  rejected), again 13:00                                      → success    (correct flag, override)
  *   a4 06-07 13:00 plain 0.8, correct "refund_partial" 06-09 20:00 "  wrong   policy cited "
  *                                                                              → success    (override)
  *   b1 06-08 09:00 flagged 0.5, review approve 10:00, then correct {deny, 0.6} 15:00 "Tone"
@@ -125,18 +125,22 @@ describe('GET /cpi and GET /cpi/analytics', () => {
     // The other organization: a flagged trace rejected in review and a plain one corrected.
     await ingest(foreign, 'x1', 'Please refund order 7', 0.35);
     await ingest(foreign, 'x2', 'Hi there', 0.95);
-    // x3: approved by feedback while flagged, then rejected in review: the later review decides (a correct flag).
+    // x3: approved by feedback while flagged, which closes its review item (approved, by feedback): the review
+    // refused afterwards, item and feedback count as one verdict, a false flag.
     await ingest(foreign, 'x3', 'Please refund order 8', 0.45);
     await feedback('x3', { action: 'approve' }, otherKey);
     at('2026-06-10T11:10:00.000Z');
     await decide('b2', 'escalate');
     const otherToken = await ctx.login(other.user.email);
-    for (const name of ['x1', 'x3']) {
+    for (const [name, status] of [
+      ['x1', 200],
+      ['x3', 409],
+    ] as const) {
       const res = await ctx.post(`${QUEUE}/${items[name]}/decision`, {
         token: otherToken,
         body: { decision: 'reject' },
       });
-      expect(res.statusCode, res.body).toBe(200);
+      expect(res.statusCode, res.body).toBe(status);
     }
     // Tabs and newlines are white space: the reason is shown trimmed, as "tone".
     await feedback('x2', { correctedDecision: 'deny', feedbackNotes: '\ttone \n' }, otherKey);
@@ -248,18 +252,18 @@ describe('GET /cpi and GET /cpi/analytics', () => {
     ]);
   });
 
-  it('another organization sees only its own verdicts; a review after feedback decides the flag', async () => {
+  it('another organization sees only its own verdicts; feedback that closed a review item counts once', async () => {
     const token = await ctx.login(other.user.email);
     const cpi = await read(CPI, token);
-    // x1 rejected, x3 approved by feedback then rejected in review (the later verdict), x2 corrected.
+    // x1 rejected, x3 approved by feedback (its item closed with it, the review refused), x2 corrected.
     expect(cpi.totals).toMatchObject({
       traces: 3,
-      blocked: 2,
-      success: 1,
+      blocked: 1,
+      success: 2,
       humanVerdicts: 3,
       decidedFlags: 2,
-      correctFlags: 2,
-      falseFlags: 0,
+      correctFlags: 1,
+      falseFlags: 1,
       humanOverrides: 1,
     });
     const analytics = await read(ANALYTICS, token);

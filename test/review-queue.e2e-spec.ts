@@ -57,6 +57,7 @@ describe('review queue', () => {
         matchedPolicies: [{ policyId, name: 'Refunds need a human', outcome: 'flag' }],
         assignedTo: null,
         decision: null,
+        resolution: null,
         notes: null,
         decidedBy: null,
         decidedAt: null,
@@ -121,6 +122,7 @@ describe('review queue', () => {
         id: reviewItemId,
         status: 'approved',
         decision: 'approve',
+        resolution: 'review',
         notes: 'Checked the order.',
         decidedBy: member.userId,
         decidedAt: expect.any(String),
@@ -128,7 +130,12 @@ describe('review queue', () => {
       expect(await traceStatus(traceId)).toBe('approved');
       const audit = await auditOf(ctx, owner.organization.id, 'review.approved', reviewItemId);
       expect(audit).toHaveLength(1);
-      expect(audit[0]!.metadata).toMatchObject({ traceId, decision: 'approve', traceStatus: 'approved' });
+      expect(audit[0]!.metadata).toMatchObject({
+        traceId,
+        decision: 'approve',
+        traceStatus: 'approved',
+        resolution: 'review',
+      });
       const events = (await eventsOf(ctx, owner.organization.id, 'review.completed')).filter(
         (e) => e.data.reviewItemId === reviewItemId,
       );
@@ -157,7 +164,7 @@ describe('review queue', () => {
       const { traceId, reviewItemId } = await ingestFlagged(ctx, agent);
       const esc = await decide(member.token, reviewItemId, { decision: 'escalate', notes: 'Large amount' });
       expect(esc.statusCode, esc.body).toBe(200);
-      expect(esc.json().data).toMatchObject({ status: 'escalated', decision: 'escalate' });
+      expect(esc.json().data).toMatchObject({ status: 'escalated', decision: 'escalate', resolution: null });
       expect(await traceStatus(traceId)).toBe('flagged');
       expect(await auditOf(ctx, owner.organization.id, 'review.escalated', reviewItemId)).toHaveLength(1);
       expect(

@@ -117,7 +117,11 @@ export class AgentsController {
     summary: 'Delete an agent',
     description:
       `${OWNERSHIP_RULE} The agent’s traces are retained; its key is revoked at once (401 from the next ` +
-      'request). Writes `agent.deleted`.',
+      'request). Its id leaves the `agentIds` of the organization’s policies and the `scope.agentIds` of its ' +
+      'workspace keys in the same transaction; a policy or key left naming no agent (which would mean every ' +
+      'agent) is deactivated or revoked instead of widened. Writes `agent.deleted` (listing them in ' +
+      '`detachedFrom`) and, per changed record, `policy.updated`, `auth.key_updated` or `auth.key_revoked` with ' +
+      '`reason: agent_deleted`.',
   })
   @ApiParam(ID_PARAM)
   @ApiEnvelope(DeletedDto)

@@ -18,10 +18,11 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
-import { AgentKeysRepository } from '#identity';
+import { AgentKeysRepository, WorkspaceKeyAgents } from '#identity';
 import type { AgentRow } from './agent.schema.js';
 import { mintAgentKey } from './agent-key.js';
 import { AgentKeyResolver } from './agent-key.resolver.js';
+import { AgentReferencesPort } from './agent-references.js';
 import { AgentTraceStatsPort } from './agent-trace-stats.js';
 import { AgentsRepository } from './agents.repository.js';
 import {
@@ -65,6 +66,8 @@ export class AgentsService implements AgentDirectory {
     private readonly keys: AgentKeyResolver,
     private readonly agentKeys: AgentKeysRepository,
     private readonly traceStats: AgentTraceStatsPort,
+    private readonly references: AgentReferencesPort,
+    private readonly workspaceKeys: WorkspaceKeyAgents,
   ) {}
 
   async list(actor: Actor, query: PaginationQueryDto): Promise<Page<AgentDto>> {
@@ -159,21 +162,39 @@ export class AgentsService implements AgentDirectory {
     });
   }
 
-  /** Deletes the agent and revokes its key in one transaction; its traces are retained. */
+  /**
+   * Deletes the agent and revokes its key in one transaction; its traces are retained. Its id leaves the
+   * organization's policies and workspace key scopes in the same transaction (a list read back and sent again must
+   * not name an agent that is gone), each changed record audited on its own after the agent's entry.
+   */
   remove(actor: Actor, id: string, meta: RequestMeta): Promise<DeletedDto> {
     return this.tx.run(async () => {
+      const organizationId = actor.organizationId;
       const agent = await this.findEditable(actor, id);
-      const revoked = await this.agentKeys.revokeForAgent(actor.organizationId, id, this.clock.now());
+      const now = this.clock.now();
+      const revoked = await this.agentKeys.revokeForAgent(organizationId, id, now);
       await this.keys.announceRevoked(revoked.map((key) => key.keyHash));
-      await this.repo.delete(actor.organizationId, id);
-      await this.lockAgainstIngestion(actor.organizationId);
+      await this.repo.delete(organizationId, id);
+      // Every row lock before the organization's write lock, as in every audited change.
+      const detached = [
+        ...(await this.references.detach(organizationId, id, now)),
+        ...(await this.workspaceKeys.detachAgent(organizationId, id, now)),
+      ];
+      await this.lockAgainstIngestion(organizationId);
       await this.audit.record(
         actor,
         'agent.deleted',
         { type: 'agent', id: agent.id },
-        { name: agent.name, revokedKeyPrefixes: revoked.map((key) => key.prefix) },
+        {
+          name: agent.name,
+          revokedKeyPrefixes: revoked.map((key) => key.prefix),
+          detachedFrom: detached.map((change) => ({ type: change.target.type, id: change.target.id })),
+        },
         meta,
       );
+      for (const change of detached) {
+        await this.audit.record(actor, change.eventType, change.target, change.metadata, meta);
+      }
       return { id, deleted: true };
     });
   }

@@ -6,9 +6,12 @@ import {
   Clock,
   DomainEvents,
   isObjectId,
+  type NewDomainEvent,
   type RequestMeta,
   TransactionHost,
 } from '#platform';
+import type { ReviewItemRow } from '../review/review-item.schema.js';
+import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import type { TraceRow } from '../traces/trace.schema.js';
 import { SEARCH_TEXT_MAX } from '../traces/trace-ingest.pipeline.js';
 import { TracesRepository } from '../traces/traces.repository.js';
@@ -72,8 +75,38 @@ export function verdictOf(dto: CpiIngestDto): Verdict {
 }
 
 /**
+ * The audit metadata and event data of an item closed by feedback: the fields of a reviewer's decision (see
+ * ReviewQueueService), with `resolution: 'feedback'` and who gave the feedback in place of a reviewer.
+ */
+export function closureDetails(
+  item: ReviewItemRow,
+  trace: TraceRow,
+  actor: Actor,
+  action: FeedbackAction,
+  userEmail: string | null,
+  feedbackAuditEntryId: string,
+): Record<string, unknown> {
+  return {
+    reviewItemId: item.id,
+    traceId: item.traceId,
+    agentId: item.agentId,
+    decision: item.status === 'approved' ? 'approve' : 'reject',
+    status: item.status,
+    traceStatus: trace.status,
+    notes: item.notes,
+    decidedBy: null,
+    decidedAt: item.decidedAt!.toISOString(),
+    resolution: 'feedback',
+    feedback: { action, apiKeyId: actor.keyId ?? null, userEmail, auditEntryId: feedbackAuditEntryId },
+  };
+}
+
+/**
  * POST /cpi/ingest (contract §13 rules 1–7): the trace, its feedback row, the rollups, the audit entry and the
- * domain event change in one transaction; the similarity text is re-indexed after commit.
+ * domain event change in one transaction; the similarity text is re-indexed after commit. A verdict on a trace whose
+ * review item is still undecided closes the item in the same transaction (approve → approved, correct → rejected,
+ * as the CPI reads count them), audited and announced as a review completed by feedback, so that no reviewer
+ * decides it afterwards and moves the trace again.
  */
 @Injectable()
 export class CpiIngestService {
@@ -82,6 +115,7 @@ export class CpiIngestService {
   constructor(
     private readonly traces: TracesRepository,
     private readonly feedback: TraceFeedbackRepository,
+    private readonly reviewItems: ReviewItemsRepository,
     private readonly audit: AuditLog,
     private readonly events: DomainEvents,
     private readonly tx: TransactionHost,
@@ -96,6 +130,13 @@ export class CpiIngestService {
     const userEmail = dto.userEmail ?? null;
     const notes = dto.feedbackNotes ?? null;
     const after = await this.tx.run(async () => {
+      // The item before the trace, in the order a review decision locks them, so that the two cannot deadlock;
+      // an unknown trace rolls the closure back with the 404 below.
+      const closed = await this.reviewItems.closeByFeedback(organizationId, dto.traceId, {
+        status: verdict.action === 'approve' ? 'approved' : 'rejected',
+        notes,
+        decidedAt: at,
+      });
       const changed = await this.traces.applyFeedback(
         organizationId,
         dto.traceId,
@@ -122,7 +163,7 @@ export class CpiIngestService {
         at,
       });
       const type = verdict.action === 'approve' ? 'cpi.approved' : 'cpi.corrected';
-      await this.audit.record(
+      const entry = await this.audit.record(
         actor,
         type,
         { type: 'trace', id: before.id },
@@ -134,10 +175,11 @@ export class CpiIngestService {
           correctedDecision: verdict.decision,
           correctedConfidence: verdict.confidence,
           notes,
+          closedReviewItemId: closed?.id ?? null,
         },
         meta,
       );
-      await this.events.publish([
+      const events: NewDomainEvent[] = [
         {
           organizationId,
           type,
@@ -150,7 +192,19 @@ export class CpiIngestService {
             userEmail,
           },
         },
-      ]);
+      ];
+      if (closed) {
+        const details = closureDetails(closed, after, actor, verdict.action, userEmail, entry.id);
+        await this.audit.record(
+          actor,
+          `review.${closed.status}`,
+          { type: 'review_item', id: closed.id },
+          details,
+          meta,
+        );
+        events.push({ organizationId, type: 'review.completed', agentId: closed.agentId, data: details });
+      }
+      await this.events.publish(events);
       return after;
     });
     if (verdict.action === 'correct') this.reindexLater(organizationId, after);

@@ -71,7 +71,10 @@ export class CpiController {
     description:
       'Workspace key only (not read-only); enterprise and custom plans (cpiFeedbackIngest), else 403 FORBIDDEN. ' +
       'approve sets the trace to success with humanOverride false; correct (or a correctedDecision without action) ' +
-      'replaces the decision, keeps the original, sets humanOverride true. Errors: 400 VALIDATION_ERROR, ' +
+      'replaces the decision, keeps the original, sets humanOverride true. A pending or escalated review item of ' +
+      'the trace closes in the same transaction, `approved` for approve and `rejected` for correct, with ' +
+      '`resolution: feedback`: audited `review.approved|rejected` naming the key and userEmail, announced as ' +
+      '`review.completed`; deciding it afterwards answers 409 ALREADY_DECIDED. Errors: 400 VALIDATION_ERROR, ' +
       '404 NOT_FOUND (trace not in the organization).',
   })
   @ApiEnvelope(CpiIngestResultDto)

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { AgentReferencesPort } from '../agents/agent-references.js';
 import { AgentsModule } from '../agents/agents.module.js';
 import { PoliciesController } from './policies.controller.js';
 import { PoliciesRepository } from './policies.repository.js';
@@ -18,4 +19,16 @@ import { PolicySet } from './policy-set.js';
   ],
   exports: [PolicySet, PoliciesRepository],
 })
-export class PoliciesModule {}
+export class PoliciesModule implements OnModuleInit {
+  constructor(
+    private readonly references: AgentReferencesPort,
+    private readonly policies: PoliciesService,
+  ) {}
+
+  /** Agents cannot import this module (it imports agents): deleting an agent reaches the policies through the port. */
+  onModuleInit(): void {
+    this.references.register((organizationId, agentId, at) =>
+      this.policies.detachAgent(organizationId, agentId, at),
+    );
+  }
+}

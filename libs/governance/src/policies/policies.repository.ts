@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { DATABASE, type DatabaseHandle, type PageRequest, pageWithTotal, TransactionHost } from '#platform';
 import { policies, type PolicyRow } from './policy.schema.js';
 
@@ -68,6 +68,16 @@ export class PoliciesRepository {
       .limit(1)
       .for('update');
     return row;
+  }
+
+  /** The organization's policies whose agentIds name the agent, locked until the transaction ends, in id order. */
+  async findNamingAgentForUpdate(organizationId: string, agentId: string): Promise<PolicyRow[]> {
+    return this.tx.db
+      .select()
+      .from(policies)
+      .where(and(eq(policies.organizationId, organizationId), sql`${agentId} = any(${policies.agentIds})`))
+      .orderBy(asc(policies.id))
+      .for('update');
   }
 
   async update(

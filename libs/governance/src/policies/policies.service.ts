@@ -15,6 +15,7 @@ import {
   toPage,
   TransactionHost,
 } from '#platform';
+import type { AgentReferenceChange } from '../agents/agent-references.js';
 import {
   compile,
   findPolicyTemplate,
@@ -168,6 +169,36 @@ export class PoliciesService {
       );
       return { id: row.id, deleted: true };
     });
+  }
+
+  /**
+   * Removes a deleted agent's id from the organization's policies, inside the agent's deletion (AgentReferencesPort),
+   * and returns the audit entries to write (`policy.updated` with `reason: 'agent_deleted'`) once the caller holds
+   * every row lock. A policy that named only deleted agents would apply to every agent with an empty list, so it is
+   * deactivated as well: it keeps governing what it governed (nothing now) until someone activates it on purpose.
+   */
+  async detachAgent(organizationId: string, agentId: string, at: Date): Promise<AgentReferenceChange[]> {
+    const rows = await this.repo.findNamingAgentForUpdate(organizationId, agentId);
+    if (rows.length === 0) return [];
+    const changes: AgentReferenceChange[] = [];
+    for (const before of rows) {
+      const agentIds = before.agentIds.filter((id) => id !== agentId);
+      const patch: PolicyPatch = { agentIds };
+      if (agentIds.length === 0 && before.isActive) patch.isActive = false;
+      const row = (await this.repo.update(organizationId, before.id, patch, at))!;
+      const changed = Object.keys(patch);
+      const detail: Record<string, { from: unknown; to: unknown }> = {
+        agentIds: { from: before.agentIds, to: row.agentIds },
+      };
+      if (patch.isActive !== undefined) detail.isActive = { from: before.isActive, to: row.isActive };
+      changes.push({
+        eventType: 'policy.updated',
+        target: { type: 'policy', id: row.id },
+        metadata: { name: row.name, changed, changes: detail, reason: 'agent_deleted', agentId },
+      });
+    }
+    await this.cache.announceChange(organizationId);
+    return changes;
   }
 
   /** The stored fields of a new policy, from a template or from the body, with the contract defaults. */

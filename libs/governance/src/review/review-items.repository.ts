@@ -28,6 +28,19 @@ export interface ReviewDecisionUpdate {
   decidedAt: Date;
 }
 
+/**
+ * The `decision` column of an item that human feedback on its trace closed (POST /cpi/ingest), beside the decisions a
+ * reviewer makes (approve, reject, escalate); its status says which way (see `closeByFeedback`).
+ */
+export const FEEDBACK_DECISION = 'feedback';
+
+/** How feedback closes its trace's item: `approved` for an approval, `rejected` for a correction. */
+export interface ReviewFeedbackClosure {
+  status: 'approved' | 'rejected';
+  notes: string | null;
+  decidedAt: Date;
+}
+
 export interface PendingReviewItem {
   id: string;
   organizationId: string;
@@ -130,6 +143,37 @@ export class ReviewItemsRepository {
           eq(reviewItems.organizationId, organizationId),
           eq(reviewItems.id, id),
           inArray(reviewItems.status, from),
+        ),
+      )
+      .returning();
+    return row;
+  }
+
+  /**
+   * Closes the trace's undecided item (pending or escalated) because human feedback resolved the trace: one
+   * conditional update, so that of feedback and a concurrent review decision the first to commit wins and the other
+   * finds the item decided. Undefined when the trace has no undecided item.
+   */
+  async closeByFeedback(
+    organizationId: string,
+    traceId: string,
+    closure: ReviewFeedbackClosure,
+  ): Promise<ReviewItemRow | undefined> {
+    const [row] = await this.tx.db
+      .update(reviewItems)
+      .set({
+        status: closure.status,
+        decision: FEEDBACK_DECISION,
+        notes: closure.notes,
+        decidedBy: null,
+        decidedAt: closure.decidedAt,
+        updatedAt: closure.decidedAt,
+      })
+      .where(
+        and(
+          eq(reviewItems.organizationId, organizationId),
+          eq(reviewItems.traceId, traceId),
+          inArray(reviewItems.status, ['pending', 'escalated']),
         ),
       )
       .returning();

@@ -29,7 +29,8 @@ const DECISION_RULES =
   '`escalated`, trace stays `flagged`, and from then on only an owner or admin may decide it. Approve and reject ' +
   'each count one observation of the item’s approval pattern. The decision, the trace’s status, the audit entry ' +
   '(`review.approved|rejected|escalated`) and the event (`review.completed` or `review.escalated`, to webhooks ' +
-  'and the event stream) commit together.';
+  'and the event stream) commit together. Feedback on the trace (POST /cpi/ingest) closes a pending or escalated ' +
+  'item itself (`resolution: feedback`), after which a decision answers 409 `ALREADY_DECIDED`.';
 
 /** The human review queue: flagged traces waiting for a decision. */
 @ApiTags('Review queue')

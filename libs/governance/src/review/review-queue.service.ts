@@ -200,6 +200,8 @@ export class ReviewQueueService {
       notes: row.notes,
       decidedBy: row.decidedBy,
       decidedAt: now.toISOString(),
+      // As the item shows it: a reviewer closed it (feedback on the trace may close it too, see CpiIngestService).
+      resolution: dto.decision === 'escalate' ? null : 'review',
     };
     await this.audit.record(actor, `review.${status}`, { type: 'review_item', id: row.id }, details, meta);
     await this.events.publish([

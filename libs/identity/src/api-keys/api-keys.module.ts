@@ -8,6 +8,7 @@ import { ApiKeysService } from './api-keys.service.js';
 import { StreamTokenController } from './stream-token.controller.js';
 import { StreamTokenService } from './stream-token.service.js';
 import { WorkspaceKeyResolver } from './workspace-key.resolver.js';
+import { WorkspaceKeyAgents } from './workspace-key-agents.service.js';
 
 /**
  * Workspace API keys (svc_live_) and stream tokens; the table of agent keys too, which the agents module (governance)
@@ -22,8 +23,10 @@ import { WorkspaceKeyResolver } from './workspace-key.resolver.js';
     ApiKeysService,
     WorkspaceKeyResolver,
     StreamTokenService,
+    WorkspaceKeyAgents,
   ],
-  exports: [StreamTokenService, AgentKeysRepository],
+  // WorkspaceKeyAgents to the agents module (governance): deleting an agent removes its id from the keys' scopes.
+  exports: [StreamTokenService, AgentKeysRepository, WorkspaceKeyAgents],
 })
 export class ApiKeysModule implements OnModuleInit {
   constructor(

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { type PageRequest, type Plan, pageWithTotal, TransactionHost } from '#platform';
 import { creatorIsActiveMember, organizationPlanOf } from '../organizations/organization.queries.js';
 import { apiKeys, type ApiKeyRow, type ApiKeyScope } from './api-key.schema.js';
@@ -65,6 +65,24 @@ export class ApiKeysRepository {
       .limit(1)
       .for('update');
     return row;
+  }
+
+  /**
+   * The organization's live workspace keys whose scope names the agent, locked until the transaction ends, in id
+   * order (deleting the agent rewrites their scopes).
+   */
+  async findNamingAgentForUpdate(organizationId: string, agentId: string): Promise<ApiKeyView[]> {
+    return this.tx.db
+      .select(VIEW)
+      .from(apiKeys)
+      .where(
+        and(
+          this.live(organizationId),
+          sql`${apiKeys.scope} -> 'agentIds' @> ${JSON.stringify([agentId])}::jsonb`,
+        ),
+      )
+      .orderBy(asc(apiKeys.id))
+      .for('update');
   }
 
   async update(

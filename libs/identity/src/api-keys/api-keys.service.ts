@@ -34,7 +34,10 @@ import { mintWorkspaceKey } from './workspace-key.js';
 const LIST_PAGE = { limit: 50, max: 100 };
 
 /** The stored form of a scope: `agentIds` only when it restricts, without duplicates; `readOnly` always. */
-function normaliseScope(agentIds: string[] | null | undefined, readOnly: boolean | undefined): ApiKeyScope {
+export function normaliseScope(
+  agentIds: string[] | null | undefined,
+  readOnly: boolean | undefined,
+): ApiKeyScope {
   const scope: ApiKeyScope = { readOnly: readOnly === true };
   if (agentIds?.length) scope.agentIds = [...new Set(agentIds)];
   return scope;
@@ -52,7 +55,7 @@ function sameScope(a: ApiKeyScope, b: ApiKeyScope): boolean {
 }
 
 /** What audit entries record about a key: never the key or its hash. */
-function auditMetadata(row: ApiKeyView): Record<string, unknown> {
+export function auditMetadata(row: ApiKeyView): Record<string, unknown> {
   return { name: row.name, prefix: row.prefix, scope: toApiKeyScopeResponse(row.scope) };
 }
 

@@ -13,10 +13,14 @@ import {
 } from 'class-validator';
 import { OBJECT_ID_PATTERN, PaginationQueryDto } from '#platform';
 import type { ReviewItemRow, ReviewStatus } from '../review-item.schema.js';
+import { FEEDBACK_DECISION } from '../review-items.repository.js';
 
 export const REVIEW_STATUSES: ReviewStatus[] = ['pending', 'approved', 'rejected', 'escalated'];
 export const REVIEW_DECISIONS = ['approve', 'reject', 'escalate'] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+/** What closed an item: a reviewer's decision, or human feedback on its trace (POST /cpi/ingest). */
+export const REVIEW_RESOLUTIONS = ['review', 'feedback'] as const;
+export type ReviewResolution = (typeof REVIEW_RESOLUTIONS)[number];
 export const NOTES_MAX_LENGTH = 4000;
 export const BULK_MAX_IDS = 100;
 
@@ -106,10 +110,33 @@ export class ReviewItemDto {
   @ApiProperty({ enum: REVIEW_STATUSES }) status: ReviewStatus;
   @ApiProperty({ type: [MatchedPolicyDto] }) matchedPolicies: MatchedPolicyDto[];
   @ApiProperty({ type: String, nullable: true }) assignedTo: string | null;
-  @ApiProperty({ type: String, nullable: true, enum: [...REVIEW_DECISIONS, null] })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: [...REVIEW_DECISIONS, null],
+    description:
+      'The decision that put the item in its status; for an item closed by feedback, the decision its status ' +
+      'stands for (`approve` for approved, `reject` for rejected).',
+  })
   decision: ReviewDecision | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: [...REVIEW_RESOLUTIONS, null],
+    description:
+      'What closed the item: `review` (a reviewer’s approve or reject) or `feedback` (POST /cpi/ingest on its ' +
+      'trace: approve → `approved`, correct → `rejected`; `decidedBy` is then null and `notes` are the ' +
+      'feedback’s); null while the item is pending or escalated.',
+  })
+  resolution: ReviewResolution | null;
   @ApiProperty({ type: String, nullable: true }) notes: string | null;
-  @ApiProperty({ type: String, nullable: true }) decidedBy: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The reviewer’s user id; null for an item closed by feedback (its audit entry names the key).',
+  })
+  decidedBy: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'date-time' }) decidedAt: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ type: ReviewTraceExcerptDto, nullable: true }) trace: ReviewTraceExcerptDto | null;
@@ -126,6 +153,15 @@ export class BulkDecisionResultDto {
   @ApiProperty({ type: [BulkFailureDto] }) failed: BulkFailureDto[];
 }
 
+/** The item's decision as the API shows it, and what closed it (see ReviewItemDto). */
+function shownDecision(row: ReviewItemRow): Pick<ReviewItemDto, 'decision' | 'resolution'> {
+  if (row.decision === FEEDBACK_DECISION) {
+    return { decision: row.status === 'approved' ? 'approve' : 'reject', resolution: 'feedback' };
+  }
+  const closed = row.status === 'approved' || row.status === 'rejected';
+  return { decision: row.decision as ReviewDecision | null, resolution: closed ? 'review' : null };
+}
+
 export function toReviewItemResponse(
   row: ReviewItemRow,
   trace: { prompt: string; text: string; confidence: number } | undefined,
@@ -137,7 +173,7 @@ export function toReviewItemResponse(
     status: row.status,
     matchedPolicies: row.matchedPolicies,
     assignedTo: row.assignedTo,
-    decision: row.decision as ReviewDecision | null,
+    ...shownDecision(row),
     notes: row.notes,
     decidedBy: row.decidedBy,
     decidedAt: row.decidedAt?.toISOString() ?? null,
