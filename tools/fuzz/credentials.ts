@@ -1,7 +1,8 @@
 // The fuzzer's own account: an owner session (JWT), a writable workspace key, an agent and its key, a policy, a
-// trace and an invitation, so that path parameters can name real objects. Fuzzed requests may revoke any of
-// these (logout, revoke-sessions, a deleted agent, a regenerated or narrowed key, a changed password…): `ensure`
-// checks each with a cheap request and recreates what no longer works. Also holds the pools of real values.
+// trace, an invitation, a scheduled report, an alert, an incident and a FRIA, so that path parameters can name real
+// objects. Fuzzed requests may revoke any of these (logout, revoke-sessions, a deleted agent, a regenerated or
+// narrowed key, a changed password…): `ensure` checks each with a cheap request and recreates what no longer
+// works. Also holds the pools of real values.
 import type { HttpClient } from './http-client.js';
 import type { CredKind } from './hostile.js';
 import type { Operation } from './openapi.js';
@@ -259,6 +260,54 @@ export class Credentials {
       `${API}/agents/{id}`,
     );
     this.examples.set(`PATCH ${API}/policies/{id}`, { priority: 400, isActive: true });
+    await this.seedUpdatables();
+  }
+
+  /** A set-up request that may fail (a plan without the feature, see FUZZ_PLAN); its body, if accepted, is an example. */
+  private async attempt(method: string, path: string, body: unknown): Promise<void> {
+    const r = await this.client.json(method, path, body, this.bearer());
+    if (r.status >= 200 && r.status < 300) this.examples.set(`${method} ${path}`, body);
+    else
+      console.log(
+        `fuzz: set-up: ${method} ${path} answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)} (no example)`,
+      );
+  }
+
+  /**
+   * Objects behind update routes whose collections start empty (a path id of nothing is a 404 before any body is
+   * read), and bodies the service accepts where the schema cannot say what a valid required member is (a clause of
+   * the catalogue, an IdP): the null sweep then reaches these handlers rather than a refusal of another member.
+   */
+  private async seedUpdatables(): Promise<void> {
+    await this.attempt('POST', `${API}/reports/schedule`, {
+      name: 'Fuzz digest',
+      frequency: 'weekly',
+      recipients: ['fuzz-digest@example.com'],
+    });
+    await this.attempt('POST', `${API}/alerts`, {
+      name: 'Fuzz alert',
+      metric: 'block_rate',
+      comparison: 'gt',
+      threshold: 0.5,
+      windowMinutes: 60,
+    });
+    await this.attempt('POST', `${API}/incidents`, {
+      title: 'Fuzz incident',
+      category: 'other',
+      awareAt: new Date(Date.now() - 3_600_000).toISOString(),
+    });
+    await this.attempt('POST', `${API}/fria`, { systemName: 'Fuzz system', purpose: 'fuzzing' });
+    await this.attempt('PATCH', `${API}/compliance/mapping`, {
+      framework: 'iso-42001',
+      clauseId: '6.1.4',
+      status: 'partial',
+      evidence: 'fuzz evidence',
+    });
+    await this.attempt('PUT', `${API}/sso/config`, {
+      provider: 'oidc',
+      emailDomains: [`fuzz-${process.pid}-${this.accounts}.test`],
+      oidc: { issuer: 'https://idp.example.com', clientId: 'fuzz-client', clientSecret: 'fuzz-secret' },
+    });
   }
 
   private scimBearer(): [string, string][] {

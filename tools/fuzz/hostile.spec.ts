@@ -78,7 +78,24 @@ describe('batches', () => {
     expect(a.map((d) => [d.note, d.body?.toString('base64'), d.headers, d.query])).toEqual(
       b.map((d) => [d.note, d.body?.toString('base64'), d.headers, d.query]),
     );
-    expect(a).toHaveLength(30);
+    // The budget, plus the null sweep: one request per member of the body (name, metadata).
+    expect(a).toHaveLength(32);
+  });
+
+  it('send null in each member of the body besides the budget, with credentials only on a secured route', () => {
+    for (const size of [0, 5, 40]) {
+      const batch = fc.sample(batchArb(ctx('jwt'), size), { seed: 2, numRuns: 1 })[0]!;
+      const nulls = batch.filter((d) => d.mutator === 'body-null-member');
+      expect(batch).toHaveLength(size + 2);
+      expect(nulls.map((d) => JSON.parse(d.body!.toString()) as unknown)).toEqual([
+        { name: null },
+        { metadata: null },
+      ]);
+      expect(nulls[0]!.mustRefuse).toBe('a body that breaks the documented schema: name is null');
+      expect(nulls[0]!.headers).toContainEqual(['Content-Type', 'application/json']);
+    }
+    const anonymous = fc.sample(batchArb(ctx('none'), 3), { seed: 2, numRuns: 1 })[0]!;
+    expect(anonymous.some((d) => d.mutator === 'body-null-member')).toBe(false);
   });
 
   it('start with every applicable mutator once, then draw by weight', () => {

@@ -9,6 +9,7 @@ import { isFreeForm, isJsonMedia, type OpenApiDoc, type Operation } from './open
 import {
   bodyCaseArb,
   deepJson,
+  nullMemberCasesArb,
   paramTextArb,
   poolToken,
   valueArb,
@@ -868,8 +869,36 @@ export function applicableMutators(ctx: RequestContext): Mutator[] {
 }
 
 /**
+ * The null sweep of an operation with a JSON body: one request per member of the body's schema set to null (see
+ * `nullMemberCasesArb`), each credential kind the operation accepts (without credentials only when it is public:
+ * an anonymous request to a secured route stops at the guard). Not drawn, not counted in the budget: every member
+ * is tried on every run, whatever the seed and budget.
+ */
+export function nullSweepArb(ctx: RequestContext): fc.Arbitrary<Draft[]> {
+  const media = jsonMedia(ctx.op);
+  if (!media || (ctx.kind === 'none' && ctx.op.schemes.length > 0)) return fc.constant([]);
+  // A base request each: one shared by all would repeat its Idempotency-Key, and the second would be a replay.
+  return nullMemberCasesArb(ctx.op.body!.content[media], ctx, ctx.example).chain((cases) =>
+    fc.tuple(
+      ...cases.map((c) =>
+        baseArb(ctx).map((base): Draft => ({
+          ...withBody(base, encodeJson(c.value)),
+          mutator: 'body-null-member',
+          note: c.note,
+          mustRefuse:
+            conventions(ctx) && c.violates
+              ? `a body that breaks the documented schema: ${c.violates}`
+              : undefined,
+        })),
+      ),
+    ),
+  );
+}
+
+/**
  * One batch: the first requests use every applicable mutator once (in catalogue order, so each hostile family
- * reaches every operation even with a small budget), the rest are drawn by weight.
+ * reaches every operation even with a small budget), then the null sweep (besides the budget), the rest are drawn
+ * by weight.
  */
 export function batchArb(ctx: RequestContext, size: number): fc.Arbitrary<Draft[]> {
   const muts = applicableMutators(ctx);
@@ -879,8 +908,8 @@ export function batchArb(ctx: RequestContext, size: number): fc.Arbitrary<Draft[
   const rest = Math.max(0, size - sweep.length);
   const weighted = fc.oneof(...muts.map((m) => ({ arbitrary: one(m), weight: m.weight })));
   return fc
-    .tuple(fc.tuple(...sweep), fc.array(weighted, { minLength: rest, maxLength: rest }))
-    .map(([a, b]) => [...a, ...b]);
+    .tuple(fc.tuple(...sweep), nullSweepArb(ctx), fc.array(weighted, { minLength: rest, maxLength: rest }))
+    .map(([a, nulls, b]) => [...a, ...nulls, ...b]);
 }
 
 /** FNV-1a: the seed of one batch, from the run's seed, the operation and the credential kind. */

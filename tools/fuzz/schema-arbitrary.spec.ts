@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { Raw, encodeJson, hasRaw } from './json-raw.js';
 import { SchemaResolver, isNullable, schemaTypes, type JsonSchema, type OpenApiDoc } from './openapi.js';
 import {
+  acceptsNull,
   bodyCaseArb,
   locations,
+  nullMemberCasesArb,
   poolToken,
   valueArb,
   violatesParam,
@@ -222,6 +224,55 @@ describe('mutations', () => {
     expect(wrongTypeValues({ type: 'integer' })).toContainEqual(12.5);
     expect(wrongTypeValues({ type: 'number' })).not.toContainEqual(7);
     expect(wrongTypeValues({ type: ['string', 'null'] })).not.toContainEqual('fuzz');
+  });
+});
+
+describe('the null sweep', () => {
+  const sweep = (example?: unknown) =>
+    fc.sample(nullMemberCasesArb(BODY, ctx, example), { seed: 4, numRuns: 1 })[0]!;
+
+  it('sends null in every member of the schema, nested ones included, whatever the seed', () => {
+    for (const seed of [1, 2, 3]) {
+      const cases = fc.sample(nullMemberCasesArb(BODY, ctx), { seed, numRuns: 1 })[0]!;
+      const notes = cases.map((c) => c.note.split(':')[0]);
+      for (const member of Object.keys(resolver.resolve(BODY).properties!)) expect(notes).toContain(member);
+      expect(notes).toEqual(expect.arrayContaining(['scope.agentIds', 'scope.readOnly']));
+      expect(notes.some((n) => /^conditions\[0\]\.operator$/.test(n!))).toBe(true);
+    }
+  });
+
+  it('marks null in a member not declared nullable as breaking the schema, and only those', () => {
+    const cases = sweep();
+    for (const c of cases) expect(conforms(BODY, c.value), c.note).toBe(c.violates === undefined);
+    const byMember = new Map(cases.map((c) => [c.note.split(':')[0], c]));
+    expect(byMember.get('name')!.violates).toBe('name is null');
+    expect(byMember.get('description')!.violates).toBeUndefined();
+    expect(byMember.get('scope.agentIds')!.violates).toBeUndefined();
+    expect(byMember.get('scope.readOnly')!.violates).toBe('scope.readOnly is null');
+  });
+
+  it('sends an optional member alone with the required ones, so that nothing else can be refused first', () => {
+    const priority = sweep().find((c) => c.note.startsWith('priority:'))!;
+    expect(Object.keys(priority.value as object).sort()).toEqual(['name', 'outcome', 'priority']);
+    expect((priority.value as Record<string, unknown>).priority).toBeNull();
+    const readOnly = sweep().find((c) => c.note.startsWith('scope.readOnly:'))!;
+    expect((readOnly.value as { scope: object }).scope).toEqual({ readOnly: null });
+  });
+
+  it('keeps an accepted example whole and adds the null to it, absent members too', () => {
+    const example = { name: 'ok', outcome: 'flag', priority: 3 };
+    const cases = sweep(example);
+    expect(cases.find((c) => c.note.startsWith('priority:'))!.value).toEqual({ ...example, priority: null });
+    expect(cases.find((c) => c.note.startsWith('when:'))!.value).toEqual({ ...example, when: null });
+    expect(example.priority).toBe(3);
+  });
+
+  it('reads null as accepted by nullable types, nullable branches and untyped schemas', () => {
+    expect(acceptsNull({ type: 'string' }, ctx)).toBe(false);
+    expect(acceptsNull({ type: ['string', 'null'] }, ctx)).toBe(true);
+    expect(acceptsNull({ oneOf: [{ type: 'string' }, { type: 'null' }] }, ctx)).toBe(true);
+    expect(acceptsNull({ oneOf: [{ type: 'string' }, { type: 'number' }] }, ctx)).toBe(false);
+    expect(acceptsNull({}, ctx)).toBe(true);
   });
 });
 

@@ -20,6 +20,11 @@ export interface GenContext {
    * string field whose name has a pool is often given `poolToken(name, n)`, resolved when the request is sent.
    */
   pools: ReadonlySet<string>;
+  /**
+   * Every optional member present, every array with an item and no nullable value null: the null sweep's base
+   * (`nullMemberCasesArb`).
+   */
+  everyMember?: boolean;
 }
 
 /** A placeholder for the n-th value of a pool (modulo its size), resolved when the request is sent. */
@@ -132,7 +137,7 @@ export function valueArb(
   if (!types) return depth > MAX_DEPTH ? fc.constant(null) : freeValue;
   const nonNull = types.filter((t) => t !== 'null');
   const arbs = nonNull.map((t) => typeArb(t, s, ctx, name, depth));
-  if (types.includes('null')) arbs.push(fc.constant(null));
+  if (types.includes('null') && (!ctx.everyMember || arbs.length === 0)) arbs.push(fc.constant(null));
   if (arbs.length === 0) return fc.constant(null);
   if (arbs.length === 1) return arbs[0]!;
   // A nullable value is mostly not null: null is the last option, with the others weighted up.
@@ -157,7 +162,8 @@ function typeArb(
       return fc.boolean();
     case 'array': {
       if (depth > MAX_DEPTH) return fc.constant([]);
-      const minLength = s.minItems ?? 0;
+      // The null sweep's base has an item, so that the members of items are swept too.
+      const minLength = Math.max(s.minItems ?? 0, ctx.everyMember && (s.maxItems ?? 1) > 0 ? 1 : 0);
       const maxLength = Math.max(
         minLength,
         Math.min(s.maxItems ?? minLength + ARRAY_CAP, minLength + ARRAY_CAP),
@@ -188,7 +194,7 @@ function objectArb(s: JsonSchema, ctx: GenContext, depth: number): fc.Arbitrary<
   }
   const model: Record<string, fc.Arbitrary<unknown>> = {};
   for (const key of keys) model[key] = valueArb(props[key], ctx, key, depth + 1);
-  const required = (s.required ?? []).filter((k) => k in props);
+  const required = ctx.everyMember ? keys : (s.required ?? []).filter((k) => k in props);
   return fc.record(model, { requiredKeys: required });
 }
 
@@ -578,6 +584,73 @@ export function bodyCaseArb(
       ? unchanged
       : fc.oneof({ arbitrary: unchanged, weight: 1 }, { arbitrary: fc.oneof(...muts), weight: 6 });
   });
+}
+
+/** Whether the schema lets a value be null: declared nullable, a nullable branch, or no type at all. */
+export function acceptsNull(schema: JsonSchema | undefined, ctx: GenContext): boolean {
+  const s = ctx.resolver.resolve(schema);
+  const branches = s.oneOf ?? s.anyOf;
+  if (branches && branches.length > 0) return branches.some((b) => acceptsNull(b, ctx));
+  if (s.const !== undefined) return s.const === null;
+  return schemaTypes(s) === undefined || isNullable(s);
+}
+
+/**
+ * `value` with, in each object on the way to `path`, only the schema's required members and the one the path goes
+ * through: a generated optional sibling that a handler would refuse then cannot hide what the member at `path`
+ * does (a body `{"name": null}` reaches the validator alone, as a client sends it).
+ */
+function keepOnlyPath(
+  value: unknown,
+  schema: JsonSchema | undefined,
+  path: PathKey[],
+  ctx: GenContext,
+): unknown {
+  if (path.length === 0 || value === null || typeof value !== 'object') return value;
+  const s = ctx.resolver.resolve(schema);
+  const [key, ...rest] = path;
+  if (Array.isArray(value)) {
+    if (typeof key !== 'number') return value;
+    const copy = [...(value as unknown[])];
+    copy[key] = keepOnlyPath(copy[key], s.items, rest, ctx);
+    return copy;
+  }
+  const o = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of s.required ?? []) if (k in o) out[k] = o[k];
+  if (typeof key === 'string' && key in o) out[key] = keepOnlyPath(o[key], s.properties?.[key], rest, ctx);
+  return out;
+}
+
+/**
+ * The null sweep: one body per member the schema declares (required or optional, present or not, at any depth
+ * of the base value), that member `null` and the rest valid. Random mutations put null in one place among dozens
+ * of mutations, so an update DTO whose optional NOT NULL member let null through to the database went unseen;
+ * the sweep sends every one. The base is the operation's accepted example when there is one (kept whole: it passes
+ * validation), else a generated value with every member present, cut down to the required members on the way.
+ * A null in a member not declared nullable breaks the schema (`violates`): it must be refused.
+ */
+export function nullMemberCasesArb(
+  schema: JsonSchema | undefined,
+  ctx: GenContext,
+  example?: unknown,
+): fc.Arbitrary<BodyCase[]> {
+  const base =
+    example !== undefined ? fc.constant(cloneJson(example)) : valueArb(schema, { ...ctx, everyMember: true });
+  return base.map((valid) =>
+    locations(schema, valid, ctx)
+      .filter((loc) => typeof loc.path[loc.path.length - 1] === 'string')
+      .map((loc): BodyCase => {
+        const where = pathText(loc.path);
+        const around = example !== undefined ? valid : keepOnlyPath(valid, schema, loc.path, ctx);
+        const nullable = acceptsNull(loc.schema, ctx);
+        return {
+          value: setAt(around, loc.path, null),
+          note: `${where}: null (null sweep, ${nullable ? 'nullable' : 'not nullable'})`,
+          violates: nullable ? undefined : `${where} is null`,
+        };
+      }),
+  );
 }
 
 /** Valid values, or (two times in three) a known-good example. */

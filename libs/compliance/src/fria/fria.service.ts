@@ -211,11 +211,6 @@ export class FriaService {
       for (const field of EDITABLE_FIELDS) {
         if (dto[field] !== undefined) set[field] = dto[field];
       }
-      if (set.systemName === null) {
-        throw AppError.validation('systemName cannot be null', [
-          { field: 'systemName', message: 'systemName cannot be null' },
-        ]);
-      }
       const risks = risksOf(dto, current.identifiedRisks);
       if (risks !== undefined) set.identifiedRisks = risks;
       const changed = Object.keys(set);

@@ -64,7 +64,7 @@ export class CreateAlertDto {
   metric: AlertMetric;
 
   @ApiPropertyOptional({ description: 'Only this agent’s traces, review items or incidents; absent: all.' })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(64)
   agentId?: string;
@@ -93,7 +93,7 @@ export class CreateAlertDto {
   windowMinutes: number;
 
   @ApiPropertyOptional({ type: [String], maxItems: ALERT_INTEGRATIONS_MAX, description: INTEGRATIONS_DOC })
-  @IsOptional()
+  @IfPresent()
   @IsArray()
   @ArrayMaxSize(ALERT_INTEGRATIONS_MAX)
   @ArrayUnique({ message: 'integrationIds must not repeat an id' })
@@ -102,7 +102,7 @@ export class CreateAlertDto {
   integrationIds?: string[];
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   isActive?: boolean;
 }

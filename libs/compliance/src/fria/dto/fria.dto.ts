@@ -10,7 +10,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { PaginationQueryDto } from '#platform';
+import { IfPresent, PaginationQueryDto } from '#platform';
 import type { FriaRisk, FriaStatus, RiskLevel } from '../fria.schema.js';
 
 export const FRIA_STATUSES: FriaStatus[] = ['draft', 'review', 'approved', 'archived'];
@@ -28,23 +28,23 @@ export class FriaRiskDto {
   title: string;
 
   @ApiPropertyOptional({ maxLength: 4000 })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(4000)
   description?: string;
 
   @ApiPropertyOptional({ enum: RISK_LEVELS, default: 'medium' })
-  @IsOptional()
+  @IfPresent()
   @IsIn(RISK_LEVELS)
   likelihood?: RiskLevel;
 
   @ApiPropertyOptional({ enum: RISK_LEVELS, default: 'medium' })
-  @IsOptional()
+  @IfPresent()
   @IsIn(RISK_LEVELS)
   severity?: RiskLevel;
 
   @ApiPropertyOptional({ type: [String], maxItems: 20, description: 'Each at most 200 characters.' })
-  @IsOptional()
+  @IfPresent()
   @IsArray()
   @ArrayMaxSize(20)
   @IsString({ each: true })
@@ -52,64 +52,67 @@ export class FriaRiskDto {
   affectedRights?: string[];
 
   @ApiPropertyOptional({ maxLength: 4000 })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(4000)
   mitigation?: string;
 
   @ApiPropertyOptional({ enum: RISK_LEVELS, default: 'medium' })
-  @IsOptional()
+  @IfPresent()
   @IsIn(RISK_LEVELS)
   residualRisk?: RiskLevel;
 }
 
-/** The editable contents, shared by create (systemName required) and update (everything optional). */
+/**
+ * The editable contents, shared by create (systemName required) and update (everything optional). A `string | null`
+ * member says `type: String`: its design type is Object, which the document would otherwise show as an object.
+ */
 class FriaContentsDto {
-  @ApiPropertyOptional({ maxLength: 64, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: 64, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(64)
   deployerProfileId?: string | null;
 
-  @ApiPropertyOptional({ maxLength: TEXT_MAX, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: TEXT_MAX, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(TEXT_MAX)
   purpose?: string | null;
 
-  @ApiPropertyOptional({ maxLength: TEXT_MAX, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: TEXT_MAX, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(TEXT_MAX)
   affectedPersons?: string | null;
 
-  @ApiPropertyOptional({ maxLength: TEXT_MAX, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: TEXT_MAX, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(TEXT_MAX)
   usageContext?: string | null;
 
-  @ApiPropertyOptional({ maxLength: TEXT_MAX, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: TEXT_MAX, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(TEXT_MAX)
   durationOfUse?: string | null;
 
   @ApiPropertyOptional({ type: [FriaRiskDto], maxItems: 50 })
-  @IsOptional()
+  @IfPresent()
   @IsArray()
   @ArrayMaxSize(50)
   @ValidateNested({ each: true })
   @Type(() => FriaRiskDto)
   identifiedRisks?: FriaRiskDto[];
 
-  @ApiPropertyOptional({ maxLength: TEXT_MAX, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: TEXT_MAX, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(TEXT_MAX)
   humanOversightSummary?: string | null;
 
-  @ApiPropertyOptional({ maxLength: TEXT_MAX, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: TEXT_MAX, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(TEXT_MAX)
@@ -119,13 +122,13 @@ class FriaContentsDto {
     maxLength: TEXT_MAX,
     description: 'Wizard field: collapsed with `mitigations` into one risk row titled "Identified risks".',
   })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(TEXT_MAX)
   risksIdentified?: string;
 
   @ApiPropertyOptional({ maxLength: TEXT_MAX, description: 'Wizard field: see `risksIdentified`.' })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(TEXT_MAX)
   mitigations?: string;
@@ -142,7 +145,7 @@ export class CreateFriaDto extends FriaContentsDto {
 
 export class UpdateFriaDto extends FriaContentsDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Trimmed.' })
-  @IsOptional()
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MinLength(1)

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsISO8601, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { PaginationQueryDto } from '#platform';
+import { IfPresent, PaginationQueryDto } from '#platform';
 import { INCIDENT_CATEGORIES, INCIDENT_STATUSES } from '../incident-clock.js';
 import type { IncidentCategory, IncidentStatus } from '../incident.schema.js';
 
@@ -17,7 +17,7 @@ export class CreateIncidentDto {
   title: string;
 
   @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(DESCRIPTION_MAX)
   description?: string;
@@ -31,13 +31,13 @@ export class CreateIncidentDto {
   category: IncidentCategory;
 
   @ApiPropertyOptional({ description: 'An agent of the organization.' })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(64)
   agentId?: string;
 
   @ApiPropertyOptional({ description: 'A trace of the organization.' })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(64)
   traceId?: string;
@@ -63,7 +63,7 @@ export class UpdateIncidentDto {
     description:
       'With status reported only: when it was reported (default now); not before awareAt or in the future.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsISO8601({ strict: true }, { message: 'reportedAt must be an ISO 8601 date-time' })
   reportedAt?: string;
 }

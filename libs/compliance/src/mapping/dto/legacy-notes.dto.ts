@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsObject, IsOptional } from 'class-validator';
+import { IsIn, IsObject } from 'class-validator';
+import { IfPresent } from '#platform';
 import { FRAMEWORKS } from '../catalogues/index.js';
 import type { Framework } from '../compliance-mapping.schema.js';
 
 export class ReplaceLegacyNotesDto {
   @ApiPropertyOptional({ enum: FRAMEWORKS, default: 'iso-42001' })
-  @IsOptional()
+  @IfPresent()
   @IsIn(FRAMEWORKS, { message: `framework must be one of ${FRAMEWORKS.join(', ')}` })
   framework?: Framework;
 

@@ -10,7 +10,7 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { OBJECT_ID_PATTERN } from '#platform';
+import { IfPresent, OBJECT_ID_PATTERN } from '#platform';
 import { FRAMEWORKS } from '../catalogues/index.js';
 import type {
   ClauseStatus,
@@ -61,12 +61,12 @@ export class UpdateMappingDto {
     enum: CLAUSE_STATUSES,
     description: '`gap` on the first write when omitted; unchanged when omitted later.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsIn(CLAUSE_STATUSES, { message: `status must be one of ${CLAUSE_STATUSES.join(', ')}` })
   status?: ClauseStatus;
 
   @ApiPropertyOptional({ maxLength: EVIDENCE_MAX, description: 'Unchanged when omitted.' })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(EVIDENCE_MAX)
   evidence?: string;
@@ -76,7 +76,7 @@ export class UpdateMappingDto {
     maxItems: EVIDENCE_REFS_MAX,
     description: 'Replaces the list; unchanged when omitted. Each must exist in the organization.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsArray()
   @ArrayMaxSize(EVIDENCE_REFS_MAX)
   @ValidateNested({ each: true })

@@ -14,7 +14,7 @@ import {
   MaxLength,
   MinLength,
 } from 'class-validator';
-import { PaginationQueryDto } from '#platform';
+import { IfPresent, PaginationQueryDto } from '#platform';
 import type { ReportFrequency, ScheduledReportRow } from '../scheduled-report.schema.js';
 
 export const REPORT_FREQUENCIES: readonly ReportFrequency[] = ['daily', 'weekly', 'monthly'];
@@ -73,7 +73,7 @@ export class CreateScheduledReportDto {
     default: true,
     description: 'Volume by status, average confidence, review backlog.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   includeMetrics?: boolean;
 
@@ -81,7 +81,7 @@ export class CreateScheduledReportDto {
     default: true,
     description: 'The 5 agents with most traces, with flag and block rates.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   includeTopAgents?: boolean;
 
@@ -89,7 +89,7 @@ export class CreateScheduledReportDto {
     default: true,
     description: 'Blocked traces, open and overdue incidents, audit chain validity.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   includeAlerts?: boolean;
 
@@ -97,19 +97,19 @@ export class CreateScheduledReportDto {
     default: false,
     description: 'Up to 10 traces below 0.5 confidence, with links to the dashboard.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   includeLowConf?: boolean;
 
   @ApiPropertyOptional({ default: true, description: 'Inactive reports are never sent.' })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   isActive?: boolean;
 }
 
 export class UpdateScheduledReportDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: REPORT_NAME_MAX })
-  @IsOptional()
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MinLength(1)
@@ -117,22 +117,22 @@ export class UpdateScheduledReportDto {
   name?: string;
 
   @ApiPropertyOptional({ enum: REPORT_FREQUENCIES, description: 'Changes the step of later sends.' })
-  @IsOptional()
+  @IfPresent()
   @IsIn(REPORT_FREQUENCIES, { message: FREQUENCY_MESSAGE })
   frequency?: ReportFrequency;
 
   @ApiPropertyOptional({ type: [String], minItems: 1, maxItems: RECIPIENTS_MAX })
-  @IsOptional()
+  @IfPresent()
   @Recipients()
   recipients?: string[];
 
-  @ApiPropertyOptional() @IsOptional() @IsBoolean() includeMetrics?: boolean;
-  @ApiPropertyOptional() @IsOptional() @IsBoolean() includeTopAgents?: boolean;
-  @ApiPropertyOptional() @IsOptional() @IsBoolean() includeAlerts?: boolean;
-  @ApiPropertyOptional() @IsOptional() @IsBoolean() includeLowConf?: boolean;
+  @ApiPropertyOptional() @IfPresent() @IsBoolean() includeMetrics?: boolean;
+  @ApiPropertyOptional() @IfPresent() @IsBoolean() includeTopAgents?: boolean;
+  @ApiPropertyOptional() @IfPresent() @IsBoolean() includeAlerts?: boolean;
+  @ApiPropertyOptional() @IfPresent() @IsBoolean() includeLowConf?: boolean;
 
   @ApiPropertyOptional({ description: 'false pauses the report; true resumes it.' })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   isActive?: boolean;
 
@@ -140,7 +140,7 @@ export class UpdateScheduledReportDto {
     format: 'date-time',
     description: 'When the next send is due; a past instant sends on the next scheduler tick.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsISO8601({ strict: true }, { message: 'nextSendAt must be an ISO 8601 date-time' })
   nextSendAt?: string;
 }

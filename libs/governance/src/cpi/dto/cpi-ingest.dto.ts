@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsEmail, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsDefined, IsEmail, IsIn, IsString, MaxLength, MinLength } from 'class-validator';
+import { IfPresent } from '#platform';
 import type { FeedbackAction } from '../cpi.schema.js';
 
 export const FEEDBACK_ACTIONS: readonly FeedbackAction[] = ['approve', 'correct'];
@@ -16,7 +17,7 @@ export class CpiIngestDto {
     enum: FEEDBACK_ACTIONS,
     description: 'approve or correct; when absent, a correctedDecision means correct.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsIn(FEEDBACK_ACTIONS, { message: `action must be one of ${FEEDBACK_ACTIONS.join(', ')}` })
   action?: FeedbackAction;
 
@@ -36,18 +37,18 @@ export class CpiIngestDto {
       },
     ],
   })
-  @IsOptional()
+  @IfPresent()
   @IsDefined()
   correctedDecision?: unknown;
 
   @ApiPropertyOptional({ maxLength: 4000, description: 'Why the human decided so (the correction reason).' })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MaxLength(4000)
   feedbackNotes?: string;
 
   @ApiPropertyOptional({ maxLength: 320, description: 'E-mail of the human who gave the verdict.' })
-  @IsOptional()
+  @IfPresent()
   @IsEmail()
   @MaxLength(320)
   userEmail?: string;

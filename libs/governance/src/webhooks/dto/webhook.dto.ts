@@ -16,7 +16,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
-import { OBJECT_ID_PATTERN, PaginationQueryDto } from '#platform';
+import { IfPresent, OBJECT_ID_PATTERN, PaginationQueryDto } from '#platform';
 import { urlHost } from '../target-url.js';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '../webhook-events.js';
 import type { DeliveryStatus, WebhookDeliveryRow, WebhookRow } from '../webhook.schema.js';
@@ -125,7 +125,7 @@ export class RotateSecretDto {
     default: 0,
     description: 'How long the old secret keeps signing beside the new one (both signatures are sent).',
   })
-  @IsOptional()
+  @IfPresent()
   @IsInt()
   @Min(0)
   @Max(GRACE_MAX_SECONDS)

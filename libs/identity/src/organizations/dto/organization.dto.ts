@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { PLAN_FEATURES } from '#platform';
+import { IfPresent, PLAN_FEATURES } from '#platform';
 import type { OrganizationRow } from '../organization.schema.js';
 
 export class OrganizationDto {
@@ -25,7 +25,7 @@ export const MAX_TRACE_RETENTION_DAYS = 36_500;
 
 export class UpdateOrganizationDto {
   @ApiPropertyOptional({ example: 'Analytical Engines Ltd', maxLength: 200 })
-  @IsOptional()
+  @IfPresent()
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
   @IsString()
   @IsNotEmpty()

@@ -8,12 +8,12 @@ import {
   IsFQDN,
   IsIn,
   IsObject,
-  IsOptional,
   IsString,
   MaxLength,
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { IfPresent } from '#platform';
 import { MAPPABLE_ROLES, type MappableRole, ROLE_PATTERN_MAX, ROLE_RULES_MAX } from '../role-mapping.js';
 import type { SsoProvider } from '../sso-config.types.js';
 import type { SsoDomainStatus } from '../sso.schema.js';
@@ -65,7 +65,7 @@ export class OidcSettingsDto {
       'Write-only; stored encrypted. Required when there is none yet or the issuer or client id changes; omitted, ' +
       'the stored one is kept.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsString()
   @MinLength(1)
   @MaxLength(1024)
@@ -76,7 +76,7 @@ export class OidcSettingsDto {
     maxItems: 20,
     description: 'Default `openid email profile`; `openid` is always added.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsArray()
   @ArrayMaxSize(20)
   @IsString({ each: true })
@@ -88,7 +88,7 @@ export class OidcSettingsDto {
     maxLength: 100,
     description: 'The ID-token claim listing groups (default `groups`).',
   })
-  @IsOptional()
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MinLength(1)
@@ -115,7 +115,7 @@ export class SamlSettingsDto {
     maxLength: 1024,
     description: 'The IdP’s entity id; when set, responses must name it.',
   })
-  @IsOptional()
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MinLength(1)
@@ -123,7 +123,7 @@ export class SamlSettingsDto {
   idpIssuer?: string;
 
   @ApiPropertyOptional({ maxLength: 256, description: 'The attribute listing groups (default `groups`).' })
-  @IsOptional()
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MinLength(1)
@@ -131,7 +131,7 @@ export class SamlSettingsDto {
   groupsAttribute?: string;
 
   @ApiPropertyOptional({ maxLength: URL_MAX, description: 'The IdP’s single logout URL.' })
-  @IsOptional()
+  @IfPresent()
   @Transform(trim)
   @IsString()
   @MaxLength(URL_MAX)
@@ -163,7 +163,7 @@ export class PutSsoConfigDto {
   emailDomains: string[];
 
   @ApiPropertyOptional({ default: false, description: 'SSO logins then also ask for the TOTP code.' })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   requireMfaEvenWithSso?: boolean;
 
@@ -175,7 +175,7 @@ export class PutSsoConfigDto {
       '`SSO_REQUIRED` (owners keep password + TOTP, audited as `auth.sso_break_glass`). Needs a verified domain, ' +
       'and the IdP settings being saved must be the ones whose last `POST /sso/config/test` passed.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsBoolean()
   enforceSso?: boolean;
 
@@ -184,7 +184,7 @@ export class PutSsoConfigDto {
     maxItems: ROLE_RULES_MAX,
     description: 'In order; the first rule matching any of the user’s groups gives the role; none: member.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsArray()
   @ArrayMaxSize(ROLE_RULES_MAX)
   @ValidateNested({ each: true })
@@ -192,14 +192,14 @@ export class PutSsoConfigDto {
   roleMappingRules?: RoleMappingRuleDto[];
 
   @ApiPropertyOptional({ type: OidcSettingsDto, description: 'Required with provider oidc.' })
-  @IsOptional()
+  @IfPresent()
   @IsObject()
   @ValidateNested()
   @Type(() => OidcSettingsDto)
   oidc?: OidcSettingsDto;
 
   @ApiPropertyOptional({ type: SamlSettingsDto, description: 'Required with provider saml.' })
-  @IsOptional()
+  @IfPresent()
   @IsObject()
   @ValidateNested()
   @Type(() => SamlSettingsDto)

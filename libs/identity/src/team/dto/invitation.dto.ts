@@ -7,8 +7,8 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
-import { type Role, ROLES } from '#platform';
+import { IsEmail, IsIn, IsNotEmpty, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { IfPresent, type Role, ROLES } from '#platform';
 import { MfaChallengeDto } from '../../auth/dto/auth.dto.js';
 import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../../auth/password.js';
 import { OrganizationDto } from '../../organizations/dto/organization.dto.js';
@@ -34,7 +34,7 @@ export class CreateInvitationDto {
     default: 'member',
     description: 'Role given on acceptance. Only an owner may invite an owner.',
   })
-  @IsOptional()
+  @IfPresent()
   @IsIn(ROLES, { message: `role must be one of: ${ROLES.join(', ')}` })
   role?: Role;
 }
