@@ -12,7 +12,6 @@ import { registerBodyParsers } from './body-parser.js';
 import { createClientErrorHandler } from './client-error.js';
 import { renderError } from './error-body.js';
 import { LINGER_MS, LingeringClose } from './lingering-close.js';
-import { RequestLines } from './request-line.js';
 import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { RateLimitService } from '../security/rate-limit.js';
 import { EventLoopMonitor } from '../system/event-loop.monitor.js';
@@ -125,26 +124,14 @@ export function trustProxyOption(
 }
 
 /**
- * How connections end. Every connection's request line is measured across reads (a long URI is 414 however it
- * arrives), and Node's closing of a connection after a response lingers instead of destroying it (see
+ * How connections end: Node's closing of a connection after a response lingers instead of destroying it (see
  * LingeringClose). An error answered before the request's body arrived whole (the access guard's 401 on a body
  * nobody read, the body limit's 413, a 415) says `Connection: close`: the connection then lingers, bounded, rather
- * than reading a body of any size to keep the connection alive.
+ * than reading a body of any size to keep the connection alive. No 'data' listener is added to a connection: one
+ * would take Node's parser off its native read path for that connection's life.
  */
-function manageConnections(
-  instance: FastifyInstance,
-  requestLines: RequestLines,
-  closer: LingeringClose,
-): void {
-  instance.server.on('connection', (socket: Socket) => {
-    requestLines.track(socket);
-    closer.adopt(socket);
-  });
-  // Upgrades (WebSocket) are not 'request' events: their sockets are not measured once handed over.
-  const rearm = function (this: ServerResponse) {
-    requestLines.rearm(this.req.socket);
-  };
-  instance.server.on('request', (_req: IncomingMessage, res: ServerResponse) => res.once('finish', rearm));
+function manageConnections(instance: FastifyInstance, closer: LingeringClose): void {
+  instance.server.on('connection', (socket: Socket) => closer.adopt(socket));
   instance.addHook('onSend', (request, reply, payload, done) => {
     if (request.raw.complete === false && reply.statusCode >= 400) reply.header('Connection', 'close');
     done(null, payload);
@@ -161,7 +148,6 @@ function manageConnections(
  */
 export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
   const timeouts = config.httpTimeouts;
-  const requestLines = new RequestLines();
   // What the client still sends after an early answer is drained up to one body's worth, or LINGER_MS.
   const closer = new LingeringClose({ maxBytes: config.bodyLimitBytes, maxMs: LINGER_MS });
   const options: FastifyServerOptions & { http: ServerOptions } = {
@@ -174,7 +160,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
       headersTimeout: timeouts.headersMs,
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
     },
-    clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS, { requestLines, closer }),
+    clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS, { closer }),
     trustProxy: trustProxyOption(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // A well-formed incoming X-Request-Id is kept so that ids follow a request across services.
@@ -189,7 +175,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
     logger: false,
   };
   const adapter = new FastifyAdapter(options);
-  manageConnections(adapter.getInstance(), requestLines, closer);
+  manageConnections(adapter.getInstance(), closer);
   return adapter;
 }
 

@@ -47,8 +47,9 @@ export class LingeringClose {
     }
     this.lingering.add(socket);
     socket.end();
-    // Node's HTTP parser reads the connection through its 'data' listener: detached, nothing more is parsed as
-    // a request (adding a listener takes the socket out of the parser's direct reads, so bytes arrive here).
+    // Node's HTTP parser reads the connection natively or through its 'data' listener: detached, nothing more is
+    // parsed as a request (adding a listener takes the socket out of the parser's native reads, so bytes arrive
+    // here).
     socket.removeAllListeners('data');
     let budget = this.limits.maxBytes;
     socket.on('data', (chunk: Buffer) => {
@@ -63,6 +64,13 @@ export class LingeringClose {
       this.lingering.delete(socket);
     });
     socket.resume();
+    // A connection Node's parser read natively (its fast path) had its reads stopped when the unread request
+    // paused it; the stream does not start them again on resume, so the handle is told to read.
+    const handle = (socket as unknown as { _handle?: { reading?: boolean; readStart?: () => number } })._handle;
+    if (handle && handle.reading === false && typeof handle.readStart === 'function') {
+      handle.reading = true;
+      handle.readStart();
+    }
   }
 
   /** At shutdown: these connections have had their answer and must not hold the server open. */
