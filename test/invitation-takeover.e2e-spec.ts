@@ -13,7 +13,7 @@ import { LocalOAuthProvider, type SocialUser } from './support/oauth-provider.js
 import { OidcIdp } from './support/oidc-idp.js';
 import { expectScimError, patchOp, scimOrganization, scimUser } from './support/scim.js';
 import { verifySsoDomains } from './support/sso-domains.js';
-import { collectHandOff } from './support/sign-in.js';
+import { collectHandOff, socialSignIn } from './support/sign-in.js';
 import { TestDns } from './support/test-dns.js';
 
 const INVITE = '/api/v1/team/invite';
@@ -139,17 +139,7 @@ describe('invitation into an account whose address was never proven (register-th
   }
 
   /** A browser's Microsoft sign-in as `user`: the callback's response. */
-  async function microsoft(user: SocialUser): Promise<LightMyRequestResponse> {
-    social.next = user;
-    const started = await ctx.get(`${AUTH}/microsoft`);
-    expect(started.statusCode, started.body).toBe(302);
-    const state = valueOf(setCookies(started).get('svc_oauth_state'))!;
-    const back = await fetch(started.headers.location as string, { redirect: 'manual' });
-    const returned = new URL(back.headers.get('location')!);
-    return ctx.request('GET', `${returned.pathname}${returned.search}`, {
-      headers: { cookie: `svc_oauth_state=${encodeURIComponent(state)}` },
-    });
-  }
+  const microsoft = (user: SocialUser) => socialSignIn(ctx, social, 'microsoft', user);
   const oauthFailed = (res: LightMyRequestResponse) => {
     expect(res.statusCode, res.body).toBe(302);
     expect(res.headers.location).toBe(`${appUrl}/login?error=oauth_failed`);

@@ -9,7 +9,7 @@ import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { LocalOAuthProvider } from './support/oauth-provider.js';
 import { OidcIdp } from './support/oidc-idp.js';
 import { verifySsoDomains } from './support/sso-domains.js';
-import { collectHandOff } from './support/sign-in.js';
+import { collectHandOff, socialSignIn } from './support/sign-in.js';
 import { TestDns } from './support/test-dns.js';
 
 const DOMAIN = 'enforced.example';
@@ -86,17 +86,8 @@ describe('enforced single sign-on (contract §3)', () => {
     return collectHandOff(ctx, res);
   }
   /** Google's return for a verified address: the callback's answer. */
-  async function googleSignIn(email: string) {
-    social.next = { userinfo: { email, email_verified: true, name: 'Via Google' } };
-    const started = await ctx.get(`${AUTH}/google`);
-    expect(started.statusCode, started.body).toBe(302);
-    const state = valueOf(setCookies(started).get('svc_oauth_state'))!;
-    const back = await fetch(started.headers.location as string, { redirect: 'manual' });
-    const returned = new URL(back.headers.get('location')!);
-    return ctx.request('GET', `${returned.pathname}${returned.search}`, {
-      headers: { cookie: `svc_oauth_state=${encodeURIComponent(state)}` },
-    });
-  }
+  const googleSignIn = (email: string) =>
+    socialSignIn(ctx, social, 'google', { userinfo: { email, email_verified: true, name: 'Via Google' } });
   const organizationOf = async (token: string) =>
     (await ctx.get(`${AUTH}/me`, { token })).json().data.organization.id as string;
 

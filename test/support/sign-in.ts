@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestContext } from './app.js';
 import { cookieValue, setCookies } from './cookies.js';
+import type { LocalOAuthProvider, SocialUser } from './oauth-provider.js';
 
 /**
  * The session that a successful SSO or social callback hands over (302 to `APP_URL/auth/callback` with the
@@ -18,4 +19,25 @@ export async function collectHandOff(ctx: TestContext, res: LightMyRequestRespon
   });
   expect(taken.statusCode, taken.body).toBe(200);
   return taken.json().data.token;
+}
+
+/**
+ * A browser's social sign-in through the local provider: the start route's redirect, the provider's return, and the
+ * callback with the state cookie. `provider.next` is who signs in. The callback's response.
+ */
+export async function socialSignIn(
+  ctx: TestContext,
+  provider: LocalOAuthProvider,
+  name: 'github' | 'google' | 'microsoft',
+  user: SocialUser,
+): Promise<LightMyRequestResponse> {
+  provider.next = user;
+  const started = await ctx.get(`/api/v1/auth/${name}`);
+  expect(started.statusCode, started.body).toBe(302);
+  const state = cookieValue(setCookies(started).get('svc_oauth_state'))!;
+  const back = await fetch(started.headers.location as string, { redirect: 'manual' });
+  const returned = new URL(back.headers.get('location')!);
+  return ctx.request('GET', `${returned.pathname}${returned.search}`, {
+    headers: { cookie: `svc_oauth_state=${encodeURIComponent(state)}` },
+  });
 }
