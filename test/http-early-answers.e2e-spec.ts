@@ -218,7 +218,9 @@ describe('answers given before the request is read', () => {
     60_000,
   );
 
-  it('keeps the connection of a request it read whole', async () => {
+  it('keeps the connection of a request it read whole, on the parser’s native read path', async () => {
+    const server = ctx.app.getHttpServer() as import('node:http').Server;
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
     const socket = await open(port);
     const received: Buffer[] = [];
     socket.on('data', (chunk) => received.push(chunk));
@@ -227,6 +229,10 @@ describe('answers given before the request is read', () => {
     const res = parseResponse(Buffer.concat(received))!;
     expect(res.status).toBe(200);
     expect(res.headers.connection).toBe('keep-alive');
+    // Nothing of the service took the connection off Node's native parsing (a 'data' listener would have): every
+    // request of a keep-alive connection would pay for it.
+    const served = (await accepted) as Socket & { parser?: { _consumed?: boolean } };
+    expect(served.parser?._consumed).toBe(true);
     socket.destroy();
   });
 
@@ -311,6 +317,36 @@ describe('answers given before the request is read', () => {
       for (let i = 0; i < REPEAT; i += 1) {
         expectAnswer(await sendInPieces([longLine() + rest]), 414, 'URI_TOO_LONG');
       }
+    });
+
+    it('answers 414 URI_TOO_LONG to the same request line in several packets', async () => {
+      for (let i = 0; i < REPEAT; i += 1) {
+        expectAnswer(await sendInPieces([...cut(longLine(), 6), rest]), 414, 'URI_TOO_LONG');
+      }
+    });
+
+    it('answers 414 to a long request line in several packets on a connection that served a request before', async () => {
+      for (let i = 0; i < REPEAT; i += 1) {
+        const socket = await open(port);
+        const first: Buffer[] = [];
+        socket.on('data', (chunk) => first.push(chunk));
+        socket.write(requestHead('GET', '/api/v1/health', []));
+        for (let wait = 0; wait < 100 && !parseResponse(Buffer.concat(first)); wait += 1) await sleep(20);
+        const health = parseResponse(Buffer.concat(first));
+        expect(health?.status).toBe(200);
+        // The first answer is complete: what follows on the connection is the second exchange.
+        socket.removeAllListeners('data');
+        expectAnswer(await sendInPieces([...cut(longLine(), 5), rest], 30, socket), 414, 'URI_TOO_LONG');
+      }
+    });
+
+    it('answers a long SCIM request line in several packets with 414 in the SCIM error format', async () => {
+      const res = await sendInPieces([...cut(longLine('/scim/v2/Users'), 4), rest]);
+      expect(res.error).toBeUndefined();
+      const parsed = parseResponse(res.raw)!;
+      expect(parsed.status).toBe(414);
+      expect(parsed.headers['content-type']).toMatch(/^application\/scim\+json/);
+      expect(JSON.parse(parsed.body)).toMatchObject({ status: '414' });
     });
 
     it('answers 431 HEADERS_TOO_LARGE to 20 KB of headers, in one packet or several', async () => {

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { ErrorCode, type ErrorCodeName } from './app-error.js';
 import type { ErrorBody } from './error-body.js';
 import type { LingeringClose } from './lingering-close.js';
-import { type RequestLine, requestLineIn } from './request-line.js';
+import { type RequestLine, requestLineIn, type RequestLines } from './request-line.js';
 import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 
 /** A request line longer than this, in a request whose head overflowed, is reported as a long URI (414). */
@@ -46,8 +46,9 @@ export function requestPathOf(line: RequestLine | undefined): string | undefined
   return match?.[1];
 }
 
-/** What the handler needs of the connections: how to close one. */
+/** What the handler needs of the connection: its request line so far, and how to close it. */
 export interface ClientErrorConnections {
+  requestLines: RequestLines;
   closer: LingeringClose;
 }
 
@@ -62,7 +63,9 @@ export function createClientErrorHandler(
   return (err: ParserError, socket: Socket): void => {
     // Closing already: the parser was detached from the rest of the request (its end, a late timeout).
     if (connections.closer.isLingering(socket)) return;
-    const line = Buffer.isBuffer(err.rawPacket) ? requestLineIn(err.rawPacket) : undefined;
+    const line = Buffer.isBuffer(err.rawPacket)
+      ? connections.requestLines.measure(socket, err.rawPacket)
+      : undefined;
     const answer = classifyClientError(err, line);
     const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (answer && socket.writable && !response?.headersSent) {
