@@ -180,14 +180,15 @@ describe('enforced single sign-on (contract §3)', () => {
       expect(passed.testPassedAt).toBe(ctx.clock.now().toISOString());
 
       // A new client secret is a new configuration: its test has not passed, so it cannot be enforced at once.
-      const newSecret = await putConfig({ enforceSso: true, oidc: idpClient() });
+      const newSecret = await putConfig({ enforceSso: true, oidc: { ...idpClient(), clientSecret: 'rotated' } });
       expectErrorEnvelope(newSecret, 400, 'VALIDATION_ERROR');
       // An admin may read and test, not enforce.
       const adminPut = await putConfig({ enforceSso: true }, adam.token);
       expectErrorEnvelope(adminPut, 403, 'FORBIDDEN');
       expect((await ctx.get(SSO_CONFIG, { token: owner.token })).json().data.enforceSso).toBe(false);
 
-      const on = await putConfig({ enforceSso: true });
+      // The same secret sent again (a form that resends what it holds) is the configuration that was tested.
+      const on = await putConfig({ enforceSso: true, oidc: idpClient() });
       expect(on.statusCode, on.body).toBe(200);
       expect(on.json().data).toMatchObject({ enforceSso: true, testPassedAt: passed.testPassedAt });
       const [update] = (await auditEntriesOf(ctx, orgId, 'sso.config.update')).slice(-1);

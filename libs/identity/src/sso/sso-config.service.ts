@@ -76,14 +76,16 @@ export function certificateView(cert: X509Certificate): CertificateView {
 }
 
 /**
- * What a test of the IdP vouches for: the provider and its settings as stored. A PUT that changes any of them (a
- * new client secret is sealed anew, so it counts) needs a new passing test before `enforceSso` may be on.
+ * What a test of the IdP vouches for: the provider and its settings as stored, the client secret by the hash of
+ * its value (sealed anew on every PUT that sends it, the same secret sent again is the same setting). A PUT that
+ * changes any of them needs a new passing test before `enforceSso` may be on.
  */
-export function idpFingerprint(config: StoredSsoConfig): string {
+export function idpFingerprint(config: StoredSsoConfig, openSecret: (sealed: string) => string): string {
+  const oidc = config.oidc
+    ? { ...config.oidc, clientSecretSealed: sha256Hex(openSecret(config.oidc.clientSecretSealed)) }
+    : null;
   // Canonical: a jsonb column gives the keys back in its own order.
-  return sha256Hex(
-    canonicalJson({ provider: config.provider, oidc: config.oidc ?? null, saml: config.saml ?? null }),
-  );
+  return sha256Hex(canonicalJson({ provider: config.provider, oidc, saml: config.saml ?? null }));
 }
 
 /** The error a check shows: its message, without line breaks, bounded. */
@@ -187,7 +189,7 @@ export class SsoConfigService {
       // The domains as written become the organization's claims; only those it has verified route (contract §3).
       await this.domainClaims.sync(org, dto.emailDomains);
       const previousTest = existing?.config.lastTest;
-      if (previousTest?.fingerprint === idpFingerprint(stored)) stored.lastTest = previousTest;
+      if (previousTest?.fingerprint === this.fingerprint(stored)) stored.lastTest = previousTest;
       if (dto.enforceSso) {
         await this.assertEnforceable(org, stored);
         stored.enforceSso = true;
@@ -247,11 +249,11 @@ export class SsoConfigService {
         ? await this.testOidc(settings.config.oidc)
         : await this.testSaml(settings.config.saml!);
     const ok = checks.every((c) => c.ok);
-    const fingerprint = idpFingerprint(settings.config);
+    const fingerprint = this.fingerprint(settings.config);
     await this.tx.run(async () => {
       await this.audit.lockOrganization(org);
       const current = await this.settings(org);
-      if (!current || idpFingerprint(current.config) !== fingerprint) return;
+      if (!current || this.fingerprint(current.config) !== fingerprint) return;
       const stored: StoredSsoConfig = {
         ...current.config,
         lastTest: { fingerprint, passedAt: ok ? this.clock.now().toISOString() : null },
@@ -264,6 +266,16 @@ export class SsoConfigService {
       );
     });
     return { ok, checks };
+  }
+
+  private fingerprint(config: StoredSsoConfig): string {
+    return idpFingerprint(config, (sealed) => {
+      try {
+        return this.box.open(sealed);
+      } catch {
+        return sealed; // unreadable (another key): it then matches no test, and enforcing needs a new one
+      }
+    });
   }
 
   /**
@@ -416,7 +428,7 @@ export class SsoConfigService {
       requireMfaEvenWithSso: s.config.requireMfaEvenWithSso,
       enforceSso: s.config.enforceSso === true,
       testPassedAt:
-        s.config.lastTest?.fingerprint === idpFingerprint(s.config) ? s.config.lastTest.passedAt : null,
+        s.config.lastTest?.fingerprint === this.fingerprint(s.config) ? s.config.lastTest.passedAt : null,
       roleMappingRules: s.roleMappingRules,
       ...(s.config.provider === 'oidc' && o
         ? {
