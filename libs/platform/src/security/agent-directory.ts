@@ -21,9 +21,9 @@ const NOT_AN_AGENT = 'is not an agent of this organization';
  * position that holds one (`scope.agentIds.2`). Neither the message nor the details echo the id or say why it
  * was refused, so another organization's agent and an id that exists nowhere get the same body.
  *
- * Call it in the transaction that stores the ids. An agent deleted after the check but before the commit leaves
- * the same dangling id as one deleted after the commit (deletion does not rewrite the ids that name it), so no
- * lock is taken; ids are never reused, and another organization's agent never becomes this one's.
+ * Call it in the transaction that stores the ids. Deleting an agent takes its id out of policies and key scopes
+ * in its own transaction; one deleted between this check and the commit can still leave its id behind, since no
+ * lock is taken. Ids are never reused, and another organization's agent never becomes this one's.
  */
 export async function assertAgentsOf(
   directory: AgentDirectory,
