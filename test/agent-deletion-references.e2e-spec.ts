@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { policies } from '../libs/governance/src/policies/policy.schema.js';
@@ -6,6 +6,7 @@ import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { KEYS } from './support/api-keys-suite.js';
+import { auditOf as auditEntriesAbout } from './support/review-suite.js';
 import { TRACES, traceBody } from './support/traces-suite.js';
 
 const AGENTS = '/api/v1/agents';
@@ -77,16 +78,7 @@ describe('DELETE /agents/:id and the lists that name the agent', () => {
     return res.json().data;
   };
   const auditOf = (organizationId: string, eventType: string, targetId: string) =>
-    ctx.db.db
-      .select()
-      .from(auditEntries)
-      .where(
-        and(
-          eq(auditEntries.organizationId, organizationId),
-          eq(auditEntries.eventType, eventType),
-          eq(auditEntries.targetId, targetId),
-        ),
-      );
+    auditEntriesAbout(ctx, organizationId, eventType, targetId);
   const deleteAgent = (id: string, token = owner.token) =>
     ctx.request('DELETE', `${AGENTS}/${id}`, { token });
 
