@@ -36,6 +36,8 @@ describe('enforced single sign-on (contract §3)', () => {
   let alice: { userId: string; email: string; token: string };
   /** An admin with TOTP: a higher role than member, still no break-glass. */
   let adam: { userId: string; email: string; token: string; secret: string };
+  /** An owner with TOTP who is demoted between the password and the code of a break-glass sign-in. */
+  let olga: { userId: string; email: string; token: string; secret: string };
   /** A second owner, who is mailed when the first one breaks the glass. */
   let coOwner: { userId: string; email: string; token: string };
   /** A member here and in another organization (joined there later). */
@@ -88,6 +90,15 @@ describe('enforced single sign-on (contract §3)', () => {
   /** Google's return for a verified address: the callback's answer. */
   const googleSignIn = (email: string) =>
     socialSignIn(ctx, social, 'google', { userinfo: { email, email_verified: true, name: 'Via Google' } });
+  /** A member of the organization with TOTP switched on (before enforcement: it signs in by password). */
+  async function memberWithTotp(role: 'owner' | 'admin', email: string) {
+    const member = await ctx.addMember(orgId, role, email);
+    const { secret } = await setup(member.token);
+    const enabled = await ctx.post(`${AUTH}/mfa/enable`, { token: member.token, body: { code: code(secret) } });
+    expect(enabled.statusCode, enabled.body).toBe(200);
+    nextStep();
+    return { ...member, secret };
+  }
   const organizationOf = async (token: string) =>
     (await ctx.get(`${AUTH}/me`, { token })).json().data.organization.id as string;
 
@@ -119,13 +130,8 @@ describe('enforced single sign-on (contract §3)', () => {
     orgId = owner.organization.id;
     await ctx.setPlan(orgId, 'governance');
     alice = await ctx.addMember(orgId, 'member', at('alice'));
-    const admin = await ctx.addMember(orgId, 'admin', at('adam'));
-    const { secret } = await setup(admin.token);
-    expect(
-      (await ctx.post(`${AUTH}/mfa/enable`, { token: admin.token, body: { code: code(secret) } })).statusCode,
-    ).toBe(200);
-    nextStep();
-    adam = { ...admin, secret };
+    adam = await memberWithTotp('admin', at('adam'));
+    olga = await memberWithTotp('owner', at('olga'));
     coOwner = await ctx.addMember(orgId, 'owner', 'co-owner@elsewhere.example');
     outsider = await ctx.addMember(orgId, 'member', 'outsider@elsewhere.example');
     guest = await ctx.addMember(orgId, 'member', at('guest'));
@@ -292,6 +298,20 @@ describe('enforced single sign-on (contract §3)', () => {
       expect(await organizationOf(token)).toBe(orgId);
       const refreshed = await ctx.post(`${AUTH}/refresh`, { token });
       expect(refreshed.statusCode, refreshed.body).toBe(200);
+    });
+
+    it('break glass needs the owner role at the code too: an owner demoted after the password gets no session', async () => {
+      const started = await login(olga.email);
+      expect(started.statusCode, started.body).toBe(200);
+      expect(started.json().data.mfaRequired).toBe(true);
+      const demoted = await ctx.request('PATCH', `/api/v1/team/members/${olga.userId}/role`, {
+        token: owner.token,
+        body: { role: 'admin' },
+      });
+      expect(demoted.statusCode, demoted.body).toBe(200);
+      ssoRequired(await mfaLogin(started.json().data.tempToken, code(olga.secret)));
+      nextStep();
+      expect(await auditEntriesOf(ctx, orgId, 'auth.sso_break_glass')).toHaveLength(0);
     });
 
     it('break glass: an owner with password and TOTP, audited and mailed to the other owners', async () => {
