@@ -131,7 +131,8 @@ export function trustProxyOption(
  * (the access guard's 401 on a body nobody read, the body limit's 413, a 415) says `Connection: close`: the
  * connection then lingers, bounded, rather than reading a body of any size to keep the connection alive. No 'data'
  * listener is added to a connection: one would take Node's parser off its native read path for the connection's
- * life (measured: about 7 % fewer traces a second).
+ * life (measured: about 7 % fewer traces a second). When the server closes, idle connections end at once and a
+ * request in flight is answered with `Connection: close`, so that the drain ends with the last answer.
  */
 function manageConnections(
   instance: FastifyInstance,
@@ -147,11 +148,15 @@ function manageConnections(
     requestLines.rearm(this.req.socket);
   };
   instance.server.on('request', (_req: IncomingMessage, res: ServerResponse) => res.once('finish', rearm));
+  // Once the server is closing (SIGTERM), a request already in flight is answered, and its connection then closes:
+  // without `Connection: close` it would stay open, kept alive, until the shutdown timeout killed the process.
+  let closing = false;
   instance.addHook('onSend', (request, reply, payload, done) => {
-    if (request.raw.complete === false && reply.statusCode >= 400) reply.header('Connection', 'close');
+    if (closing || (request.raw.complete === false && reply.statusCode >= 400)) reply.header('Connection', 'close');
     done(null, payload);
   });
   instance.addHook('preClose', (done) => {
+    closing = true;
     closer.destroyAll();
     done();
   });
