@@ -10,6 +10,8 @@ import { cookieValue, setCookies } from './support/cookies.js';
 import { OidcIdp } from './support/oidc-idp.js';
 
 const { Packet } = dns2;
+/** The NXDOMAIN response code (RFC 1035 §4.1.1), which the typings of dns2 3.0 do not list. */
+const NXDOMAIN = 3;
 
 /** A public address the guard accepts. No connection may ever be made to it: the tests fail before one would be. */
 const PUBLIC_ADDRESS = '93.184.216.34';
@@ -36,7 +38,7 @@ class ScriptedDns {
       const name = question?.name.toLowerCase() ?? '';
       const answers = zone.get(name);
       if (!question || !answers) {
-        response.header.rcode = Packet.RCODE.NXDOMAIN;
+        response.header.rcode = NXDOMAIN;
       } else if (question.type === Packet.TYPE.A) {
         const seen = queries.get(name) ?? 0;
         queries.set(name, seen + 1);
