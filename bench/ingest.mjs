@@ -4,14 +4,15 @@
 // blocked. Three runs: no subscriber; a webhook per organization subscribed to trace.flagged, trace.blocked and
 // review.completed, delivering to a local receiver, with one event-stream (SSE) client connected (both in a worker
 // thread, bench/subscribers.mjs, so that they do not slow the load generator); and the webhooks
-// subscribed to every trace event. Prints traces/s, p50, p99, the ratio to the floor, the delivery lag from
+// subscribed to every trace event. Prints traces/s, p50, p99, the service's CPU time per trace (user + system, from
+// /proc: it shows what the runtime costs, Node.js 20 against 24), the ratio to the floor, the delivery lag from
 // commit to receipt (p50, p99), checks that every event arrived exactly once, and verifies every organization's
 // audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server). BENCH_DURATION (seconds per
 // run; each warm-up lasts 3 s, or BENCH_DURATION if shorter), BENCH_CONNECTIONS.
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { autocannonRun as run, freePort, startService } from './support.mjs';
+import { autocannonRun as run, cpuMs, freePort, startService } from './support.mjs';
 import { startSubscribers } from './subscribers.mjs';
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -89,6 +90,14 @@ try {
     orgs.push({ token: reg.data.token, orgId: reg.data.organization.id, agentId: agent.data.id, key: agent.data.apiKey });
   }
 
+  /** A run, with the service process's CPU time (user + system, from /proc) per request it answered, in µs. */
+  const measured = async (go) => {
+    const before = cpuMs(server.pid);
+    const result = await go();
+    result.cpuPerTraceUs = Math.round(((cpuMs(server.pid) - before) * 1000) / result.requests.total);
+    return result;
+  };
+
   // Warm-up, then the measured run. Requests rotate over the organizations' agent keys.
   let n = 0;
   const requests = [
@@ -103,7 +112,7 @@ try {
     },
   ];
   await run({ url: base, connections: 10, duration: WARMUP, requests });
-  const service = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
+  const service = await measured(() => run({ url: base, connections: CONNECTIONS, duration: DURATION, requests }));
 
   // With subscribers: a webhook per organization and one SSE client (organization 0).
   subscribers = startSubscribers();
@@ -148,7 +157,7 @@ try {
   const subscribedRun = async (types) => {
     await subscribers.call('reset');
     const since = new Date();
-    const result = await run({ url: base, connections: CONNECTIONS, duration: DURATION, requests });
+    const result = await measured(() => run({ url: base, connections: CONNECTIONS, duration: DURATION, requests }));
     // Requests autocannon left in flight at the end still commit: count once they have.
     await new Promise((r) => setTimeout(r, 2000));
     const expectedHooks = [...(await eventCounts(since, types)).values()].reduce((a, b) => a + b, 0);
@@ -217,6 +226,7 @@ try {
     'req/s': Math.round(r.requests.average),
     'p50 ms': r.latency.p50,
     'p99 ms': r.latency.p99,
+    'CPU µs/trace': r.cpuPerTraceUs ?? '',
     non2xx: r.non2xx,
     errors: r.errors,
   });
@@ -229,11 +239,14 @@ try {
   ]);
   const ratioOf = (r) => (r.requests.average / floor.requests.average).toFixed(2);
   console.log(`traffic: about 10 % flagged, 2 % blocked`);
-  console.log(`ratio to floor: ${ratioOf(service)} (target >= 0.5); p99 ${service.latency.p99} ms (target <= 50 ms)`);
+  console.log(
+    `ratio to floor: ${ratioOf(service)} (target >= 0.5); p99 ${service.latency.p99} ms (target <= 50 ms); ` +
+      `service CPU per trace ${service.cpuPerTraceUs} µs (${process.version})`,
+  );
   const report = (name, r, target) => {
     console.log(
       `${name}: ratio to floor ${ratioOf(r.result)}${target ? ' (target >= 0.5)' : ''}, p99 ${r.result.latency.p99} ms` +
-        `${target ? ' (target <= 50 ms)' : ''}; webhook events ${r.receivedHooks}/${r.expectedHooks} received, ` +
+        `${target ? ' (target <= 50 ms)' : ''}, CPU per trace ${r.result.cpuPerTraceUs} µs; webhook events ${r.receivedHooks}/${r.expectedHooks} received, ` +
         `${r.duplicates} duplicated; stream events ${r.receivedStream}/${r.expectedStream}, ${r.streamDuplicates} ` +
         `duplicated; delivery lag from commit to receipt p50 ${r.lagP50} ms, p99 ${r.lagP99} ms`,
     );

@@ -79,7 +79,8 @@ export async function startService({ env = {}, args = [] } = {}) {
   );
   const base = `http://127.0.0.1:${port}`;
   const stop = async (signal = 'SIGTERM') => {
-    if (child.exitCode === null) {
+    // A child that died of a signal has a null exitCode too, and no 'exit' left to wait for.
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill(signal);
       await new Promise((r) => child.once('exit', r));
     }
