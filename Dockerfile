@@ -1,20 +1,24 @@
 # syntax=docker/dockerfile:1
-# Multi-stage build: dependencies and compilation in throw-away stages, a slim runtime as a non-root user.
-FROM node:20-bookworm-slim AS deps
+# Multi-stage build: dependencies and compilation in throw-away stages, a slim runtime as a non-root user on
+# Node.js 24 (LTS). CI builds and runs this artefact without a Docker engine, instruction by instruction
+# (tools/artefact/dockerfile.mjs), and puts it through a production smoke (tools/artefact/smoke.mjs).
+FROM node:24-trixie-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 
 FROM deps AS build
 COPY . .
-# The image renders PDFs with Debian's Chromium (below), so the optional bundled one is pruned with the dev tools.
-RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
+# The image renders PDFs with Debian's Chromium (below), so the bundled one (the optional @sparticuz/chromium, 64 MB)
+# is removed by name after the dev tools are pruned. Not with --omit=optional: the native binaries of
+# @node-rs/argon2 are optional dependencies too (one per platform), and the service cannot start without them.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund && rm -rf node_modules/@sparticuz/chromium
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-trixie-slim AS runtime
 # The compliance PDF is printed by Chromium. The image uses Debian's package rather than the one inside the
 # @sparticuz/chromium npm package: it gets its security fixes with the base image's updates, it runs on the
 # distribution's own libraries and fonts (Liberation and DejaVu, which the report names), and it needs no unpacking
-# into /tmp at first use, so the container's root filesystem can be read-only.
+# into /tmp at first use.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-dejavu-core \
  && rm -rf /var/lib/apt/lists/*
@@ -24,17 +28,19 @@ ENV NODE_ENV=production \
     DATA_DIR=/data \
     CHROMIUM_PATH=/usr/bin/chromium
 WORKDIR /app
+# The service writes nothing under /app, so the root filesystem can be read-only (docker run --read-only, or
+# read_only in compose) with a tmpfs on /tmp, where each PDF render keeps its Chromium profile. /data is used only
+# by the embedded database (no DATABASE_URL): mount a volume there for that, and nothing else.
 RUN groupadd --system --gid 10001 app \
  && useradd --system --uid 10001 --gid app --home-dir /app --shell /usr/sbin/nologin app \
  && mkdir -p /data && chown app:app /data
-COPY --from=build --chown=app:app /app/package.json ./package.json
-COPY --from=build --chown=app:app /app/node_modules ./node_modules
-COPY --from=build --chown=app:app /app/dist ./dist
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 USER app
-VOLUME ["/data"]
 EXPOSE 3000
-HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM stops accepting connections, finishes in-flight requests, then closes the database pool.
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/apps/api/src/main.js"]

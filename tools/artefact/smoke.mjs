@@ -1,0 +1,327 @@
+// The production artefact, tested as it ships. Builds it by following the Dockerfile (./dockerfile.mjs), then
+// starts it as the image would (its CMD, ENV and working directory, an unprivileged user, nothing under the
+// artefact writable), with NODE_ENV=production, PostgreSQL (a scratch database), Redis, the required secrets and
+// Debian's Chromium, and drives it:
+//   1. the image's HEALTHCHECK passes;
+//   2. register, create an agent and a policy, ingest a trace the policy flags, decide its review item;
+//   3. render the compliance PDF (the organization's name in its text);
+//   4. verify the audit chain;
+//   5. SIGTERM while a request is in flight: no new connection is accepted, the in-flight request is answered
+//      and committed, the process exits by itself;
+//   6. start again on the same database: migrations are a no-op, the drained trace is there, the chain holds;
+//   7. the worker, with docker-compose.yml's command: it starts and stops on SIGTERM.
+// Exits 0 when all of it holds, 1 otherwise.
+//
+//   node tools/artefact/smoke.mjs [--node <line>] [--reuse <out>] [<out>]
+// --node runs the artefact on another Node.js line than the image's (CI: the Node.js 26 start-up);
+// --reuse skips the build and runs the artefact already built in <out>. DATABASE_URL names the PostgreSQL
+// server (default the local one), REDIS_URL the Redis (default the local one).
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { build, ROOT } from './dockerfile.mjs';
+
+const args = process.argv.slice(2);
+const option = (name) => {
+  const at = args.indexOf(name);
+  if (at < 0) return undefined;
+  const [, value] = args.splice(at, 2);
+  return value;
+};
+const nodeLine = option('--node');
+const reuse = option('--reuse');
+const out = resolve(reuse ?? args[0] ?? mkdtempSync(join(tmpdir(), 'gov-artefact-')));
+const DATABASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const started = Date.now();
+const log = (msg) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${msg}`);
+let failures = 0;
+function check(ok, what, detail = '') {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}${!ok && detail ? `: ${detail}` : ''}`);
+  if (!ok) failures += 1;
+  return ok;
+}
+
+const freePort = () =>
+  new Promise((done) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+
+// --- the artefact ---------------------------------------------------------------------------------------------
+let stage;
+if (reuse) {
+  stage = JSON.parse(readFileSync(join(out, 'stage.json'), 'utf8'));
+} else {
+  log(`building the artefact into ${out}`);
+  stage = build(out);
+}
+if (nodeLine) {
+  const bin = execFileSync(join(ROOT, 'tools/runtimes/node.sh'), [nodeLine], { encoding: 'utf8' }).trim();
+  copyFileSync(join(bin, 'node'), join(stage.root, 'usr/local/bin/node'));
+}
+const nodeVersion = execFileSync(join(stage.root, 'usr/local/bin/node'), ['--version'], { encoding: 'utf8' }).trim();
+log(`artefact: ${stage.root}, Node.js ${nodeVersion}, CMD ${JSON.stringify(stage.cmd)}`);
+
+// The image's USER is a system account with no rights over the artefact. Here, as root, the service runs as
+// `nobody`, which can read the artefact and write nowhere in it (the read-only root filesystem the image allows);
+// as another user it runs as that user.
+const unprivileged = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : [];
+
+const database = `gov_artefact_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: DATABASE });
+await admin.connect();
+await admin.query(`create database ${database}`);
+const databaseUrl = Object.assign(new URL(DATABASE), { pathname: `/${database}` }).toString();
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const env = {
+  PATH: `${join(stage.root, 'usr/local/bin')}:/usr/local/bin:/usr/bin:/bin`,
+  HOME: join(stage.root, stage.workdir),
+  ...stage.env,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: REDIS,
+  JWT_SECRET: randomBytes(48).toString('base64'),
+  AUDIT_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
+  PUBLIC_URL: base,
+  LOG_LEVEL: 'warn',
+};
+// The image's paths (CHROMIUM_PATH, DATA_DIR) are the machine's here: Debian's Chromium is installed where the
+// image has it, and DATA_DIR (/data) is not written when the database is PostgreSQL and the secrets are given.
+
+/** Starts the CMD as the image would; resolves once the image's HEALTHCHECK passes. */
+async function startService() {
+  const [command, ...rest] = stage.cmd;
+  const child = spawn(unprivileged[0] ?? command, [...unprivileged.slice(1), ...(unprivileged.length ? [command] : []), ...rest], {
+    cwd: join(stage.root, stage.workdir),
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const startPeriod = 60_000;
+  const deadline = Date.now() + startPeriod;
+  while (Date.now() < deadline) {
+    const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 500))]);
+    if (early) throw new Error(`the service exited during start-up (${early.code ?? early.signal})`);
+    if (healthcheck()) return { child, exited };
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the HEALTHCHECK did not pass within ${startPeriod / 1000} s`);
+}
+
+/** The compose file's worker command on the artefact: it starts, says so, and stops on SIGTERM. */
+async function startWorker() {
+  const compose = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+  const command = JSON.parse(/^ {2}worker:\n(?: {4}.*\n|\n)*? {4}command: (\[.*\])$/m.exec(compose)?.[1] ?? 'null');
+  if (!check(Array.isArray(command), "docker-compose.yml's worker has a command")) return;
+  const [program, ...rest] = command;
+  const child = spawn(unprivileged[0] ?? program, [...unprivileged.slice(1), ...(unprivileged.length ? [program] : []), ...rest], {
+    cwd: join(stage.root, stage.workdir),
+    env: { ...env, WORKERS: 'on', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  let output = '';
+  const ready = new Promise((done) =>
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('Governance worker started')) done(true);
+    }),
+  );
+  const outcome = await Promise.race([ready, exited, new Promise((r) => setTimeout(() => r(false), 30_000))]);
+  check(outcome === true, `the worker (${command.join(' ')}) starts`, typeof outcome === 'object' ? `exited ${outcome.code ?? outcome.signal}` : 'no start-up line in 30 s');
+  child.kill(stage.stopSignal);
+  const exit = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 15_000))]);
+  check(exit !== undefined && (exit.code === 0 || exit.signal === stage.stopSignal), 'the worker stops on SIGTERM', JSON.stringify(exit));
+  if (!exit) child.kill('SIGKILL');
+}
+
+function healthcheck() {
+  if (!stage.healthcheck) throw new Error('the Dockerfile has no HEALTHCHECK');
+  const [command, ...rest] = stage.healthcheck.command;
+  const result = spawnSync(unprivileged[0] ?? command, [...unprivileged.slice(1), ...(unprivileged.length ? [command] : []), ...rest], {
+    cwd: join(stage.root, stage.workdir),
+    env,
+    timeout: 3000,
+  });
+  return result.status === 0;
+}
+
+async function call(method, path, { token, key, body, expect } = {}) {
+  const res = await fetch(`${base}/api/v1${path}`, {
+    method,
+    headers: {
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(key ? { 'x-api-key': key } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  const json = text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
+  if (expect !== undefined && res.status !== expect) {
+    throw new Error(`${method} ${path}: expected ${expect}, got ${res.status} ${text.slice(0, 300)}`);
+  }
+  return { status: res.status, json, headers: res.headers };
+}
+
+/** A POST /traces whose headers and first half of the body are sent now, and the rest on `finish()`. */
+function halfSentTrace(key, body) {
+  const payload = Buffer.from(JSON.stringify(body));
+  const socket = connect(port, '127.0.0.1');
+  let response = '';
+  const answered = new Promise((done, fail) => {
+    socket.on('data', (chunk) => (response += chunk));
+    socket.on('end', () => done(response));
+    socket.on('close', () => done(response));
+    socket.on('error', fail);
+  });
+  const opened = new Promise((done, fail) => {
+    socket.once('connect', done);
+    socket.once('error', fail);
+  });
+  return {
+    opened: opened.then(() =>
+      socket.write(
+        `POST /api/v1/traces HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+          `X-Api-Key: ${key}\r\nContent-Length: ${payload.length}\r\n\r\n${payload.subarray(0, payload.length >> 1)}`,
+      ),
+    ),
+    finish: () => socket.write(payload.subarray(payload.length >> 1)),
+    answered,
+  };
+}
+
+const refused = () =>
+  new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      done(false);
+    });
+    socket.once('error', (err) => done(err.code === 'ECONNREFUSED'));
+  });
+
+let service;
+try {
+  // 1. start-up and the HEALTHCHECK
+  service = await startService();
+  check(true, `the image's HEALTHCHECK passes (${nodeVersion}, ${unprivileged.length ? 'as nobody' : 'unprivileged'})`);
+  const health = await fetch(`${base}/health`).then((r) => r.json());
+  check(health.status === 'ok' || health.data?.status === 'ok', 'GET /health reports ok', JSON.stringify(health));
+
+  // 2. the decision pipeline
+  const organizationName = `Artefact smoke ${randomBytes(3).toString('hex')}`;
+  const owner = await call('POST', '/auth/register', {
+    body: { name: 'Smoke Owner', email: `owner-${Date.now()}@example.com`, password: 'Smoke-pass-123', organizationName },
+    expect: 201,
+  });
+  const token = owner.json.data.token;
+  check(typeof token === 'string', 'register: 201 with a session');
+  const agent = await call('POST', '/agents', { token, body: { name: 'smoke-agent' }, expect: 201 });
+  const key = agent.json.data.apiKey;
+  check(/^svc_agent_/.test(key), 'create an agent: 201 with its key');
+  await call('POST', '/policies', {
+    token,
+    body: { name: 'Low confidence', outcome: 'flag', conditions: [{ field: 'confidence', operator: 'lt', value: 0.5 }] },
+    expect: 201,
+  });
+  const flagged = await call('POST', '/traces', {
+    key,
+    body: { inputContext: { prompt: 'Refund order 7?' }, outputDecision: { action: 'refund', text: 'Refund 20 EUR.' }, confidence: 0.2 },
+  });
+  const flaggedOk = check(
+    flagged.status === 202 && flagged.json?.code === 'SVC_FLAGGED_FOR_REVIEW' && flagged.json.data.status === 'flagged',
+    'ingest a trace the policy flags: 202 SVC_FLAGGED_FOR_REVIEW',
+    `${flagged.status} ${JSON.stringify(flagged.json)}`,
+  );
+  if (!flaggedOk) throw new Error('no flagged trace to review');
+  const queue = await call('GET', '/review-queue', { token, expect: 200 });
+  const item = queue.json.data.find((i) => i.id === flagged.json.data.reviewItemId);
+  check(item?.traceId === flagged.json.data.id && item.status === 'pending', 'its review item is pending in the queue', JSON.stringify(queue.json).slice(0, 300));
+  const decided = await call('POST', `/review-queue/${flagged.json.data.reviewItemId}/decision`, { token, body: { decision: 'approve', notes: 'smoke' } });
+  check(decided.status === 200 || decided.status === 201, 'decide the review item', `${decided.status} ${JSON.stringify(decided.json)}`);
+  const again = await call('POST', `/review-queue/${flagged.json.data.reviewItemId}/decision`, { token, body: { decision: 'reject' } });
+  check(again.status === 409 && again.json?.code === 'ALREADY_DECIDED', 'a second decision: 409 ALREADY_DECIDED', String(again.status));
+
+  // 3. the compliance PDF, printed by Debian's Chromium as the unprivileged user
+  const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+  const pdf = await fetch(`${base}/api/v1/reports/compliance?from=${day(-1)}&to=${day(1)}`, { headers: { authorization: `Bearer ${token}` } });
+  const bytes = Buffer.from(await pdf.arrayBuffer());
+  const pdfOk = check(
+    pdf.status === 200 && pdf.headers.get('content-type') === 'application/pdf' && bytes.subarray(0, 5).toString() === '%PDF-',
+    'render the compliance PDF: 200 application/pdf',
+    `${pdf.status} ${bytes.subarray(0, 200).toString()}`,
+  );
+  if (pdfOk && spawnSync('pdftotext', ['-v']).status === 0) {
+    const text = spawnSync('pdftotext', ['-', '-'], { input: bytes, encoding: 'utf8' }).stdout;
+    check(text.includes(organizationName), "the PDF's text names the organization");
+  }
+
+  // 4. the audit chain
+  const verified = await call('GET', '/audit/verify?full=true', { token, expect: 200 });
+  check(verified.json.data.valid === true && verified.json.data.totalEntries >= 4, 'the audit chain verifies', JSON.stringify(verified.json.data));
+
+  // 5. SIGTERM drains the request in flight
+  const drained = halfSentTrace(key, { inputContext: { prompt: 'in flight' }, outputDecision: { action: 'answer', text: 'Answered.' }, confidence: 0.9 });
+  await drained.opened;
+  await new Promise((r) => setTimeout(r, 300)); // the request line and headers are read
+  const signalled = Date.now();
+  service.child.kill(stage.stopSignal);
+  let closed = false;
+  for (let i = 0; i < 50 && !closed; i++) {
+    closed = await refused();
+    if (!closed) await new Promise((r) => setTimeout(r, 100));
+  }
+  check(closed, 'after SIGTERM, new connections are refused');
+  drained.finish();
+  const answer = await drained.answered;
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+  const drainedId = /"id":"([^"]+)"/.exec(answer)?.[1];
+  check(status === 201 && Boolean(drainedId), 'the request in flight at SIGTERM is answered 201', answer.slice(0, 300));
+  const exit = await Promise.race([service.exited, new Promise((r) => setTimeout(() => r(undefined), 15_000))]);
+  check(
+    exit !== undefined && (exit.code === 0 || exit.signal === stage.stopSignal),
+    `the process exits after draining, ${exit ? `${exit.code ?? exit.signal} after ${Date.now() - signalled} ms` : 'still running after 15 s'}`,
+  );
+  if (!exit) service.child.kill('SIGKILL');
+  service = undefined;
+
+  // 6. a second start on the same database
+  service = await startService();
+  check(true, 'a second start on the same database passes its HEALTHCHECK');
+  if (drainedId) {
+    const trace = await call('GET', `/traces/${drainedId}`, { token });
+    check(trace.status === 200 && trace.json.data.id === drainedId, 'the trace answered during the drain was committed', String(trace.status));
+  }
+  const after = await call('GET', '/audit/verify?full=true', { token, expect: 200 });
+  check(after.json.data.valid === true && after.json.data.totalEntries > verified.json.data.totalEntries, 'the audit chain still verifies, with the drained trace');
+  service.child.kill(stage.stopSignal);
+  const second = await service.exited;
+  check(second.code === 0 || second.signal === stage.stopSignal, 'the second run stops on SIGTERM');
+  service = undefined;
+
+  // 7. the worker, as docker-compose.yml runs it from the same image
+  await startWorker();
+} catch (err) {
+  check(false, 'the smoke ran to its end', err instanceof Error ? err.stack : String(err));
+} finally {
+  if (service) {
+    service.child.kill('SIGKILL');
+    await service.exited;
+  }
+  await admin.query(`drop database if exists ${database} with (force)`).catch(() => undefined);
+  await admin.end();
+  if (!reuse && !args[0] && existsSync(out)) rmSync(out, { recursive: true, force: true });
+}
+log(`${failures === 0 ? 'artefact smoke passed' : `artefact smoke FAILED (${failures})`}`);
+process.exit(failures === 0 ? 0 : 1);
