@@ -39,15 +39,30 @@ export function parseDockerfile(text) {
   return instructions;
 }
 
+/** The options each instruction may carry here; any other (`--chown`, `--chmod`, `--mount`, …) stops the build. */
+const KNOWN_OPTIONS = { COPY: ['from'], HEALTHCHECK: ['interval', 'timeout', 'start-period', 'retries'] };
+
 /** Splits `--flag=value` options off the front of an instruction's arguments. */
-function flags(args) {
+function flags(ins) {
   const options = {};
-  let rest = args;
+  let rest = ins.args;
   for (let m = /^--([a-z-]+)(?:=(\S+))?\s*/.exec(rest); m; m = /^--([a-z-]+)(?:=(\S+))?\s*/.exec(rest)) {
+    if (!(KNOWN_OPTIONS[ins.op] ?? []).includes(m[1])) {
+      throw new Error(`Dockerfile line ${ins.line}: ${ins.op} --${m[1]} is not followed by this builder`);
+    }
     options[m[1]] = m[2] ?? true;
     rest = rest.slice(m[0].length);
   }
   return { options, rest };
+}
+
+/** A Docker duration (`30s`, `1m30s`, `500ms`) in milliseconds. */
+export function durationMs(text) {
+  let total = 0;
+  for (const [, n, unit] of String(text).matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit];
+  }
+  return total;
 }
 
 /** Shell-like words: spaces separate, quotes group (ENV, COPY's shell form). */
@@ -80,40 +95,53 @@ function commandOf(text) {
   return text.startsWith('[') ? JSON.parse(text) : ['/bin/sh', '-c', text];
 }
 
-/** The `.dockerignore` patterns as tests of a context-relative path (Docker's `*`, `**`, `?`; no `!` exceptions). */
-function dockerignore() {
-  const file = join(ROOT, '.dockerignore');
-  if (!existsSync(file)) return () => false;
-  const patterns = readFileSync(file, 'utf8')
+/**
+ * The `.dockerignore` patterns as one test of a context-relative path: Docker's rules (Go's filepath.Match per
+ * segment: `*`, `?`, `[…]`; `**` any number of folders), a path left out when it or a folder above it matches; no
+ * `!` exceptions.
+ */
+export function dockerignore(text) {
+  const patterns = text
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
   if (patterns.some((p) => p.startsWith('!'))) throw new Error('.dockerignore: exceptions (!) are not followed here');
-  const regexes = patterns.map((p) => {
-    const source = p
-      .replace(/^\/+|\/+$/g, '')
-      .split(/(\*\*\/?|\*|\?)/)
-      .map((part) =>
-        part === '**' || part === '**/' ? '(?:.*/)?' : part === '*' ? '[^/]*' : part === '?' ? '[^/]' : part.replace(/[.+^${}()|[\]\\]/g, '\\$&'),
-      )
+  const segment = (seg) =>
+    seg
+      .split(/(\*|\?|\[[^\]]*\])/)
+      .map((part) => {
+        if (part === '*') return '[^/]*';
+        if (part === '?') return '[^/]';
+        if (part.startsWith('[') && part.endsWith(']') && part.length > 2) return `[${part.slice(1, -1).replace(/^\^/, '^').replace(/\\/g, '\\\\')}]`;
+        return part.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+      })
       .join('');
-    return new RegExp(`^${source}$`);
+  const regexes = patterns.map((p) => {
+    const segments = p.replace(/^\/+|\/+$/g, '').split('/').filter((x) => x && x !== '.');
+    const source = segments.map((seg) => (seg === '**' ? '(?:[^/]+/)*' : `${segment(seg)}/`)).join('');
+    return new RegExp(`^${source.replace(/\/$/, '').replace(/\(\?:\[\^\/\]\+\/\)\*$/, '.*')}$`);
   });
-  // A path is left out when it, or a folder above it, matches.
   return (path) => {
     const parts = path.split('/');
     return parts.some((_, i) => regexes.some((r) => r.test(parts.slice(0, i + 1).join('/'))));
   };
 }
 
-/** The build context: the checkout's files that git knows of or would add, less those `.dockerignore` leaves out. */
+/** The build context: every file of the checkout, as `docker build .` sends it, less what `.dockerignore` leaves out. */
 function contextFiles() {
-  const ignored = dockerignore();
-  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT })
-    .toString()
-    .split('\0')
-    .filter(Boolean);
-  return listed.filter((p) => existsSync(join(ROOT, p)) && !ignored(p));
+  const file = join(ROOT, '.dockerignore');
+  const ignored = dockerignore(existsSync(file) ? readFileSync(file, 'utf8') : '');
+  const files = [];
+  const walk = (rel) => {
+    for (const entry of readdirSync(join(ROOT, rel), { withFileTypes: true })) {
+      const path = rel ? `${rel}/${entry.name}` : entry.name;
+      if (ignored(path)) continue;
+      if (entry.isDirectory()) walk(path);
+      else files.push(path);
+    }
+  };
+  walk('');
+  return files;
 }
 
 /** Copies `from` to `to` as Docker's COPY does: a folder's contents into the destination folder. */
@@ -127,6 +155,8 @@ function copyInto(from, to, toIsFolder) {
     cpSync(from, target);
   }
 }
+
+const NETWORK_ENV = /^(HOME|TMPDIR|LANG|npm_config_.*|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)$/;
 
 const nodeLineOf = (image) => /^node:(\d+)(?:[.-]|$)/.exec(image)?.[1];
 
@@ -173,7 +203,7 @@ function nodeBin(line) {
  */
 export function build(out) {
   const stages = readStages();
-  rmSync(out, { recursive: true, force: true });
+  removeArtefact(out);
   mkdirSync(out, { recursive: true });
   const context = join(out, '.context');
   for (const file of contextFiles()) copyInto(join(ROOT, file), join(context, file), false);
@@ -194,7 +224,7 @@ export function build(out) {
     console.log(`# stage ${stage.name} FROM ${stage.image} (Node.js ${state.line})`);
     const at = (p) => join(root, p.startsWith('/') ? p : join(state.workdir, p));
     for (const ins of stage.instructions) {
-      const { options, rest } = flags(ins.args);
+      const { options, rest } = flags(ins);
       switch (ins.op) {
         case 'WORKDIR':
           state.workdir = resolve(state.workdir, rest);
@@ -231,14 +261,23 @@ export function build(out) {
               if (missing.length) throw new Error(`the final stage installs ${missing.join(', ')}, which this machine lacks`);
               console.log(`RUN (checked: ${packages.join(', ')} installed here) ${rest}`);
             } else {
+              const user = /\buseradd\b[^&;|]*?(?:--uid|-u)\s+(\d+)[^&;|]*?\s([a-z_][a-z0-9_-]*)\s*(?:$|&&|;)/.exec(rest);
+              if (user) state.users = { ...state.users, [user[2]]: Number(user[1]), [user[1]]: Number(user[1]) };
               console.log(`RUN (not run here: it changes this machine's users or folders) ${rest}`);
             }
           } else {
             console.log(`RUN ${rest}`);
             const bin = nodeBin(state.line);
+            if (/(^|[\s;&|(])\/(?!dev\/null)/.test(rest)) {
+              throw new Error(`Dockerfile line ${ins.line}: RUN names an absolute path, which here would be this machine's`);
+            }
+            // The stage's environment, not CI's (NODE_OPTIONS, DATABASE_URL, …): only what reaches the registry
+            // comes from outside, as a build's network settings would (HOME for npm's cache and configuration,
+            // npm_config_*, proxies, the certificate authorities a proxy needs).
+            const outside = Object.fromEntries(Object.entries(process.env).filter(([k]) => NETWORK_ENV.test(k)));
             const result = spawnSync('/bin/sh', ['-c', rest], {
               cwd: at(state.workdir),
-              env: { ...process.env, ...state.env, PATH: `${bin}:${process.env.PATH}` },
+              env: { ...outside, ...state.env, PATH: `${bin}:/usr/local/bin:/usr/bin:/bin` },
               stdio: 'inherit',
             });
             if (result.status !== 0) throw new Error(`Dockerfile line ${ins.line}: RUN exited ${result.status}`);
@@ -254,6 +293,10 @@ export function build(out) {
         }
         case 'CMD':
           state.cmd = commandOf(rest);
+          break;
+        case 'ENTRYPOINT':
+          if (!rest.startsWith('[')) throw new Error(`Dockerfile line ${ins.line}: ENTRYPOINT in the shell form ignores CMD`);
+          state.entrypoint = JSON.parse(rest);
           break;
         case 'STOPSIGNAL':
           state.stopSignal = rest;
@@ -272,19 +315,32 @@ export function build(out) {
   });
   rmSync(context, { recursive: true, force: true });
   for (const state of built.values()) if (state !== final) rmSync(state.root, { recursive: true, force: true });
-  // The image's `node`, where the official images keep it; every folder readable, so that an unprivileged user
-  // can run the artefact, and nothing writable but by its owner.
+  // The image's user: created by the final stage, and not root.
+  const uid = final.users?.[final.user.split(':')[0]];
+  if (uid === undefined || uid === 0) {
+    throw new Error(`the final stage runs as ${final.user}, which is root or not a user it creates with useradd --uid`);
+  }
+  // The image's `node`, where the official images keep it.
   const nodeTarget = join(final.root, 'usr/local/bin/node');
   mkdirSync(dirname(nodeTarget), { recursive: true });
   cpSync(join(nodeBin(final.line), 'node'), nodeTarget);
-  chmodTree(out);
+  // The image's files belong to root, with the modes they had in the build; its user reads them as "other".
+  // Every file must be readable by others (and every folder searchable), and nothing is left writable, so that a
+  // service that writes under its root fails here as it would on a read-only root filesystem.
+  const unreadable = readOnly(final.root);
+  if (unreadable.length) {
+    throw new Error(`the image's user cannot read ${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}`);
+  }
+  chmodSync(out, 0o755);
   const summary = {
     root: final.root,
     workdir: final.workdir,
     env: final.env,
     user: final.user,
+    uid,
     line: final.line,
     healthcheck: final.healthcheck,
+    entrypoint: final.entrypoint ?? [],
     cmd: final.cmd,
     stopSignal: final.stopSignal ?? 'SIGTERM',
   };
@@ -292,13 +348,28 @@ export function build(out) {
   return summary;
 }
 
-function chmodTree(dir) {
-  chmodSync(dir, 0o755);
+/** Takes the write bits off everything under `dir`; returns what others cannot read (or search, for folders). */
+function readOnly(dir, base = dir, unreadable = []) {
+  const mode = statSync(dir).mode;
+  if ((mode & 0o005) !== 0o005) unreadable.push(`${dir.slice(base.length) || '/'} (mode ${(mode & 0o777).toString(8)})`);
+  chmodSync(dir, mode & 0o7555);
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) chmodTree(path);
-    else if (entry.isFile()) chmodSync(path, statSync(path).mode & 0o111 ? 0o755 : 0o644);
+    if (entry.isDirectory()) readOnly(path, base, unreadable);
+    else if (entry.isFile()) {
+      const fileMode = statSync(path).mode;
+      if ((fileMode & 0o004) === 0) unreadable.push(`${path.slice(base.length)} (mode ${(fileMode & 0o777).toString(8)})`);
+      chmodSync(path, fileMode & 0o7555);
+    }
   }
+  return unreadable;
+}
+
+/** Makes a built artefact writable again, so that it can be removed by a user other than root. */
+export function removeArtefact(out) {
+  if (!existsSync(out)) return;
+  execFileSync('chmod', ['-R', 'u+w', out]);
+  rmSync(out, { recursive: true, force: true });
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
