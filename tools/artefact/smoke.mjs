@@ -1,7 +1,8 @@
 // The production artefact, tested as it ships. Builds it by following the Dockerfile (./dockerfile.mjs), then
-// starts it as the image would (its CMD, ENV and working directory, an unprivileged user, nothing under the
-// artefact writable), with NODE_ENV=production, PostgreSQL (a scratch database), Redis, the required secrets and
-// Debian's Chromium, and drives it:
+// starts it as the image would: its ENTRYPOINT and CMD, ENV and working directory, as its USER's uid, nothing under
+// the artefact writable, and (as root) in a PID namespace of its own, where the ENTRYPOINT is PID 1 and receives
+// the stop signal as in a container. With NODE_ENV=production, PostgreSQL (a scratch database), Redis, the required
+// secrets and Debian's Chromium, it drives it:
 //   1. the image's HEALTHCHECK passes;
 //   2. register, create an agent and a policy, ingest a trace the policy flags, decide its review item;
 //   3. render the compliance PDF (the organization's name in its text);
@@ -10,7 +11,7 @@
 //      and committed, the process exits by itself;
 //   6. start again on the same database: migrations are a no-op, the drained trace is there, the chain holds;
 //   7. the worker, with docker-compose.yml's command: it starts and stops on SIGTERM.
-// Exits 0 when all of it holds, 1 otherwise.
+// Exits 0 when all of it holds, 1 otherwise. Every wait is bounded.
 //
 //   node tools/artefact/smoke.mjs [--node <line>] [--reuse <out>] [<out>]
 // --node runs the artefact on another Node.js line than the image's (CI: the Node.js 26 start-up);
@@ -18,12 +19,12 @@
 // server (default the local one), REDIS_URL the Redis (default the local one).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { build, ROOT } from './dockerfile.mjs';
+import { build, durationMs, removeArtefact, ROOT } from './dockerfile.mjs';
 
 const args = process.argv.slice(2);
 const option = (name) => {
@@ -34,6 +35,7 @@ const option = (name) => {
 };
 const nodeLine = option('--node');
 const reuse = option('--reuse');
+if (reuse && args[0]) throw new Error('--reuse <out> takes the artefact folder; give no other');
 const out = resolve(reuse ?? args[0] ?? mkdtempSync(join(tmpdir(), 'gov-artefact-')));
 const DATABASE = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -46,6 +48,10 @@ function check(ok, what, detail = '') {
   if (!ok) failures += 1;
   return ok;
 }
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** `promise`, or `fallback` once `ms` have passed. */
+const within = (promise, ms, fallback = undefined) => Promise.race([promise, sleep(ms).then(() => fallback)]);
 
 const freePort = () =>
   new Promise((done) => {
@@ -63,17 +69,31 @@ if (reuse) {
   log(`building the artefact into ${out}`);
   stage = build(out);
 }
+const expectedLine = nodeLine ?? stage.line;
+const imageNode = join(stage.root, 'usr/local/bin/node');
 if (nodeLine) {
   const bin = execFileSync(join(ROOT, 'tools/runtimes/node.sh'), [nodeLine], { encoding: 'utf8' }).trim();
-  copyFileSync(join(bin, 'node'), join(stage.root, 'usr/local/bin/node'));
+  chmodSync(imageNode, 0o755);
+  copyFileSync(join(bin, 'node'), imageNode);
+  chmodSync(imageNode, 0o555);
 }
-const nodeVersion = execFileSync(join(stage.root, 'usr/local/bin/node'), ['--version'], { encoding: 'utf8' }).trim();
-log(`artefact: ${stage.root}, Node.js ${nodeVersion}, CMD ${JSON.stringify(stage.cmd)}`);
+chmodSync(out, 0o755); // a folder from mktemp is 0700: the image's user must reach the artefact
 
-// The image's USER is a system account with no rights over the artefact. Here, as root, the service runs as
-// `nobody`, which can read the artefact and write nowhere in it (the read-only root filesystem the image allows);
-// as another user it runs as that user.
-const unprivileged = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : [];
+// As root, the service runs as the image's uid (in a PID namespace of its own); as another user, as that user.
+const asRoot = process.getuid?.() === 0;
+const asUser = asRoot ? ['setpriv', `--reuid=${stage.uid}`, `--regid=${stage.uid}`, '--clear-groups', '--'] : [];
+const inNamespace = asRoot ? ['unshare', '--pid', '--fork', '--kill-child', '--'] : [];
+/** A program of the image: a bare name is looked up on the image's PATH (its /usr/local/bin holds node), never this machine's. */
+const program = (name) => (name.includes('/') ? name : existsSync(join(stage.root, 'usr/local/bin', name)) ? join(stage.root, 'usr/local/bin', name) : `/usr/bin/${name}`);
+/** The argv that runs `command` (ENTRYPOINT + CMD, or a HEALTHCHECK) as the image would. */
+const argv = (command, { pid1 = false } = {}) => [...(pid1 ? inNamespace : []), ...asUser, program(command[0]), ...command.slice(1)];
+
+const nodeVersion = spawnSync(argv([imageNode, '--version'])[0], argv([imageNode, '--version']).slice(1), { encoding: 'utf8' }).stdout.trim();
+if (!nodeVersion.startsWith(`v${expectedLine}.`)) {
+  console.log(`FAIL the image's node, run as uid ${asRoot ? stage.uid : process.getuid?.()}, is Node.js ${expectedLine}: got "${nodeVersion}"`);
+  process.exit(1);
+}
+log(`artefact: ${stage.root}, Node.js ${nodeVersion}, ENTRYPOINT ${JSON.stringify(stage.entrypoint)} CMD ${JSON.stringify(stage.cmd)}`);
 
 const database = `gov_artefact_${randomBytes(4).toString('hex')}`;
 const admin = new pg.Client({ connectionString: DATABASE });
@@ -83,48 +103,82 @@ const databaseUrl = Object.assign(new URL(DATABASE), { pathname: `/${database}` 
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const env = {
-  PATH: `${join(stage.root, 'usr/local/bin')}:/usr/local/bin:/usr/bin:/bin`,
+  PATH: `${join(stage.root, 'usr/local/bin')}:/usr/sbin:/usr/bin:/sbin:/bin`,
   HOME: join(stage.root, stage.workdir),
   ...stage.env,
   PORT: String(port),
-  HOST: '127.0.0.1',
   DATABASE_URL: databaseUrl,
   REDIS_URL: REDIS,
   JWT_SECRET: randomBytes(48).toString('base64'),
+  ENCRYPTION_KEY: randomBytes(48).toString('base64'),
   AUDIT_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
   PUBLIC_URL: base,
   LOG_LEVEL: 'warn',
 };
-// The image's paths (CHROMIUM_PATH, DATA_DIR) are the machine's here: Debian's Chromium is installed where the
-// image has it, and DATA_DIR (/data) is not written when the database is PostgreSQL and the secrets are given.
+// The image's HOST (0.0.0.0) is kept: an image that listened on loopback only would be unreachable through a
+// published port. Its paths (CHROMIUM_PATH, DATA_DIR) are the machine's here: Debian's Chromium is where the image
+// has it, and DATA_DIR (/data) is not written when the database is PostgreSQL and the secrets are given.
 
-/** Starts the CMD as the image would; resolves once the image's HEALTHCHECK passes. */
-async function startService() {
-  const [command, ...rest] = stage.cmd;
-  const child = spawn(unprivileged[0] ?? command, [...unprivileged.slice(1), ...(unprivileged.length ? [command] : []), ...rest], {
-    cwd: join(stage.root, stage.workdir),
-    env,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
-  const startPeriod = 60_000;
-  const deadline = Date.now() + startPeriod;
-  while (Date.now() < deadline) {
-    const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 500))]);
-    if (early) throw new Error(`the service exited during start-up (${early.code ?? early.signal})`);
-    if (healthcheck()) return { child, exited };
+/** The host pid of the namespace's PID 1 (the child `unshare --fork` made), or the process itself without one. */
+async function initPid(child) {
+  if (!inNamespace.length) return child.pid;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+      if (children) return Number(children.split(' ')[0]);
+    } catch {
+      /* not forked yet */
+    }
+    await sleep(20);
   }
-  child.kill('SIGKILL');
-  throw new Error(`the HEALTHCHECK did not pass within ${startPeriod / 1000} s`);
+  throw new Error('the PID namespace has no init process');
 }
 
-/** The compose file's worker command on the artefact: it starts, says so, and stops on SIGTERM. */
+/** An exit that a stop signal explains: 0, the signal's 128 + n from an init such as tini, or the signal itself. */
+const stoppedCleanly = (exit) => exit !== undefined && (exit.code === 0 || exit.code === 143 || exit.signal === stage.stopSignal);
+const describeExit = (exit) => (exit === undefined ? 'still running' : exit.code !== null ? `exit code ${exit.code}` : `signal ${exit.signal}`);
+
+/** Starts ENTRYPOINT + CMD as the image would; resolves once the image's HEALTHCHECK passes. */
+async function startService() {
+  if (!stage.healthcheck) throw new Error('the Dockerfile has no HEALTHCHECK');
+  const command = argv([...stage.entrypoint, ...stage.cmd], { pid1: true });
+  const child = spawn(command[0], command.slice(1), { cwd: join(stage.root, stage.workdir), env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const service = { child, exited, pid: undefined, stop: (signal) => process.kill(service.pid ?? child.pid, signal) };
+  try {
+    service.pid = await initPid(child);
+    const startPeriod = durationMs(stage.healthcheck.options['start-period'] ?? '0s') || 30_000;
+    const deadline = Date.now() + startPeriod;
+    while (Date.now() < deadline) {
+      const early = await within(exited, 500);
+      if (early) throw new Error(`the service exited during start-up (${describeExit(early)})`);
+      if (healthcheck()) return service;
+    }
+    throw new Error(`the HEALTHCHECK did not pass within its start period (${startPeriod / 1000} s)`);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await within(exited, 5000);
+    throw err;
+  }
+}
+
+function healthcheck() {
+  const command = argv(stage.healthcheck.command);
+  const result = spawnSync(command[0], command.slice(1), {
+    cwd: join(stage.root, stage.workdir),
+    env,
+    timeout: durationMs(stage.healthcheck.options.timeout ?? '30s'),
+  });
+  return result.status === 0;
+}
+
+/** The compose file's worker command on the artefact (the image's ENTRYPOINT kept): it starts, and stops on SIGTERM. */
 async function startWorker() {
   const compose = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
   const command = JSON.parse(/^ {2}worker:\n(?: {4}.*\n|\n)*? {4}command: (\[.*\])$/m.exec(compose)?.[1] ?? 'null');
   if (!check(Array.isArray(command), "docker-compose.yml's worker has a command")) return;
-  const [program, ...rest] = command;
-  const child = spawn(unprivileged[0] ?? program, [...unprivileged.slice(1), ...(unprivileged.length ? [program] : []), ...rest], {
+  const full = argv([...stage.entrypoint, ...command], { pid1: true });
+  const child = spawn(full[0], full.slice(1), {
     cwd: join(stage.root, stage.workdir),
     env: { ...env, WORKERS: 'on', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -137,23 +191,13 @@ async function startWorker() {
       if (output.includes('Governance worker started')) done(true);
     }),
   );
-  const outcome = await Promise.race([ready, exited, new Promise((r) => setTimeout(() => r(false), 30_000))]);
-  check(outcome === true, `the worker (${command.join(' ')}) starts`, typeof outcome === 'object' ? `exited ${outcome.code ?? outcome.signal}` : 'no start-up line in 30 s');
-  child.kill(stage.stopSignal);
-  const exit = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 15_000))]);
-  check(exit !== undefined && (exit.code === 0 || exit.signal === stage.stopSignal), 'the worker stops on SIGTERM', JSON.stringify(exit));
+  const outcome = await within(Promise.race([ready, exited]), 30_000, false);
+  check(outcome === true, `the worker (${command.join(' ')}) starts`, typeof outcome === 'object' ? describeExit(outcome) : 'no start-up line in 30 s');
+  const pid = await initPid(child).catch(() => child.pid);
+  process.kill(pid, stage.stopSignal);
+  const exit = await within(exited, 15_000);
+  check(stoppedCleanly(exit), `the worker stops on ${stage.stopSignal}: ${describeExit(exit)}`);
   if (!exit) child.kill('SIGKILL');
-}
-
-function healthcheck() {
-  if (!stage.healthcheck) throw new Error('the Dockerfile has no HEALTHCHECK');
-  const [command, ...rest] = stage.healthcheck.command;
-  const result = spawnSync(unprivileged[0] ?? command, [...unprivileged.slice(1), ...(unprivileged.length ? [command] : []), ...rest], {
-    cwd: join(stage.root, stage.workdir),
-    env,
-    timeout: 3000,
-  });
-  return result.status === 0;
 }
 
 async function call(method, path, { token, key, body, expect } = {}) {
@@ -185,6 +229,7 @@ function halfSentTrace(key, body) {
     socket.on('close', () => done(response));
     socket.on('error', fail);
   });
+  answered.catch(() => undefined); // awaited later; a reset before then is read there, not an unhandled rejection
   const opened = new Promise((done, fail) => {
     socket.once('connect', done);
     socket.once('error', fail);
@@ -215,7 +260,7 @@ let service;
 try {
   // 1. start-up and the HEALTHCHECK
   service = await startService();
-  check(true, `the image's HEALTHCHECK passes (${nodeVersion}, ${unprivileged.length ? 'as nobody' : 'unprivileged'})`);
+  check(true, `the image's HEALTHCHECK passes (${nodeVersion}, uid ${asRoot ? stage.uid : process.getuid?.()}${inNamespace.length ? ', PID 1 in a namespace of its own' : ''})`);
   const health = await fetch(`${base}/health`).then((r) => r.json());
   check(health.status === 'ok' || health.data?.status === 'ok', 'GET /health reports ok', JSON.stringify(health));
 
@@ -253,7 +298,7 @@ try {
   const again = await call('POST', `/review-queue/${flagged.json.data.reviewItemId}/decision`, { token, body: { decision: 'reject' } });
   check(again.status === 409 && again.json?.code === 'ALREADY_DECIDED', 'a second decision: 409 ALREADY_DECIDED', String(again.status));
 
-  // 3. the compliance PDF, printed by Debian's Chromium as the unprivileged user
+  // 3. the compliance PDF, printed by Debian's Chromium as the image's user
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const pdf = await fetch(`${base}/api/v1/reports/compliance?from=${day(-1)}&to=${day(1)}`, { headers: { authorization: `Bearer ${token}` } });
   const bytes = Buffer.from(await pdf.arrayBuffer());
@@ -273,26 +318,23 @@ try {
 
   // 5. SIGTERM drains the request in flight
   const drained = halfSentTrace(key, { inputContext: { prompt: 'in flight' }, outputDecision: { action: 'answer', text: 'Answered.' }, confidence: 0.9 });
-  await drained.opened;
-  await new Promise((r) => setTimeout(r, 300)); // the request line and headers are read
+  await within(drained.opened, 5000);
+  await sleep(300); // the request line and headers are read
   const signalled = Date.now();
-  service.child.kill(stage.stopSignal);
+  service.stop(stage.stopSignal);
   let closed = false;
   for (let i = 0; i < 50 && !closed; i++) {
     closed = await refused();
-    if (!closed) await new Promise((r) => setTimeout(r, 100));
+    if (!closed) await sleep(100);
   }
-  check(closed, 'after SIGTERM, new connections are refused');
+  check(closed, `after ${stage.stopSignal}, new connections are refused`);
   drained.finish();
-  const answer = await drained.answered;
+  const answer = (await within(drained.answered.catch((err) => `(${err.code})`), 15_000)) ?? '(no answer in 15 s)';
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
   const drainedId = /"id":"([^"]+)"/.exec(answer)?.[1];
-  check(status === 201 && Boolean(drainedId), 'the request in flight at SIGTERM is answered 201', answer.slice(0, 300));
-  const exit = await Promise.race([service.exited, new Promise((r) => setTimeout(() => r(undefined), 15_000))]);
-  check(
-    exit !== undefined && (exit.code === 0 || exit.signal === stage.stopSignal),
-    `the process exits after draining, ${exit ? `${exit.code ?? exit.signal} after ${Date.now() - signalled} ms` : 'still running after 15 s'}`,
-  );
+  check(status === 201 && Boolean(drainedId), `the request in flight at ${stage.stopSignal} is answered 201`, answer.slice(0, 300));
+  const exit = await within(service.exited, 15_000);
+  check(stoppedCleanly(exit), `the process exits after draining: ${describeExit(exit)} after ${Date.now() - signalled} ms`);
   if (!exit) service.child.kill('SIGKILL');
   service = undefined;
 
@@ -305,10 +347,11 @@ try {
   }
   const after = await call('GET', '/audit/verify?full=true', { token, expect: 200 });
   check(after.json.data.valid === true && after.json.data.totalEntries > verified.json.data.totalEntries, 'the audit chain still verifies, with the drained trace');
-  service.child.kill(stage.stopSignal);
-  const second = await service.exited;
-  check(second.code === 0 || second.signal === stage.stopSignal, 'the second run stops on SIGTERM');
-  service = undefined;
+  const stopping = Date.now();
+  service.stop(stage.stopSignal);
+  const second = await within(service.exited, 15_000);
+  check(stoppedCleanly(second), `the second run stops on ${stage.stopSignal}: ${describeExit(second)} after ${Date.now() - stopping} ms`);
+  if (second) service = undefined;
 
   // 7. the worker, as docker-compose.yml runs it from the same image
   await startWorker();
@@ -317,11 +360,11 @@ try {
 } finally {
   if (service) {
     service.child.kill('SIGKILL');
-    await service.exited;
+    await within(service.exited, 5000);
   }
   await admin.query(`drop database if exists ${database} with (force)`).catch(() => undefined);
   await admin.end();
-  if (!reuse && !args[0] && existsSync(out)) rmSync(out, { recursive: true, force: true });
+  if (!reuse && !args[0]) removeArtefact(out);
 }
 log(`${failures === 0 ? 'artefact smoke passed' : `artefact smoke FAILED (${failures})`}`);
 process.exit(failures === 0 ? 0 : 1);
