@@ -19,8 +19,10 @@ FROM node:24-trixie-slim AS runtime
 # @sparticuz/chromium npm package: it gets its security fixes with the base image's updates, it runs on the
 # distribution's own libraries and fonts (Liberation and DejaVu, which the report names), and it needs no unpacking
 # into /tmp at first use.
+# tini is the container's PID 1: it forwards SIGTERM to node and reaps the processes Chromium leaves behind (node as
+# PID 1 would reap none, and the kernel gives PID 1 no default action for SIGTERM).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-dejavu-core \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-dejavu-core tini \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     PORT=3000 \
@@ -37,10 +39,12 @@ RUN groupadd --system --gid 10001 app \
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-USER app
+# By number, so that an orchestrator can check that the image does not run as root (Kubernetes' runAsNonRoot).
+USER 10001:10001
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM stops accepting connections, finishes in-flight requests, then closes the database pool.
 STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/apps/api/src/main.js"]
