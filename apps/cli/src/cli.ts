@@ -15,6 +15,7 @@ import {
   MailService,
   PLANS,
   type Plan,
+  renderConfigurationReference,
   runMigrations,
 } from '#platform';
 import { OrganizationExportService, OrganizationsService } from '#identity';
@@ -167,6 +168,15 @@ export function buildProgram(
       } finally {
         await handle.close();
       }
+    });
+
+  program
+    .command('config:reference')
+    .description('Write the configuration reference (every environment variable) as Markdown')
+    .argument('[file]', 'output path', 'docs/configuration.md')
+    .action((file: string) => {
+      writeFileSync(file, renderConfigurationReference());
+      process.stdout.write(`Wrote ${file}\n`);
     });
 
   program

@@ -1,4 +1,5 @@
 export * from './config/app-config.js';
+export * from './config/env-reference.js';
 export * from './config/config.module.js';
 export * from './clock/clock.js';
 export * from './ids/object-id.js';

@@ -13,7 +13,7 @@ const bool = z
 
 const url = z.url({ protocol: /^https?$/ });
 
-/** Environment variables read at start-up. Every entry is documented in the README's configuration table. */
+/** Environment variables read at start-up. Every entry is documented in env-reference.ts (docs/configuration.md). */
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -195,6 +195,23 @@ function isAddressOrCidr(entry: string): boolean {
 /** A fixed window: at most `max` requests per `windowMs`. */
 /** The environment variables the service reads (the names, for documentation checks). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
+export type EnvVariable = keyof typeof envSchema.shape;
+
+/** The schema's own default of each variable that has one (for the configuration reference's check). */
+export function envSchemaDefaults(): Partial<Record<EnvVariable, unknown>> {
+  const defaultOf = (schema: z.ZodType): unknown => {
+    const def = (schema as unknown as { _zod: { def: { type: string; defaultValue?: unknown; in?: z.ZodType } } })._zod.def;
+    if (def.type === 'default') return def.defaultValue;
+    if (def.type === 'pipe' && def.in) return defaultOf(def.in);
+    return undefined;
+  };
+  return Object.fromEntries(
+    Object.entries(envSchema.shape)
+      .map(([name, schema]) => [name, defaultOf(schema as z.ZodType)])
+      .filter(([, value]) => value !== undefined),
+  );
+}
 
 export interface RateLimit {
   max: number;
