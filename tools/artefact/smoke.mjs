@@ -19,10 +19,10 @@
 // server (default the local one), REDIS_URL the Redis (default the local one).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { build, durationMs, removeArtefact, ROOT } from './dockerfile.mjs';
 
@@ -61,6 +61,16 @@ const freePort = () =>
     });
   });
 
+// The image's user must reach the artefact: every folder above it must let others in. (setpriv's own exec would get
+// through one that does not, with root's capabilities, and leave the service to fail later, or run this machine's
+// node.)
+for (let dir = dirname(out); dir !== dirname(dir); dir = dirname(dir)) {
+  if ((statSync(dir).mode & 0o001) === 0) {
+    console.log(`FAIL the image's user can reach the artefact: ${dir} does not let others in (chmod o+x it)`);
+    process.exit(1);
+  }
+}
+
 // --- the artefact ---------------------------------------------------------------------------------------------
 let stage;
 if (reuse) {
@@ -77,7 +87,7 @@ if (nodeLine) {
   copyFileSync(join(bin, 'node'), imageNode);
   chmodSync(imageNode, 0o555);
 }
-chmodSync(out, 0o755); // a folder from mktemp is 0700: the image's user must reach the artefact
+chmodSync(out, 0o755); // the artefact's own folder: from mkdtemp it would be 0700
 
 // As root, the service runs as the image's uid (in a PID namespace of its own); as another user, as that user.
 const asRoot = process.getuid?.() === 0;
@@ -88,9 +98,15 @@ const program = (name) => (name.includes('/') ? name : existsSync(join(stage.roo
 /** The argv that runs `command` (ENTRYPOINT + CMD, or a HEALTHCHECK) as the image would. */
 const argv = (command, { pid1 = false } = {}) => [...(pid1 ? inNamespace : []), ...asUser, program(command[0]), ...command.slice(1)];
 
-const nodeVersion = spawnSync(argv([imageNode, '--version'])[0], argv([imageNode, '--version']).slice(1), { encoding: 'utf8' }).stdout.trim();
+// The image's node, run as its user, is the expected line and reads the working directory by its absolute path.
+const probe = argv([imageNode, '-e', 'require("fs").readdirSync(process.argv[1]); process.stdout.write(process.version)', join(stage.root, stage.workdir)]);
+const probed = spawnSync(probe[0], probe.slice(1), { encoding: 'utf8' });
+const nodeVersion = probed.stdout.trim();
 if (!nodeVersion.startsWith(`v${expectedLine}.`)) {
-  console.log(`FAIL the image's node, run as uid ${asRoot ? stage.uid : process.getuid?.()}, is Node.js ${expectedLine}: got "${nodeVersion}"`);
+  console.log(
+    `FAIL the image's node, run as uid ${asRoot ? stage.uid : process.getuid?.()}, is Node.js ${expectedLine} and reads ` +
+      `${stage.workdir}: got "${nodeVersion}" ${probed.stderr.split('\n').find((l) => /Error/.test(l)) ?? ''}`,
+  );
   process.exit(1);
 }
 log(`artefact: ${stage.root}, Node.js ${nodeVersion}, ENTRYPOINT ${JSON.stringify(stage.entrypoint)} CMD ${JSON.stringify(stage.cmd)}`);
