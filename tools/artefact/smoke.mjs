@@ -20,10 +20,10 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import pg from 'pg';
+import { createScratchDatabase, freePort } from '../../bench/support.mjs';
 import { build, durationMs, removeArtefact, ROOT } from './dockerfile.mjs';
 
 const args = process.argv.slice(2);
@@ -52,14 +52,6 @@ function check(ok, what, detail = '') {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** `promise`, or `fallback` once `ms` have passed. */
 const within = (promise, ms, fallback = undefined) => Promise.race([promise, sleep(ms).then(() => fallback)]);
-
-const freePort = () =>
-  new Promise((done) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
 
 // The image's user must reach the artefact: every folder above it must let others in. (setpriv's own exec would get
 // through one that does not, with root's capabilities, and leave the service to fail later, or run this machine's
@@ -111,11 +103,7 @@ if (!nodeVersion.startsWith(`v${expectedLine}.`)) {
 }
 log(`artefact: ${stage.root}, Node.js ${nodeVersion}, ENTRYPOINT ${JSON.stringify(stage.entrypoint)} CMD ${JSON.stringify(stage.cmd)}`);
 
-const database = `gov_artefact_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: DATABASE });
-await admin.connect();
-await admin.query(`create database ${database}`);
-const databaseUrl = Object.assign(new URL(DATABASE), { pathname: `/${database}` }).toString();
+const database = await createScratchDatabase(DATABASE);
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const env = {
@@ -123,7 +111,7 @@ const env = {
   HOME: join(stage.root, stage.workdir),
   ...stage.env,
   PORT: String(port),
-  DATABASE_URL: databaseUrl,
+  DATABASE_URL: database.url,
   REDIS_URL: REDIS,
   JWT_SECRET: randomBytes(48).toString('base64'),
   ENCRYPTION_KEY: randomBytes(48).toString('base64'),
@@ -154,15 +142,27 @@ async function initPid(child) {
 const stoppedCleanly = (exit) => exit !== undefined && (exit.code === 0 || exit.code === 143 || exit.signal === stage.stopSignal);
 const describeExit = (exit) => (exit === undefined ? 'still running' : exit.code !== null ? `exit code ${exit.code}` : `signal ${exit.signal}`);
 
+/**
+ * Spawns an argv of `argv()` in the image's working directory. `stop` signals the namespace's PID 1 (as `docker
+ * stop` does) once `ready` has found it, the process itself before.
+ */
+function launch(command, environment, stdout) {
+  const child = spawn(command[0], command.slice(1), { cwd: join(stage.root, stage.workdir), env: environment, stdio: ['ignore', stdout, 'inherit'] });
+  const exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const launched = { child, exited, pid: undefined, stop: (signal) => process.kill(launched.pid ?? child.pid, signal) };
+  launched.ready = initPid(child).then((pid) => (launched.pid = pid));
+  launched.ready.catch(() => undefined);
+  return launched;
+}
+
 /** Starts ENTRYPOINT + CMD as the image would; resolves once the image's HEALTHCHECK passes. */
 async function startService() {
   if (!stage.healthcheck) throw new Error('the Dockerfile has no HEALTHCHECK');
   const command = argv([...stage.entrypoint, ...stage.cmd], { pid1: true });
-  const child = spawn(command[0], command.slice(1), { cwd: join(stage.root, stage.workdir), env, stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
-  const service = { child, exited, pid: undefined, stop: (signal) => process.kill(service.pid ?? child.pid, signal) };
+  const service = launch(command, env, 'inherit');
+  const { child, exited } = service;
   try {
-    service.pid = await initPid(child);
+    await service.ready;
     const startPeriod = durationMs(stage.healthcheck.options['start-period'] ?? '0s') || 30_000;
     const deadline = Date.now() + startPeriod;
     while (Date.now() < deadline) {
@@ -193,13 +193,8 @@ async function startWorker() {
   const compose = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
   const command = JSON.parse(/^ {2}worker:\n(?: {4}.*\n|\n)*? {4}command: (\[.*\])$/m.exec(compose)?.[1] ?? 'null');
   if (!check(Array.isArray(command), "docker-compose.yml's worker has a command")) return;
-  const full = argv([...stage.entrypoint, ...command], { pid1: true });
-  const child = spawn(full[0], full.slice(1), {
-    cwd: join(stage.root, stage.workdir),
-    env: { ...env, WORKERS: 'on', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const worker = launch(argv([...stage.entrypoint, ...command], { pid1: true }), { ...env, WORKERS: 'on', LOG_LEVEL: 'info' }, 'pipe');
+  const { child, exited } = worker;
   let output = '';
   const ready = new Promise((done) =>
     child.stdout.on('data', (chunk) => {
@@ -209,8 +204,8 @@ async function startWorker() {
   );
   const outcome = await within(Promise.race([ready, exited]), 30_000, false);
   check(outcome === true, `the worker (${command.join(' ')}) starts`, typeof outcome === 'object' ? describeExit(outcome) : 'no start-up line in 30 s');
-  const pid = await initPid(child).catch(() => child.pid);
-  process.kill(pid, stage.stopSignal);
+  await worker.ready.catch(() => undefined);
+  worker.stop(stage.stopSignal);
   const exit = await within(exited, 15_000);
   check(stoppedCleanly(exit), `the worker stops on ${stage.stopSignal}: ${describeExit(exit)}`);
   if (!exit) child.kill('SIGKILL');
@@ -378,8 +373,7 @@ try {
     service.child.kill('SIGKILL');
     await within(service.exited, 5000);
   }
-  await admin.query(`drop database if exists ${database} with (force)`).catch(() => undefined);
-  await admin.end();
+  await database.drop().catch(() => undefined);
   if (!reuse && !args[0]) removeArtefact(out);
 }
 log(`${failures === 0 ? 'artefact smoke passed' : `artefact smoke FAILED (${failures})`}`);
