@@ -5,6 +5,8 @@
 FROM node:24-trixie-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The typed client is a development dependency of the repository (file:packages/client): npm ci needs its manifest.
+COPY packages/client/package.json packages/client/package.json
 RUN npm ci --no-audit --no-fund
 
 FROM deps AS build

@@ -26,6 +26,11 @@ const resolve = {
     replacement: fileURLToPath(new URL(target.types, import.meta.url)),
   })),
 };
+// The typed client (packages/client) is a package of its own; tests run its source, as tsc reads it (tsconfig paths).
+resolve.alias.push({
+  find: /^@governance\/client$/,
+  replacement: fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)),
+});
 
 export default defineConfig({
   plugins,
