@@ -145,7 +145,8 @@ describe('alert rules', () => {
     emailId = (
       await integration({ type: 'email', name: 'On call', config: { recipients: ['oncall@example.com'] } })
     ).id;
-    // Not a member: the address confirms by its link before it receives anything (contract §18).
+    // Not a member: the address confirms by its link before it receives anything (docs/compliance-officers.md,
+    // "Integrations").
     const link = await mail.waitFor('oncall@example.com', (m) =>
       m.decoded.includes('/integrations/confirm?token='),
     );

@@ -28,7 +28,7 @@ interface ExportedEntry {
   hash: string;
 }
 
-/** The contract's hash, recomputed independently of the production helper. */
+/** The chain's hash (docs/compliance-officers.md, "Audit log"), recomputed independently of the production helper. */
 function offlineHash(entry: ExportedEntry): string {
   const { id: _id, prevHash, hash: _hash, ...content } = entry;
   return createHash('sha256')

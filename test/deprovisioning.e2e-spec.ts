@@ -16,7 +16,10 @@ const KEYS = '/api/v1/auth/keys';
 const INVITE = '/api/v1/team/invite';
 const INVITES = '/api/v1/team/invites';
 const ME = '/api/v1/auth/me';
-/** How long a revoked stream may stay open (contract §14: at once, on every replica). */
+/**
+ * How long a revoked stream may stay open (at once, on every replica: docs/security.md,
+ * "Accounts and organizations that cannot be taken over").
+ */
 const CLOSE_WITHIN_MS = 1000;
 
 type Member = { userId: string; email: string; token: string };

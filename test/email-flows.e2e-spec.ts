@@ -223,7 +223,7 @@ describe('e-mail flows: sign-up, password reset and change, magic link', () => {
       const session = login.json().data.token as string;
       const audit = await ctx.get('/api/v1/audit', { token: session, query: { eventType: 'auth.login' } });
       expect(audit.json().data[0].metadata).toEqual({ method: 'magic_link' });
-      // The link was the registered address's first proof: it claimed the account (contract §4), so the session
+      // The link was the registered address's first proof: it claimed the account, so the session
       // and the password the registration left, which anyone could have typed, no longer work.
       expect((await ctx.get('/api/v1/auth/me', { token: user.token })).json().code).toBe('SESSION_REVOKED');
       const password = await ctx.post('/api/v1/auth/login', {

@@ -5,7 +5,7 @@ import { createFria, expectedHash, FRIA, friaIn, friaOrganization, move } from '
 import { auditOf, eventsOf } from './support/review-suite.js';
 
 const STATES = ['draft', 'review', 'approved', 'archived'];
-// §10: the only allowed moves.
+// The only allowed moves (docs/compliance-officers.md, "Fundamental-rights impact assessments (FRIA)").
 const ALLOWED = new Set([
   'draft>review',
   'draft>archived',

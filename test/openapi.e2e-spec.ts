@@ -38,7 +38,7 @@ describe('OpenAPI document', () => {
     const doc = (await ctx.get('/docs/openapi.json')).json();
     expect(doc.openapi).toMatch(/^3\.1/);
     for (const [path, item] of Object.entries<Record<string, Record<string, unknown>>>(doc.paths)) {
-      // The versioned API, and SCIM at the host root (contract: {scim_base}).
+      // The versioned API, and SCIM at the host root (/scim/v2).
       expect(path.startsWith('/api/v1/') || path.startsWith('/scim/v2/'), path).toBe(true);
       // SCIM's public discovery documents have no error answer.
       const discovery = /^\/scim\/v2\/(ServiceProviderConfig|ResourceTypes|Schemas)$/.test(path);

@@ -35,7 +35,7 @@ interface ExportedLine {
   record: Record<string, unknown> & { metadata?: Record<string, unknown> };
 }
 
-describe('organization deletion (contract §18)', () => {
+describe('organization deletion', () => {
   let ctx: TestContext;
   let owner: Registered;
   let bystander: Registered;

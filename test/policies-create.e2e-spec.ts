@@ -35,7 +35,7 @@ describe('policies', () => {
   );
 
   describe('create', () => {
-    it('creates a policy with the contract defaults and returns 201 with every field', async () => {
+    it('creates a policy with the defaults (match all, every agent, priority 100, active) and returns 201 with every field', async () => {
       const before = Date.now();
       const res = await ctx.post(POLICIES, { token: owner.token, body: EMAIL_BLOCK });
       expect(res.statusCode, res.body).toBe(201);

@@ -119,7 +119,7 @@ describe('the compliance PDF', () => {
     pdf.pages.forEach((page, i) => expect(page).toContain(`Page ${i + 1} of ${pdf.pages.length}`));
   });
 
-  it('shows the organization’s figures in the order of the contract', async () => {
+  it('shows the organization’s figures in the order of "The compliance PDF" in docs/compliance-officers.md', async () => {
     const res = await ctx.get(REPORT, { token: viewer.token });
     expect(res.statusCode).toBe(200);
     const { text, pages } = await pdfText(res.rawPayload);

@@ -11,7 +11,7 @@ const EDIT_AGENTS: readonly Role[] = ['owner', 'admin', 'member'];
 const NOBODY: readonly Role[] = [];
 
 /**
- * The role table of the specification (Authentication, rule 10, and contract-decisions §2 and §4), written out
+ * The role table (docs/identity-administrators.md, "Identity, roles and plans" and "Teams"), written out
  * route by route. It is not derived from the code: a route whose declaration drifts from it fails here, and a
  * route missing from it fails the completeness test.
  */
@@ -21,14 +21,14 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   // Organization
   'GET /api/v1/organizations/current': ALL,
   'PATCH /api/v1/organizations/current': OWNER_ADMIN,
-  // Deleting the organization: the owner only (contract §18)
+  // Deleting the organization: the owner only (docs/compliance-officers.md, "Organization deletion")
   'DELETE /api/v1/organizations/current': ['owner'],
   // Audit log (owner, admin)
   'GET /api/v1/audit': OWNER_ADMIN,
   'GET /api/v1/audit/:id': OWNER_ADMIN,
   'GET /api/v1/audit/verify': OWNER_ADMIN,
   'GET /api/v1/audit/export': OWNER_ADMIN,
-  // Signed checkpoints (contract-decisions §9): owner, admin; their public keys for anyone
+  // Signed checkpoints (docs/compliance-officers.md, "Audit log"): owner, admin; their public keys for anyone
   'GET /api/v1/audit/checkpoints': OWNER_ADMIN,
   'POST /api/v1/audit/checkpoints': OWNER_ADMIN,
   'GET /api/v1/audit/public-key': 'public',
@@ -163,7 +163,7 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PATCH /api/v1/integrations/:id': EDIT_AGENTS,
   'DELETE /api/v1/integrations/:id': EDIT_AGENTS,
   'POST /api/v1/integrations/:id/test': EDIT_AGENTS,
-  // A recipient who is not a member confirms by the link mailed to it (contract §18)
+  // A recipient who is not a member confirms by the link mailed to it (docs/compliance-officers.md, "Integrations")
   'POST /api/v1/integrations/confirm': 'public',
   // Alerts: everyone reads; owners, admins and members (their own) create and edit; the owner alone deletes
   'GET /api/v1/alerts': ALL,
@@ -193,11 +193,13 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/auth/microsoft/callback': 'public',
   // SSO configuration: owners and admins
   'GET /api/v1/sso/config': OWNER_ADMIN,
-  // Writing the IdP or its role mapping can grant the owner role: owners only (contract §3, §4).
+  // Writing the IdP or its role mapping can grant the owner role: owners only (docs/security.md,
+  // "Accounts and organizations that cannot be taken over").
   'PUT /api/v1/sso/config': ['owner'],
   'DELETE /api/v1/sso/config': ['owner'],
   'POST /api/v1/sso/config/test': OWNER_ADMIN,
-  // Domain claims and their DNS proof: a verified domain routes sign-in, so owners only (contract §3).
+  // Domain claims and their DNS proof: a verified domain routes sign-in, so owners only
+  // (docs/identity-administrators.md, "Proving a domain by DNS").
   'GET /api/v1/sso/domains': ['owner'],
   'POST /api/v1/sso/domains': ['owner'],
   'POST /api/v1/sso/domains/:domain/verify': ['owner'],

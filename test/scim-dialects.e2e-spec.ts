@@ -61,7 +61,7 @@ function expectList(res: LightMyRequestResponse, total: number): Record<string, 
   return resources;
 }
 
-describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
+describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
   let ctx: TestContext;
   let entra: Org;
   let okta: Org;
@@ -140,7 +140,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
         name: { formatted: 'givenName familyName', familyName: 'familyName', givenName: 'givenName' },
         displayName: 'givenName familyName',
         active: true,
-        // The e-mails as Entra wrote them (contract §14: no drift), while the userName is the lower-cased address.
+        // The e-mails as Entra wrote them (no drift: docs/identity-administrators.md, "SCIM provisioning"), while the
+        // userName is the lower-cased address.
         emails: [
           {
             value: 'Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee@Entra.Example',
@@ -296,7 +297,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
           givenName: 'givenName',
         },
         active: true,
-        // The work address is stored as written (contract §14), and the userName stays the sign-in address.
+        // The work address is stored as written (docs/identity-administrators.md, "SCIM provisioning"), and the
+        // userName stays the sign-in address.
         userName: 'multi@entra.example',
         emails: [{ value: 'updatedEmail@entra.example', type: 'work', primary: true }],
       });
@@ -533,7 +535,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
       expect(res.statusCode, res.body).toBe(204);
       expect(res.body).toBe('');
       expect(await memberOf(entra, id)).toMatchObject({ isActive: false });
-      // Soft deprovisioning (contract §14): the user stays queryable, inactive, and comes back with active "True".
+      // Soft deprovisioning: the user stays queryable, inactive, and comes back with active "True".
       const found = expectList(await client.get(`/Users${q('userName eq "delete@entra.example"')}`), 1);
       expect(found[0]).toMatchObject({ id, active: false });
       const back = await client.patch(`/Users/${id}`, {
@@ -708,7 +710,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
         Operations: [{ op: 'Replace', path: 'active', value: 'False' }],
       });
       expect(expectScim(disabled, 200)).toMatchObject({ id, active: false });
-      // The specification's rule 5: a SCIM-deactivated user keeps an open session until it expires or is revoked.
+      // A SCIM-deactivated user keeps an open session until it expires or is revoked
+      // (docs/identity-administrators.md, "SCIM provisioning").
       expect((await me(session)).statusCode).toBe(200);
       expectErrorEnvelope(await loginRes(email), 401, 'ACCOUNT_DEACTIVATED');
       expect(expectScim(await client.get(`/Users/${id}`), 200)).toMatchObject({ active: false });
@@ -736,9 +739,10 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
       expect(res.statusCode, res.body).toBe(204);
       expect((await me(fresh)).json().data).toMatchObject({ role: 'member' });
 
-      // Unassignment: DELETE; sign-in is refused again (the open session lasts, rule 5).
+      // Unassignment: DELETE; sign-in is refused again (the open session lasts).
       expect((await client.delete(`/Users/${id}`)).statusCode).toBe(204);
-      // The specification's rule 5: a SCIM-deactivated user keeps an open session until it expires or is revoked.
+      // A SCIM-deactivated user keeps an open session until it expires or is revoked
+      // (docs/identity-administrators.md, "SCIM provisioning").
       expect((await me(fresh)).statusCode).toBe(200);
       expectErrorEnvelope(await loginRes(email), 401, 'ACCOUNT_DEACTIVATED');
     });
@@ -1063,7 +1067,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
         Operations: [{ op: 'replace', value: { active: false } }],
       });
       expect(expectScim(off, 200)).toMatchObject({ id, active: false });
-      // The specification's rule 5: a SCIM-deactivated user keeps an open session until it expires or is revoked.
+      // A SCIM-deactivated user keeps an open session until it expires or is revoked
+      // (docs/identity-administrators.md, "SCIM provisioning").
       expect((await me(session)).statusCode).toBe(200);
       expectErrorEnvelope(await loginRes(email), 401, 'ACCOUNT_DEACTIVATED');
 
@@ -1096,7 +1101,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta (contract §14)', () => {
         Operations: [{ op: 'replace', value: { active: false } }],
       });
       expect(expectScim(gone, 200)).toMatchObject({ active: false });
-      // The specification's rule 5: a SCIM-deactivated user keeps an open session until it expires or is revoked.
+      // A SCIM-deactivated user keeps an open session until it expires or is revoked
+      // (docs/identity-administrators.md, "SCIM provisioning").
       expect((await me(fresh)).statusCode).toBe(200);
     });
   });

@@ -16,9 +16,10 @@ import {
 import { type AuditEntry, MEMBERS, type TeamMember } from './support/team-suite.js';
 
 /*
- * Issue 29, items 7 and 8 (contract §14): what an organization's IdP writes over SCIM (emails, displayName, name) is
+ * Issue 29, items 7 and 8: what an organization's IdP writes over SCIM (emails, displayName, name) is
  * kept for that organization and returned exactly as written, so that the IdP sees no drift; the account itself
  * (its sign-in address, its name) follows the IdP only when the account is the organization's own and unshared.
+ * See docs/identity-administrators.md, "SCIM provisioning".
  */
 
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
@@ -33,7 +34,7 @@ interface ScimEmail {
   primary?: boolean;
 }
 
-describe('SCIM e-mails and per-organization names (contract §14)', () => {
+describe('SCIM e-mails and per-organization names', () => {
   let ctx: TestContext;
   let mail: MailCatcher;
   let counter = 0;

@@ -18,7 +18,7 @@ const TOKEN_API = '/api/v1/sso/scim-token';
 const LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 type Client = ReturnType<typeof scimClient>;
 
-describe('SCIM 2.0 (contract §3, §14)', () => {
+describe('SCIM 2.0', () => {
   let ctx: TestContext;
   let owner: Registered;
   let client: Client;
@@ -456,7 +456,7 @@ describe('SCIM 2.0 (contract §3, §14)', () => {
       });
     });
 
-    it('deactivates with DELETE or active false, which stops sign-in (open sessions last, rule 5), and reactivates', async () => {
+    it('deactivates with DELETE or active false, which stops sign-in (open sessions last), and reactivates', async () => {
       const member = await ctx.addMember(owner.organization.id, 'member');
       const [found] = (
         await client.get(`/Users?filter=${encodeURIComponent(`userName eq "${member.email}"`)}`)
@@ -466,7 +466,7 @@ describe('SCIM 2.0 (contract §3, §14)', () => {
       expect(deleted.statusCode).toBe(204);
       expect(deleted.body).toBe('');
       expect((await client.get(`/Users/${found.id}`)).json().active).toBe(false);
-      // The specification's rule 5: the open session lasts until it expires or is revoked; a new sign-in is refused.
+      // The open session lasts until it expires or is revoked; a new sign-in is refused.
       expect((await ctx.get('/api/v1/auth/me', { token: member.token })).statusCode).toBe(200);
       expectErrorEnvelope(
         await ctx.post('/api/v1/auth/login', {
@@ -621,7 +621,7 @@ describe('SCIM 2.0 (contract §3, §14)', () => {
   });
 
   describe('limits', () => {
-    // The contract's 600 per 15 minutes is the default (see the configuration spec); a smaller window here shows
+    // 600 per 15 minutes is the default (libs/platform/src/config/app-config.spec.ts); a smaller window here shows
     // the mechanism with fewer requests: per token and per IP address, both applied, with Retry-After.
     const MAX = 40;
     let limited: TestContext;

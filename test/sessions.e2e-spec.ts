@@ -426,7 +426,8 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       await job.purge();
       expect((await blacklisted()).sort()).toEqual([...jtis].sort());
       ctx.clock.advance(HOUR_MS + 1000);
-      // Expired but revoked: still SESSION_REVOKED (spec: "regardless of expiry"), and still blacklisted.
+      // Expired but revoked: still SESSION_REVOKED (docs/identity-administrators.md, "Identity, roles and plans"),
+      // and still blacklisted.
       await job.purge();
       expect((await blacklisted()).sort()).toEqual([...jtis].sort());
       await expectRevoked(shortLived);

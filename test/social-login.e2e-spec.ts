@@ -7,7 +7,7 @@ import { auditEntriesOf } from './support/compliance-suite.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { LocalOAuthProvider, type SocialUser } from './support/oauth-provider.js';
 
-describe('social login (contract §3)', () => {
+describe('social login', () => {
   let ctx: TestContext;
   let provider: LocalOAuthProvider;
   let appUrl: string;

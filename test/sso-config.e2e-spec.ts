@@ -17,7 +17,7 @@ const CERT = readFileSync(join(import.meta.dirname, 'fixtures', 'saml-idp.cert.p
 const CERT_BODY = CERT.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
 const KEY = readFileSync(join(import.meta.dirname, 'fixtures', 'saml-idp.key.pem'), 'utf8');
 
-describe('SSO configuration (contract §3)', () => {
+describe('SSO configuration', () => {
   let ctx: TestContext;
   let dns: TestDns;
   /** Default settings: IdP URLs must be https and public. */
@@ -96,7 +96,8 @@ describe('SSO configuration (contract §3)', () => {
   it('is read by owners and admins and written by owners only, on a plan with sso', async () => {
     expectErrorEnvelope(await ctx.get(SSO, { token: owner.token }), 404, 'NOT_FOUND');
     expectErrorEnvelope(await ctx.get(SSO, { token: admin.token }), 404, 'NOT_FOUND');
-    // An admin who could write the IdP or its role mapping could sign in as an owner or grant the role (contract §3).
+    // An admin who could write the IdP or its role mapping could sign in as an owner or grant the role
+    // (docs/security.md, "Accounts and organizations that cannot be taken over").
     expectErrorEnvelope(await put(oidcBody(), admin.token), 403, 'FORBIDDEN');
     expectErrorEnvelope(await ctx.delete(SSO, { token: admin.token }), 403, 'FORBIDDEN');
     for (const token of [member.token, viewer.token]) {

@@ -16,7 +16,7 @@ const INITIATE = '/api/v1/auth/sso/initiate';
 const CALLBACK = '/api/v1/auth/sso/callback';
 const SSO = '/api/v1/sso/config';
 
-describe('SSO domains proven by DNS (contract §3)', () => {
+describe('SSO domains proven by DNS', () => {
   let ctx: TestContext;
   let dns: TestDns;
   let mail: MailCatcher;

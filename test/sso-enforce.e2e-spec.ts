@@ -17,12 +17,13 @@ const SSO_CONFIG = '/api/v1/sso/config';
 const at = (local: string) => `${local}@${DOMAIN}`;
 
 /**
- * `enforceSso` (contract §3): once an organization that verified a domain turns it on, the addresses of that
+ * `enforceSso`: once an organization that verified a domain turns it on, the addresses of that
  * domain sign in to it through its IdP only. Every other way in is tried and refused (403 SSO_REQUIRED), the
  * IdP's own way still works, and an owner's break-glass path (password + TOTP) opens a session that is audited
  * and mailed to the other owners.
+ * See docs/identity-administrators.md, "Enforcing single sign-on".
  */
-describe('enforced single sign-on (contract §3)', () => {
+describe('enforced single sign-on', () => {
   let ctx: TestContext;
   let dns: TestDns;
   let mail: MailCatcher;

@@ -17,7 +17,7 @@ import { TestDns } from './support/test-dns.js';
 const INITIATE = '/api/v1/auth/sso/initiate';
 const CALLBACK = '/api/v1/auth/sso/callback';
 
-describe('OIDC single sign-on (contract §3)', () => {
+describe('OIDC single sign-on', () => {
   let ctx: TestContext;
   let dns: TestDns;
   let idp: OidcIdp;

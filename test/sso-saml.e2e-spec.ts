@@ -132,7 +132,7 @@ async function configureSaml(
   await verifySsoDomains(ctx, owner.token, dns);
 }
 
-describe('SAML single sign-on and single logout (contract §3)', () => {
+describe('SAML single sign-on and single logout', () => {
   let ctx: TestContext;
   let dns: TestDns;
   let owner: Registered;

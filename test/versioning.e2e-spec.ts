@@ -10,7 +10,10 @@ const GUIDE_URL = 'http://gov.test/docs/migrations/unversioned-to-v1';
 const DEPRECATION_LINK = `<${GUIDE_URL}>; rel="deprecation"`;
 const LEGACY_SUNSET_HTTP_DATE = 'Mon, 12 Apr 2027 00:00:00 GMT';
 
-/** The registry entry the specification fixes ("Schema axis" and the limits table for 2026-04-11). */
+/**
+ * The registry entry for 2026-04-11 and its trace limits, written out by hand (docs/dashboard-developers.md,
+ * "API conventions").
+ */
 const SPEC_CURRENT_VERSION = {
   version: CURRENT,
   status: 'current',
@@ -106,7 +109,7 @@ describe('versioning', () => {
   });
 
   describe('GET /api/v1/versions', () => {
-    it('returns the registry: exactly 2026-04-11, current, recommended, without sunset, with the limits of the specification', async () => {
+    it('returns the registry: exactly 2026-04-11, current, recommended, without sunset, with its trace limits', async () => {
       const res = await ctx.get('/api/v1/versions');
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ success: true, data: [SPEC_CURRENT_VERSION] });

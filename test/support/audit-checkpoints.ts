@@ -1,7 +1,7 @@
 import { createHash, type KeyObject, sign } from 'node:crypto';
 import { canonicalJson } from '#platform';
 
-/** A signed checkpoint as the API returns it (contract-decisions §9). */
+/** A signed checkpoint as the API returns it (docs/compliance-officers.md, "Audit log"). */
 export interface Checkpoint {
   id: string;
   organizationId: string;

@@ -29,7 +29,7 @@ export function listRoutes(app: INestApplication): RouteInfo[] {
         const handler = controller.prototype[name as keyof typeof controller.prototype] as unknown;
         if (typeof handler !== 'function' || Reflect.getMetadata(METHOD, handler) === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD, handler) as number]!;
-        // SCIM is mounted at the host root, outside the versioned prefix (contract: {scim_base}).
+        // SCIM is mounted at the host root, outside the versioned prefix (/scim/v2).
         const prefix = base.startsWith('scim/') ? '' : '/api/v1';
         const path = [prefix, base, String(Reflect.getMetadata(PATH, handler) ?? '')]
           .join('/')

@@ -125,7 +125,7 @@ describe('batches', () => {
     expect(none!.headers.some(([h]) => /authorization|x-api-key/i.test(h))).toBe(false);
   });
 
-  it('mark requests the contract says must be refused', () => {
+  it('mark requests the API conventions say must be refused', () => {
     const batch = fc.sample(batchArb(ctx('jwt'), 400), { seed: 3, numRuns: 1 })[0]!;
     const refused = (pred: (note: string) => boolean) => batch.filter((d) => pred(d.note));
     expect(

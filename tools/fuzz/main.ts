@@ -238,7 +238,7 @@ async function fuzz(
 
 /**
  * The time bound of an operation: FUZZ_MAX_MS, except for a document rendered by a browser (a PDF), which may
- * take seconds by the contract; those get FUZZ_PDF_MAX_MS (default 30 s).
+ * take seconds (docs/compliance-officers.md, "The compliance PDF"); those get FUZZ_PDF_MAX_MS (default 30 s).
  */
 function boundOf(op: Operation, maxMs: number): number {
   const pdf = Object.values(op.responses).some((r) => r.content && 'application/pdf' in r.content);

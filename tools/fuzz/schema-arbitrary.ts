@@ -205,7 +205,10 @@ function objectArb(s: JsonSchema, ctx: GenContext, depth: number): fc.Arbitrary<
 export interface BodyCase {
   value: unknown;
   note: string;
-  /** Set when the contract says the request must not succeed (an overflowing number, NUL, invalid UTF-8…). */
+  /**
+   * Set when the API conventions (docs/dashboard-developers.md) say the request must not succeed (an overflowing
+   * number, NUL, invalid UTF-8…).
+   */
   mustRefuse?: string;
   /** Set when the value breaks the document's schema (a wrong type, a length over the maximum…). */
   violates?: string;

@@ -51,12 +51,13 @@ export function transitionText(
 }
 
 /**
- * The alert evaluator (contract §18): every ALERT_INTERVAL_MS it claims the active rules that are due (one
+ * The alert evaluator: every ALERT_INTERVAL_MS it claims the active rules that are due (one
  * statement, `FOR UPDATE SKIP LOCKED`, the next due time moved on by the interval, so replicas share the rules),
  * measures each rule's metric in SQL, and when the state must change, moves it with a conditional update in one
  * transaction with the transition's history row, its audit entry (`alert.triggered` or `alert.resolved`), its
  * domain event (webhooks and the event stream) and one outbox notification per integration. Of two evaluators that
  * read the same state only one moves it, so each transition is written, and notified, once.
+ * See docs/compliance-officers.md, "Alerts"; test/alerts.e2e-spec.ts.
  */
 @Injectable()
 export class AlertEvaluatorJob implements OnModuleInit {

@@ -29,7 +29,7 @@ export function formatMetric(metric: AlertMetric, value: number): string {
 }
 
 /**
- * The value of a rule's metric at `now`, from SQL aggregates (contract §18), for the rule's agent or the whole
+ * The value of a rule's metric at `now`, from SQL aggregates, for the rule's agent or the whole
  * organization:
  * - `block_rate`, `flag_rate`: blocked (flagged) traces over all traces created in the window, from the daily
  *   rollups and the live edges (TraceRollups), so a week's window costs a few rows, not a scan;
@@ -39,6 +39,7 @@ export function formatMetric(metric: AlertMetric, value: number): string {
  * - `review_backlog`: review items awaiting a decision now (pending or escalated);
  * - `overdue_incidents`: open incidents past their article 73 deadline now.
  * A rate over a window without traces is null: there is nothing to measure, and the rule keeps its state.
+ * See docs/compliance-officers.md, "Alerts"; alert-metrics.spec.ts.
  */
 @Injectable()
 export class AlertMetrics {

@@ -21,10 +21,11 @@ export type AlertComparison = 'gt' | 'lt';
 export type AlertState = 'ok' | 'firing';
 
 /**
- * An alert rule (contract §18). The evaluator claims due rules by moving `nextEvaluationAt` on (with
+ * An alert rule. The evaluator claims due rules by moving `nextEvaluationAt` on (with
  * `FOR UPDATE SKIP LOCKED`, so replicas share the work), and changes `state` only with a conditional update from
  * the state it read, in the transaction that writes the transition, its audit entry, its event and its
  * notifications: a transition happens, and notifies, once whatever the number of replicas.
+ * See docs/compliance-officers.md, "Alerts"; test/alerts.e2e-spec.ts.
  */
 export const alertRules = pgTable(
   'alert_rules',

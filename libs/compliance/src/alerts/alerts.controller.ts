@@ -25,7 +25,7 @@ import {
 
 const ID_PARAM = objectIdParam('id', 'Alert rule id');
 
-/** Alert rules on the organization's metrics, evaluated by the scheduler (contract §18). */
+/** Alert rules on the organization's metrics, evaluated by the scheduler (docs/compliance-officers.md, "Alerts"). */
 @ApiTags('Alerts')
 @Controller('alerts')
 @ApiErrors([401, 403])

@@ -45,7 +45,10 @@ function checkThreshold(metric: AlertMetric, threshold: number): void {
   }
 }
 
-/** Alert rules (contract §18): CRUD with the ownership rule, deletion by the owner only, and their history. */
+/**
+ * Alert rules (docs/compliance-officers.md, "Alerts"): CRUD with the ownership rule, deletion by the owner only, and
+ * their history.
+ */
 @Injectable()
 export class AlertsService {
   constructor(

@@ -1,7 +1,10 @@
 import { canonicalJson, sha256Hex } from '#platform';
 import type { FriaRisk, FriaRow, FriaStatus, RiskLevel } from './fria.schema.js';
 
-/** The assessed contents: exactly what the anchored hash covers (spec: chainHash). */
+/**
+ * The assessed contents: exactly what the anchored hash (`chainHash`) covers (docs/compliance-officers.md,
+ * "Fundamental-rights impact assessments (FRIA)").
+ */
 export interface FriaContents {
   systemName: string;
   deployerProfileId: string | null;
@@ -72,8 +75,9 @@ const COMPLETENESS_TEXT_FIELDS = [
 ] as const;
 
 /**
- * Share (0–100, rounded) of the 8 assessed fields populated (§10): the seven text fields that are not blank, and
+ * Share (0–100, rounded) of the 8 assessed fields populated: the seven text fields that are not blank, and
  * identifiedRisks when it has a row. deployerProfileId is a reference, not an assessed field.
+ * See docs/compliance-officers.md, "Fundamental-rights impact assessments (FRIA)"; fria.contents.spec.ts.
  */
 export function completeness(contents: FriaContents): number {
   let populated = contents.identifiedRisks.length > 0 ? 1 : 0;
@@ -104,8 +108,9 @@ export function isSyntheticOnly(risks: FriaRisk[]): boolean {
 }
 
 /**
- * The wizard's free-text fields collapsed into one risk row (§10). In an update, a field not sent is kept from
+ * The wizard's free-text fields collapsed into one risk row. In an update, a field not sent is kept from
  * the current synthetic row, when the current risks are exactly that row.
+ * See docs/compliance-officers.md, "Fundamental-rights impact assessments (FRIA)"; fria.contents.spec.ts.
  */
 export function collapseWizardRisks(
   risksIdentified: string | undefined,
@@ -122,7 +127,10 @@ export function collapseWizardRisks(
   ];
 }
 
-/** The moves of §10; any other (including staying put) is refused. */
+/**
+ * The allowed moves (docs/compliance-officers.md, "Fundamental-rights impact assessments (FRIA)";
+ * fria.contents.spec.ts); any other (including staying put) is refused.
+ */
 export function canTransition(from: FriaStatus, to: FriaStatus): boolean {
   if (from === to) return false;
   if (to === 'archived') return from !== 'archived';

@@ -28,7 +28,7 @@ import { FriaService } from './fria.service.js';
 const ID_PARAM = objectIdParam('id', 'Assessment id');
 const EDITORS = Permission.editAgents;
 const TRANSITION_400 = {
-  400: 'VALIDATION_ERROR (status missing or unknown); FRIA_TRANSITION_FAILED (a move §10 does not allow)',
+  400: 'VALIDATION_ERROR (status missing or unknown); FRIA_TRANSITION_FAILED (a move the lifecycle does not allow)',
 };
 
 /** Fundamental-rights impact assessments (EU AI Act article 27), plan feature friaWizard. */

@@ -3,7 +3,7 @@ import { AppError } from '#platform';
 
 /** Error codes of FRIA, beside the generic ones in the platform. */
 export const FriaErrorCode = {
-  /** A move that §10 does not allow from the current state (including to the same state). */
+  /** A move the lifecycle (`canTransition`) does not allow from the current state (including to the same state). */
   FRIA_TRANSITION_FAILED: 'FRIA_TRANSITION_FAILED',
   FRIA_LIST_FAILED: 'FRIA_LIST_FAILED',
   FRIA_CREATE_FAILED: 'FRIA_CREATE_FAILED',

@@ -4,7 +4,10 @@ import { index, jsonb, pgTable, text, timestamp, varchar } from 'drizzle-orm/pg-
 export type FriaStatus = 'draft' | 'review' | 'approved' | 'archived';
 export type RiskLevel = 'low' | 'medium' | 'high';
 
-/** One structured risk row of an assessment (spec: Risk row), stored with its defaults applied. */
+/**
+ * One structured risk row of an assessment (docs/compliance-officers.md,
+ * "Fundamental-rights impact assessments (FRIA)"), stored with its defaults applied.
+ */
 export interface FriaRisk {
   title: string;
   description?: string;

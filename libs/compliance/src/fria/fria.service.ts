@@ -70,7 +70,8 @@ export function toFriaResponse(row: FriaRow): FriaDto {
 
 /**
  * The risks an input sets, or undefined when it sets none: structured rows, or the wizard's two free-text fields
- * collapsed into one row (§10). Both at once is ambiguous and refused.
+ * collapsed into one row. Both at once is ambiguous and refused.
+ * See docs/compliance-officers.md, "Fundamental-rights impact assessments (FRIA)".
  */
 function risksOf(dto: CreateFriaDto | UpdateFriaDto, current: FriaRisk[] = []): FriaRisk[] | undefined {
   const wizard = dto.risksIdentified !== undefined || dto.mitigations !== undefined;
@@ -89,7 +90,10 @@ function risksOf(dto: CreateFriaDto | UpdateFriaDto, current: FriaRisk[] = []): 
   return dto.identifiedRisks?.map(withRiskDefaults);
 }
 
-/** Fundamental-rights impact assessments (contract §10): contents, states and the anchored hash. */
+/**
+ * Fundamental-rights impact assessments (docs/compliance-officers.md,
+ * "Fundamental-rights impact assessments (FRIA)"): contents, states and the anchored hash.
+ */
 @Injectable()
 export class FriaService {
   constructor(
@@ -227,8 +231,10 @@ export class FriaService {
   }
 
   /**
-   * One move of §10. Entering review or approved anchors the hash of the current contents; approval also stamps
-   * the approver. Conditional on the state read, so of two concurrent moves only one applies.
+   * One move of the lifecycle (`canTransition`). Entering review or approved anchors the hash of the current
+   * contents; approval also stamps the approver. Conditional on the state read, so of two concurrent moves only one
+   * applies. See docs/compliance-officers.md, "Fundamental-rights impact assessments (FRIA)";
+   * test/fria-lifecycle.e2e-spec.ts.
    */
   transition(actor: Actor, id: string, to: FriaStatus, meta: RequestMeta): Promise<FriaDto> {
     return friaOperation(FriaErrorCode.FRIA_UPDATE_FAILED, async () => {
@@ -275,7 +281,7 @@ export class FriaService {
     });
   }
 
-  /** Deletes a draft never submitted; anything else is 404 (spec error table), as if absent. */
+  /** Deletes a draft never submitted; anything else is 404, as if absent (test/fria-lifecycle.e2e-spec.ts). */
   remove(actor: Actor, id: string, meta: RequestMeta): Promise<FriaDeletedDto> {
     return friaOperation(FriaErrorCode.FRIA_DELETE_FAILED, async () => {
       if (!isObjectId(id)) throw AppError.notFound('Assessment');

@@ -11,9 +11,10 @@ export const INCIDENT_STATUSES: readonly IncidentStatus[] = ['open', 'reported',
 const DAY_MS = 86_400_000;
 
 /**
- * Days from awareness to the report's deadline (contract §12, EU AI Act article 73): 10 after a death, 2 for a
+ * Days from awareness to the report's deadline (EU AI Act article 73): 10 after a death, 2 for a
  * widespread infringement or a serious disruption of critical infrastructure, 15 otherwise. Whole 24-hour days:
  * the deadline is an instant, the same in every time zone.
+ * See docs/compliance-officers.md, "Incidents (EU AI Act article 73)"; incident-clock.spec.ts.
  */
 export const REPORTING_DAYS: Record<IncidentCategory, number> = {
   death: 10,

@@ -51,7 +51,10 @@ export function toIncidentResponse(row: IncidentRow, now: Date): IncidentDto {
   };
 }
 
-/** Serious incidents and their article 73 reporting clock (contract §12). */
+/**
+ * Serious incidents and their article 73 reporting clock (docs/compliance-officers.md,
+ * "Incidents (EU AI Act article 73)"; test/incidents.e2e-spec.ts).
+ */
 @Injectable()
 export class IncidentsService {
   constructor(

@@ -10,7 +10,10 @@ export interface EvidenceRef {
   id: string;
 }
 
-/** An organization's attestation of one clause of one framework (spec: ComplianceMappingNote). */
+/**
+ * An organization's attestation of one clause of one framework (a note of docs/compliance-officers.md,
+ * "Compliance mapping").
+ */
 export const complianceMappingNotes = pgTable(
   'compliance_mapping_notes',
   {

@@ -27,7 +27,10 @@ export const DEFAULT_FRAMEWORK: Framework = 'iso-42001';
 /** The audit entry keeps a short excerpt of the evidence, not all of it. */
 const EXCERPT = 200;
 
-/** Clause attestations of an organization against the framework catalogues, with their coverage (contract §11). */
+/**
+ * Clause attestations of an organization against the framework catalogues, with their coverage
+ * (docs/compliance-officers.md, "Compliance mapping").
+ */
 @Injectable()
 export class ComplianceMappingService {
   constructor(

@@ -1,7 +1,10 @@
 import { LEGACY_SUNSET } from '#platform';
 
 const DAY_MS = 86_400_000;
-/** Notice promised before the legacy notes routes stop: at least 90 days (spec, versioning). */
+/**
+ * Notice promised before the legacy notes routes stop: at least 90 days (docs/compliance-officers.md,
+ * "Compliance mapping"; legacy-sunset.spec.ts).
+ */
 export const LEGACY_NOTES_NOTICE_DAYS = 90;
 
 /**

@@ -142,7 +142,10 @@ function verifiedText(chain: ComplianceReportData['chain'], generatedAt: Date): 
   );
 }
 
-/** The compliance report as one HTML document for Chromium to print (contract §12, its sections in order). */
+/**
+ * The compliance report as one HTML document for Chromium to print (its sections in the order of
+ * docs/compliance-officers.md, "The compliance PDF").
+ */
 export function complianceReportHtml(r: ComplianceReportData): string {
   const title = `Compliance report: ${r.organization.name}`;
   const total = r.volume.total;

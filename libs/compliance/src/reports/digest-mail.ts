@@ -31,8 +31,9 @@ function htmlTable(head: string[], rows: string[][], numeric: boolean[]): string
 }
 
 /**
- * The digest of a scheduled report (contract §12): one section per include flag, in HTML and plain text. Every
+ * The digest of a scheduled report: one section per include flag, in HTML and plain text. Every
  * value from the organization (names, titles) is escaped in the HTML part.
+ * See docs/compliance-officers.md, "Scheduled reports"; test/scheduled-reports.e2e-spec.ts, "the digest".
  */
 export function digestMail(reportName: string, d: DigestData, appUrl: string): RenderedMail {
   const period = `${utc(d.period.from)} to ${utc(d.period.to)}`;

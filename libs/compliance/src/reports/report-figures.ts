@@ -53,7 +53,10 @@ export interface IncidentClockRow {
   overdue: boolean;
 }
 
-/** Everything the compliance PDF shows (contract §12), each figure aggregated in SQL. */
+/**
+ * Everything the compliance PDF shows (docs/compliance-officers.md, "The compliance PDF"), each figure aggregated in
+ * SQL.
+ */
 export interface ComplianceReportData {
   organization: { id: string; name: string };
   period: Period;
@@ -76,7 +79,10 @@ export interface ComplianceReportData {
   frias: Array<{ status: FriaStatus; count: number }>;
 }
 
-/** What a scheduled report's digest shows (contract §12); sections absent when their flag is off. */
+/**
+ * What a scheduled report's digest shows (docs/compliance-officers.md, "Scheduled reports"); sections absent when
+ * their flag is off.
+ */
 export interface DigestData {
   organization: { id: string; name: string };
   period: Period;

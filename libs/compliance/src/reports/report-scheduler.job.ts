@@ -9,11 +9,12 @@ export const REPORT_CLAIM_BATCH = 20;
 export const REPORT_CLAIM_LEASE_MS = 10 * 60_000;
 
 /**
- * The scheduled-report scheduler (contract §12): every REPORT_SCHEDULER_INTERVAL_MS it claims the active reports
+ * The scheduled-report scheduler: every REPORT_SCHEDULER_INTERVAL_MS it claims the active reports
  * that are due (atomically, so with several replicas each is sent once), sends each digest, and on success records
  * the send and moves nextSendAt on by the frequency, past now. A failed send releases the claim and changes
  * nothing else, so the next tick tries again; an inactive report is never claimed. A job of the JobScheduler: it
  * runs where background work runs (the API with WORKERS=on, or apps/worker).
+ * See docs/compliance-officers.md, "Scheduled reports"; test/scheduled-reports.e2e-spec.ts.
  */
 @Injectable()
 export class ReportSchedulerJob implements OnModuleInit {

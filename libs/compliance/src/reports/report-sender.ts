@@ -24,7 +24,10 @@ export function stepOf(frequency: ReportFrequency, at: Date): Date {
   return addMonths(at, 1);
 }
 
-/** The next due time after a send (contract §12): the previous one advanced by steps until it is past `now`. */
+/**
+ * The next due time after a send (docs/compliance-officers.md, "Scheduled reports"; report-sender.spec.ts): the
+ * previous one advanced by steps until it is past `now`.
+ */
 export function nextSendAfter(frequency: ReportFrequency, previous: Date, now: Date): Date {
   let next = stepOf(frequency, previous);
   // A report paused for years catches up in one step per period: bounded, since `now` is finite.

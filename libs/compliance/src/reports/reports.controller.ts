@@ -4,7 +4,7 @@ import { Access, type Actor, ApiErrors, CurrentActor, Permission, RawResponse } 
 import { ComplianceReportService } from './compliance-report.service.js';
 import { ComplianceReportQueryDto } from './dto/compliance-report.dto.js';
 
-/** The compliance PDF (contract §12). */
+/** The compliance PDF (docs/compliance-officers.md, "The compliance PDF"; test/reports-pdf.e2e-spec.ts). */
 @ApiTags('Reports')
 @Controller('reports')
 @ApiErrors([401, 403])

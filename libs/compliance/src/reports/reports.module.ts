@@ -15,7 +15,7 @@ import { ScheduledReportsController } from './scheduled-reports.controller.js';
 import { ScheduledReportsRepository } from './scheduled-reports.repository.js';
 import { ScheduledReportsService } from './scheduled-reports.service.js';
 
-/** Reports (contract §12): the compliance PDF, and the scheduled digests. */
+/** Reports (docs/compliance-officers.md, "Reports"): the compliance PDF, and the scheduled digests. */
 @Module({
   imports: [
     TracesModule,

@@ -4,9 +4,10 @@ import { boolean, index, integer, jsonb, pgTable, timestamp, varchar } from 'dri
 export type ReportFrequency = 'daily' | 'weekly' | 'monthly';
 
 /**
- * A digest e-mailed on a schedule (contract §12). The scheduler claims a due report by setting `claimedUntil`
+ * A digest e-mailed on a schedule. The scheduler claims a due report by setting `claimedUntil`
  * (a lease, so a replica that dies mid-send does not hold it for ever) and, after a successful send, moves
  * `nextSendAt` on and clears the claim in one statement.
+ * See docs/compliance-officers.md, "Scheduled reports".
  */
 export const scheduledReports = pgTable(
   'scheduled_reports',

@@ -26,7 +26,9 @@ const ID_PARAM = objectIdParam('id', 'Scheduled report id');
 const ACCESS = { roles: Permission.manageOrganization, feature: 'scheduledReports' } as const;
 const WHO = 'Owner or admin; plan feature scheduledReports (Governance and above).';
 
-/** Scheduled reports: digests e-mailed daily, weekly or monthly (contract §12). */
+/**
+ * Scheduled reports: digests e-mailed daily, weekly or monthly (docs/compliance-officers.md, "Scheduled reports").
+ */
 @ApiTags('Reports')
 @Controller('reports')
 @ApiErrors([401, 403])

@@ -29,7 +29,10 @@ import { ScheduledReportsRepository } from './scheduled-reports.repository.js';
 const LIST_PAGE = { limit: 50, max: 100 };
 const target = (id: string) => ({ type: 'scheduled_report', id });
 
-/** Scheduled reports (contract §12): their CRUD, each change audited, and send-now. */
+/**
+ * Scheduled reports (docs/compliance-officers.md, "Scheduled reports"): their CRUD, each change audited, and
+ * send-now.
+ */
 @Injectable()
 export class ScheduledReportsService {
   private readonly logger = new Logger('ScheduledReports');

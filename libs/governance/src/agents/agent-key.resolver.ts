@@ -25,9 +25,9 @@ export const AGENT_KEY_CACHE_DEFAULTS: Partial<InvalidatedCacheOptions> = { maxE
  * actor's agentId and scope). Regenerating or deleting the agent revokes the key and announces it: this process
  * drops it at commit and other replicas when the NOTIFY arrives. Trace writes re-check the key under the
  * organization's chain lock as well, so no trace is stored with a key revoked before the write commits.
- * Unknown and revoked keys are never cached. Deleting an organization (contract §18) empties the cache on every
+ * Unknown and revoked keys are never cached. Deleting an organization empties the cache on every
  * replica (`ORGANIZATION_DELETED_CHANNEL`): the lookup refuses keys of a deleted organization, and deletions are
- * rare enough that dropping every entry costs nothing.
+ * rare enough that dropping every entry costs nothing (docs/compliance-officers.md, "Organization deletion").
  */
 @Injectable()
 export class AgentKeyResolver implements ApiKeyResolver, OnModuleInit, OnModuleDestroy {

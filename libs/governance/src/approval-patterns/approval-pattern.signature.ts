@@ -7,7 +7,10 @@ export interface PatternSignature {
   policyIds: string[];
 }
 
-/** Observations at least, and the approval rate at least, for a pattern to await signoff (contract §7). */
+/**
+ * Observations at least, and the approval rate at least, for a pattern to await signoff
+ * (test/approval-patterns.e2e-spec.ts).
+ */
 export const PATTERN_MIN_OBSERVATIONS = 50;
 export const PATTERN_APPROVAL_PERCENT = 95;
 

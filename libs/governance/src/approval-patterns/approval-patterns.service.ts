@@ -27,8 +27,10 @@ const LIST_PAGE = { limit: 50, max: 100 };
 const target = (row: ApprovalPatternRow) => ({ type: 'approval_pattern', id: row.id });
 
 /**
- * Approval patterns (contract §7): observations counted by review decisions, signoff and revocation. Ingestion
+ * Approval patterns: observations counted by review decisions, signoff and revocation. Ingestion
  * reads the active ones through `ActivePatterns`.
+ * See docs/dashboard-developers.md, "Review, approval patterns, webhooks and the event stream";
+ * test/approval-patterns.e2e-spec.ts.
  */
 @Injectable()
 export class ApprovalPatternsService {

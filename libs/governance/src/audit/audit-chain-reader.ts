@@ -134,10 +134,10 @@ const ACTOR_CACHE_MAX = 1024;
 
 /**
  * Computes entries' hashes from their rows: SHA-256 of `prevHash + "\n" + RFC 8785 canonical JSON of the entry
- * without id, prevHash and hash` (contract-decisions §9, `chainHash`). The canonical text is written straight from
- * the columns in the canonical key order (actor, createdAt, eventType, ip, metadata, organizationId, sequence,
- * targetId, targetType, userAgent, userId), so only actor and metadata are parsed and re-serialised. One instance
- * per walk (its actor cache is bounded).
+ * without id, prevHash and hash` (docs/compliance-officers.md, "Audit log"). The canonical text is written straight
+ * from the columns in the canonical key order (actor, createdAt, eventType, ip, metadata, organizationId, sequence,
+ * targetId, targetType, userAgent, userId), so only actor and metadata are parsed and re-serialised. One instance per
+ * walk (its actor cache is bounded).
  */
 export class ChainHasher {
   private readonly actors = new Map<string, string>();

@@ -26,10 +26,11 @@ export const CHECKPOINT_JOB_INTERVAL_MS = 60_000;
 const CHECKPOINTS_PER_PASS = 500;
 
 /**
- * Signed checkpoints (contract-decisions §9): an organization's chain head, verified from the last verified prefix
+ * Signed checkpoints: an organization's chain head, verified from the last verified prefix
  * and then signed with the operator's Ed25519 key, kept, and sent as the `audit.checkpoint` event to webhooks and
  * streams so that customers hold copies the operator cannot change. Signed on demand, and by a job every
  * AUDIT_CHECKPOINT_INTERVAL_ENTRIES entries or AUDIT_CHECKPOINT_INTERVAL_MINUTES minutes, whichever comes first.
+ * See docs/compliance-officers.md, "Audit log"; test/audit-checkpoints.e2e-spec.ts.
  */
 @Injectable()
 export class AuditCheckpointsService implements OnModuleInit {

@@ -3,7 +3,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, canonicalJson, Clock } from '#platform';
 import { AuditRepository } from './audit.repository.js';
 
-/** The signed part of a checkpoint (contract-decisions §9). */
+/** The signed part of a checkpoint (docs/compliance-officers.md, "Audit log", signed checkpoints). */
 export interface CheckpointClaims {
   organizationId: string;
   sequence: number;

@@ -1,8 +1,9 @@
 import { bigint, char, index, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 /**
- * Every public key that has signed audit checkpoints (contract-decisions §9): the current one is added at start-up,
+ * Every public key that has signed audit checkpoints: the current one is added at start-up,
  * older ones stay after a rotation so that their checkpoints remain verifiable. Operator-wide, not per organization.
+ * See docs/compliance-officers.md, "Audit log".
  */
 export const auditSigningKeys = pgTable('audit_signing_keys', {
   /** RFC 7638 JWK thumbprint (SHA-256, base64url) of the public key. */

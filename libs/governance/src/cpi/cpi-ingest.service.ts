@@ -36,7 +36,10 @@ interface Verdict {
   confidence: number | null;
 }
 
-/** Reads action and correctedDecision into one verdict, or refuses with 400 VALIDATION_ERROR (rules 1–3). */
+/**
+ * Reads action and correctedDecision into one verdict, or refuses with 400 VALIDATION_ERROR
+ * (test/cpi-ingest.e2e-spec.ts).
+ */
 export function verdictOf(dto: CpiIngestDto): Verdict {
   const raw = dto.correctedDecision;
   if (dto.action === 'approve') {
@@ -102,11 +105,13 @@ export function closureDetails(
 }
 
 /**
- * POST /cpi/ingest (contract §13 rules 1–7): the trace, its feedback row, the rollups, the audit entry and the
+ * POST /cpi/ingest: the trace, its feedback row, the rollups, the audit entry and the
  * domain event change in one transaction; the similarity text is re-indexed after commit. A verdict on a trace whose
  * review item is still undecided closes the item in the same transaction (approve → approved, correct → rejected,
  * as the CPI reads count them), audited and announced as a review completed by feedback, so that no reviewer
  * decides it afterwards and moves the trace again.
+ * See docs/compliance-officers.md, "Human feedback and the compliance-performance indicators (CPI)";
+ * test/cpi-ingest.e2e-spec.ts and test/feedback-closes-review.e2e-spec.ts.
  */
 @Injectable()
 export class CpiIngestService {
@@ -216,7 +221,7 @@ export class CpiIngestService {
     };
   }
 
-  /** The trace's new fields for the verdict (rules 2, 3 and 7). */
+  /** The trace's new fields for the verdict (what approve and correct set: test/cpi-ingest.e2e-spec.ts). */
   private applied(
     before: TraceRow,
     verdict: Verdict,

@@ -16,8 +16,10 @@ const round4 = (value: number): number => Math.round(value * 10_000) / 10_000;
 export const rate = (n: number, d: number): number | null => (d > 0 ? round4(n / d) : null);
 
 /**
- * GET /cpi and GET /cpi/analytics (contract §13): trace counts and confidences from the daily rollups, verdicts
+ * GET /cpi and GET /cpi/analytics: trace counts and confidences from the daily rollups, verdicts
  * from the decided review items and trace_feedback, all summed in SQL.
+ * See docs/compliance-officers.md, "Human feedback and the compliance-performance indicators (CPI)";
+ * test/cpi-reads.e2e-spec.ts.
  */
 @Injectable()
 export class CpiReadsService {

@@ -21,7 +21,10 @@ const READ_LIMIT =
   'beyond the limit 429 RATE_LIMITED with Retry-After.';
 const RATE_LIMITED = { 429: 'RATE_LIMITED (the CPI read limiter; see Retry-After)' };
 
-/** Human feedback on traces (contract §13). */
+/**
+ * Human feedback on traces (docs/compliance-officers.md,
+ * "Human feedback and the compliance-performance indicators (CPI)").
+ */
 @ApiTags('CPI')
 @Controller('cpi')
 @ApiErrors([401, 403])

@@ -1,6 +1,9 @@
 import type { DomainEventRow } from '#platform';
 
-/** The payload of an event on every channel: the webhook body (contract §8, §16). */
+/**
+ * The payload of an event on every channel: the webhook body (docs/dashboard-developers.md,
+ * "Review, approval patterns, webhooks and the event stream").
+ */
 export function eventBody(event: DomainEventRow): {
   type: string;
   timestamp: string;

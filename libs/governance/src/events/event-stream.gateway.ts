@@ -9,7 +9,7 @@ import { EventStreamErrorCode } from './events.errors.js';
 import { EventStreamHub } from './event-stream.hub.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
-/** The WebSocket route (contract §16). */
+/** The WebSocket route (docs/dashboard-developers.md, "Review, approval patterns, webhooks and the event stream"). */
 export const EVENTS_WS_PATH = `/${API_PREFIX}/events/ws`;
 
 /** Close codes: a bad token (sent after the upgrade: browsers cannot read a refused upgrade's status). */

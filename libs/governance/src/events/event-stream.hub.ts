@@ -26,7 +26,10 @@ import {
 } from '#identity';
 import { type StreamSink, StreamSubscription } from './stream-subscription.js';
 
-/** Keep-alives every 15 s (contract §16). */
+/**
+ * Keep-alives every 15 s (docs/dashboard-developers.md, "Review, approval patterns, webhooks and the event stream";
+ * test/event-stream.e2e-spec.ts).
+ */
 export const STREAM_HEARTBEAT_MS = 15_000;
 /** The replay after a reconnect: events of the last 24 hours after the client's last id, at most 1,000. */
 export const REPLAY_WINDOW_MS = 24 * 3600 * 1000;
@@ -74,7 +77,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   async onModuleInit(): Promise<void> {
     this.heartbeat = setInterval(() => this.beat(), STREAM_HEARTBEAT_MS);
     this.heartbeat.unref();
-    // A deleted organization's open streams end at once, on every replica (contract §18).
+    // A deleted organization's open streams end at once, on every replica (test/organization-deletion.e2e-spec.ts).
     this.unsubscribeDeletions = await this.bus.subscribe(ORGANIZATION_DELETED_CHANNEL, {
       onMessage: (organizationId) => this.closeOrganization(organizationId),
     });

@@ -43,9 +43,10 @@ const MEMBER_LOOKUP_LIMIT = 5000;
 export const CONFIRMATION_PATH = '/integrations/confirm';
 
 /**
- * The recipients of e-mail integrations (contract §18): members of the organization are confirmed at once, anyone
+ * The recipients of e-mail integrations: members of the organization are confirmed at once, anyone
  * else gets one message with a single-use link and nothing else until they confirm; each recipient gets its own
  * message. The tokens' hashes live in the integration's `recipients` column.
+ * See docs/compliance-officers.md, "Integrations"; test/integrations-email-optin.e2e-spec.ts.
  */
 @Injectable()
 export class EmailRecipientsService {

@@ -4,9 +4,10 @@ import type { StoredRecipients } from './email-recipients.js';
 export type IntegrationType = 'email' | 'slack' | 'webhook';
 
 /**
- * A notification channel of an organization (contract §18). The URL of a Slack or webhook integration is write-only:
+ * A notification channel of an organization. The URL of a Slack or webhook integration is write-only:
  * stored sealed with the SecretBox, shown only as its scheme and host. A webhook integration signs what it posts
  * with its own `whsec_` secret, sealed too and shown once, at creation.
+ * See docs/compliance-officers.md, "Integrations"; test/integrations.e2e-spec.ts.
  */
 export const integrations = pgTable(
   'integrations',

@@ -30,7 +30,7 @@ import { IntegrationsService } from './integrations.service.js';
 const ID_PARAM = objectIdParam('id', 'Integration id');
 const EDITORS = 'Owner, admin, or the member who created it.';
 
-/** Notification channels: e-mail, Slack and signed webhooks (contract §18). */
+/** Notification channels: e-mail, Slack and signed webhooks (docs/compliance-officers.md, "Integrations"). */
 @ApiTags('Integrations')
 @Controller('integrations')
 @ApiErrors([401, 403])
@@ -138,7 +138,10 @@ export class IntegrationsController {
   }
 }
 
-/** The public side of e-mail recipients: the confirmation a non-member's link leads to (contract §18). */
+/**
+ * The public side of e-mail recipients: the confirmation a non-member's link leads to (docs/compliance-officers.md,
+ * "Integrations").
+ */
 @ApiTags('Integrations')
 @Controller('integrations')
 export class IntegrationConfirmationController {

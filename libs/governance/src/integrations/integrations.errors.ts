@@ -1,6 +1,8 @@
 import { AppError } from '#platform';
 
-/** Error codes of integrations, beside the generic ones in the platform (contract §18). */
+/**
+ * Error codes of integrations, beside the generic ones in the platform (docs/compliance-officers.md, "Integrations").
+ */
 export const IntegrationErrorCode = {
   /** A recipient's confirmation token that is unknown, already used or expired (one answer for all three). */
   INVALID_TOKEN: 'INVALID_TOKEN',

@@ -72,7 +72,10 @@ function configError(message: string, field = 'config'): AppError {
   return AppError.validation(message, [{ field, message }]);
 }
 
-/** Notification channels of an organization (contract §18): CRUD, a write-only sealed URL, and a test send. */
+/**
+ * Notification channels of an organization (docs/compliance-officers.md, "Integrations"): CRUD, a write-only sealed
+ * URL, and a test send.
+ */
 @Injectable()
 export class IntegrationsService {
   constructor(

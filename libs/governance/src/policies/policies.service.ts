@@ -201,7 +201,9 @@ export class PoliciesService {
     return changes;
   }
 
-  /** The stored fields of a new policy, from a template or from the body, with the contract defaults. */
+  /**
+   * The stored fields of a new policy, from a template or from the body, with `POLICY_DEFAULTS` for what is left out.
+   */
   private draftOf(dto: CreatePolicyDto) {
     if (dto.templateId !== undefined) {
       const extra = NON_TEMPLATE_FIELDS.filter((key) => dto[key] !== undefined);

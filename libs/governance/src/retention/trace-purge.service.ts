@@ -18,9 +18,10 @@ import type { PurgeResultDto, PurgeTracesDto } from './dto/purge.dto.js';
 export const PURGE_BATCH = 1000;
 
 /**
- * Deletes traces (contract §18): with their review items, feedback and idempotency keys, a batch per transaction,
+ * Deletes traces: with their review items, feedback and idempotency keys, a batch per transaction,
  * the rollups of the days touched forgotten in the same transaction. Audit entries are never deleted: the chain
  * still verifies, and one entry `traces.purged` records the filter and the count.
+ * See docs/compliance-officers.md, "Trace purge and retention"; test/trace-purge.e2e-spec.ts.
  */
 @Injectable()
 export class TracePurgeService {

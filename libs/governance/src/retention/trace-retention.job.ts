@@ -8,9 +8,10 @@ const DAY_MS = 86_400_000;
 const PAGE = 100;
 
 /**
- * Trace retention (contract §18): for each organization with `traceRetentionDays`, purges the traces older than
+ * Trace retention: for each organization with `traceRetentionDays`, purges the traces older than
  * that. A job of the JobScheduler every TRACE_RETENTION_INTERVAL_MS (an hour by default, so at least daily whatever
  * the restarts). Safe on several replicas: the purge's batches skip rows another replica is deleting.
+ * See docs/compliance-officers.md, "Trace purge and retention"; test/trace-purge.e2e-spec.ts.
  */
 @Injectable()
 export class TraceRetentionJob implements OnModuleInit {

@@ -42,8 +42,10 @@ const STATUS_OF: Record<ReviewDecision, Exclude<ReviewStatus, 'pending'>> = {
 const isPrivileged = (actor: Actor) => actor.role === 'owner' || actor.role === 'admin';
 
 /**
- * The human review queue (contract §7). A decision, its trace's new status, the approval pattern's observation, the
+ * The human review queue. A decision, its trace's new status, the approval pattern's observation, the
  * audit entry and the domain event commit in one transaction; of concurrent decisions on one item exactly one wins.
+ * See docs/dashboard-developers.md, "Review, approval patterns, webhooks and the event stream";
+ * test/review-queue.e2e-spec.ts.
  */
 @Injectable()
 export class ReviewQueueService {

@@ -1,4 +1,7 @@
-/** Error codes of the review queue, beside the generic ones in the platform (contract §7). */
+/**
+ * Error codes of the review queue, beside the generic ones in the platform (docs/dashboard-developers.md,
+ * "Review, approval patterns, webhooks and the event stream").
+ */
 export const ReviewErrorCode = {
   /** The item was approved or rejected already (also the loser of concurrent decisions). */
   ALREADY_DECIDED: 'ALREADY_DECIDED',

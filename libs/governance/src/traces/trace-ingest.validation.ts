@@ -124,9 +124,11 @@ function validateToolCalls(value: unknown, max: number, c: Collector): void {
 }
 
 /**
- * Validates a trace ingest body against the limits of the schema version in force (contract-decisions §5):
+ * Validates a trace ingest body against the limits of the schema version in force:
  * character limits on strings, byte limits on the UTF-8 JSON encoding of objects. Every violation is one
  * `details` entry naming its field; the error is a 400 VALIDATION_ERROR.
+ * See docs/agent-builders.md, "Decision pipeline"; trace-ingest.validation.spec.ts,
+ * test/traces-validation.e2e-spec.ts.
  */
 export function validateTraceIngest(body: unknown, limits: SchemaLimits): TraceIngestInput {
   const c = new Collector();

@@ -31,7 +31,11 @@ import { signWebhook } from './webhook-secret.js';
 import { webhookDeliveries, type WebhookDeliveryRow, type WebhookRow, webhooks } from './webhook.schema.js';
 import { type AttemptOutcome, WebhooksRepository } from './webhooks.repository.js';
 
-/** Attempts of one delivery at most, and the pauses between them (contract §8: about 30 s, 2 min, 10 min, 1 h, 6 h). */
+/**
+ * Attempts of one delivery at most, and the pauses between them (about 30 s, 2 min, 10 min, 1 h, 6 h:
+ * docs/dashboard-developers.md, "Review, approval patterns, webhooks and the event stream";
+ * test/webhooks-delivery.e2e-spec.ts).
+ */
 export const WEBHOOK_MAX_ATTEMPTS = 6;
 export const WEBHOOK_BACKOFF_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000] as const;
 export const WEBHOOK_BACKOFF_JITTER = 0.2;

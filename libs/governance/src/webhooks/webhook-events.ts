@@ -1,4 +1,7 @@
-/** The event names a webhook may subscribe to (contract §8); the stream carries the same. */
+/**
+ * The event names a webhook may subscribe to (docs/dashboard-developers.md,
+ * "Review, approval patterns, webhooks and the event stream"); the stream carries the same.
+ */
 export const WEBHOOK_EVENTS = [
   'trace.approved',
   'trace.flagged',

@@ -3,7 +3,10 @@ import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { resolveTarget, SsrfRefusal } from '#platform';
 
-/** A receiver has this long to answer, connection included (contract §8). */
+/**
+ * A receiver has this long to answer, connection included (docs/dashboard-developers.md,
+ * "Review, approval patterns, webhooks and the event stream").
+ */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** What is kept of a receiver's answer. */
 export const RESPONSE_BODY_MAX = 1024;

@@ -11,7 +11,10 @@ import {
   varchar,
 } from 'drizzle-orm/pg-core';
 
-/** A receiver of the organization's events, signed per Standard Webhooks (contract §8). */
+/**
+ * A receiver of the organization's events, signed per Standard Webhooks (docs/dashboard-developers.md,
+ * "Review, approval patterns, webhooks and the event stream").
+ */
 export const webhooks = pgTable(
   'webhooks',
   {

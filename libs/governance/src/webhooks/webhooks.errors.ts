@@ -1,4 +1,7 @@
-/** Error codes of webhooks, beside the generic ones in the platform (contract §8). */
+/**
+ * Error codes of webhooks, beside the generic ones in the platform (docs/dashboard-developers.md,
+ * "Review, approval patterns, webhooks and the event stream").
+ */
 export const WebhookErrorCode = {
   /** The URL's host resolves to a loopback, private, link-local or reserved address. */
   WEBHOOK_URL_NOT_ALLOWED: 'WEBHOOK_URL_NOT_ALLOWED',

@@ -50,7 +50,11 @@ export const MAX_WEBHOOKS = 50;
 
 const target = (id: string) => ({ type: 'webhook', id });
 
-/** Webhooks of an organization (contract §8): CRUD, secrets, test sends, the delivery log and redelivery. */
+/**
+ * Webhooks of an organization (docs/dashboard-developers.md,
+ * "Review, approval patterns, webhooks and the event stream"): CRUD, secrets, test sends, the delivery log and
+ * redelivery.
+ */
 @Injectable()
 export class WebhooksService {
   constructor(

@@ -7,9 +7,10 @@ import { OneTimeTokenService } from '../tokens/one-time-token.service.js';
 export const REVOKED_TOKENS_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 /**
- * How long a revoked token stays blacklisted after its natural expiry. The spec answers SESSION_REVOKED for a
- * revoked jti "regardless of expiry"; keeping the row this long honours that for any token still in
- * circulation while the blacklist stays bounded by the revocations of about three months.
+ * How long a revoked token stays blacklisted after its natural expiry. A revoked jti answers SESSION_REVOKED
+ * even after its expiry (docs/identity-administrators.md, "Identity, roles and plans";
+ * test/sessions.e2e-spec.ts); keeping the row this long honours that for any token still in circulation while
+ * the blacklist stays bounded by the revocations of about three months.
  */
 export const REVOCATION_RETENTION_MS = 90 * 24 * 3600 * 1000;
 

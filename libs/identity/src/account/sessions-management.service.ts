@@ -59,7 +59,8 @@ export class SessionsManagementService {
    */
   refresh(actor: Actor, meta: RequestMeta): Promise<SessionTokenDto> {
     const current = sessionOf(actor);
-    // A SCIM-deactivated membership's session lives out its expiry, read-only, and is never renewed (contract §14).
+    // A SCIM-deactivated membership's session lives out its expiry, read-only, and is never renewed
+    // (docs/identity-administrators.md, "SCIM provisioning"; test/deprovisioning.e2e-spec.ts).
     if (actor.deactivated) {
       return Promise.reject(
         AppError.unauthorized(
@@ -109,7 +110,7 @@ export class SessionsManagementService {
     const current = sessionOf(actor);
     return this.tx.run(async () => {
       // A session that an organization's SSO opened for an account it did not create reaches that organization's
-      // sessions only (contract §3).
+      // sessions only (test/tenant-takeover.e2e-spec.ts, "finding 5").
       const revoked = await this.sessions.revokeAllForUser(
         current.userId,
         actor.ssoScoped ? { organizationId: actor.organizationId } : {},

@@ -22,8 +22,9 @@ export const SSO_REQUIRED =
   '`details.ssoUrl` is where sign-in starts)';
 
 /**
- * 403 SSO_REQUIRED (contract §3): the organization that verified the address's domain enforces its SSO. The body
+ * 403 SSO_REQUIRED: the organization that verified the address's domain enforces its SSO. The body
  * names where sign-in starts (`details.ssoUrl`, the dispatcher that takes `{email}`), never the organization.
+ * See docs/identity-administrators.md, "Enforcing single sign-on"; test/sso-enforce.e2e-spec.ts.
  */
 export function ssoRequired(
   ssoUrl: string,

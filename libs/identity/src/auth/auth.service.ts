@@ -175,9 +175,10 @@ export class AuthService {
 
   /**
    * The membership a sign-in that did not come through an IdP (password, magic link, social login) opens: the
-   * oldest active one whose organization does not enforce its SSO for the user's address (contract §3). When the
+   * oldest active one whose organization does not enforce its SSO for the user's address. When the
    * only ones left do, the answer is 403 SSO_REQUIRED, recorded in that organization, except for an owner with TOTP
    * signing in by password: that is the break-glass path, and its MFA step says so (`breakGlass`).
+   * See docs/identity-administrators.md, "Enforcing single sign-on"; test/sso-enforce.e2e-spec.ts.
    */
   async signInMembership(
     user: UserRow,

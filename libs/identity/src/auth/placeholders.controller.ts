@@ -7,8 +7,10 @@ const unavailable = (message: string): PlaceholderDto => ({ available: false, me
 const PASSKEYS = unavailable('Passkeys are not available yet; sign in with a password, a magic link or SSO.');
 
 /**
- * Mounted routes of features the service does not offer yet (spec: "Placeholder endpoints"). Each answers 200
+ * Mounted routes of features the service does not offer yet. Each answers 200
  * with `{available: false, message}` so that clients can feature-detect instead of handling a 404.
+ * See docs/dashboard-developers.md, "Endpoints so far" (the placeholders); test/email-flows.e2e-spec.ts,
+ * "placeholders".
  */
 @ApiTags('Auth')
 @Controller('auth')

@@ -23,8 +23,9 @@ export interface SsoEnforcementPolicy {
 
 /**
  * The seam between the sign-in paths of the identity core (password, magic link, password reset, switch-org,
- * MFA) and the SSO module (contract §3, `enforceSso`). The SSO module installs its policy at start; without it
+ * MFA) and the SSO module (`enforceSso`). The SSO module installs its policy at start; without it
  * nothing is enforced, as there is no SSO to send anyone to.
+ * See docs/identity-administrators.md, "Enforcing single sign-on"; test/sso-enforce.e2e-spec.ts.
  */
 @Injectable()
 export class SsoEnforcement {

@@ -22,8 +22,9 @@ const NOT_CONFIGURED =
   'Payments are not available: no payment provider is configured. Contact the operator to change the plan.';
 
 /**
- * Billing seams (contract §18): the caller's plan, and the checkout and portal routes, which answer the placeholder
+ * Billing seams: the caller's plan, and the checkout and portal routes, which answer the placeholder
  * shape `{available: false, message}` until a payment provider is configured.
+ * See docs/operators.md, "Billing"; test/billing.e2e-spec.ts.
  */
 @ApiTags('Billing')
 @Controller('billing')

@@ -208,9 +208,10 @@ export class MfaService {
   }
 
   /**
-   * Whether this second step finishes an owner's break-glass sign-in (contract §3). A first factor other than SSO
+   * Whether this second step finishes an owner's break-glass sign-in. A first factor other than SSO
    * opens no session in an organization that enforces its SSO for the address (it may have turned enforcement on
    * since the tempToken was minted), except the password login of an owner that `signInMembership` marked.
+   * See docs/identity-administrators.md, "Enforcing single sign-on"; test/sso-enforce.e2e-spec.ts.
    */
   private async breakGlassOf(
     user: UserRow,

@@ -20,7 +20,7 @@ export interface ErasureResult {
 }
 
 /**
- * Erasure of deleted organizations (contract §18): every ORG_ERASURE_INTERVAL_MS, each organization deleted more
+ * Erasure of deleted organizations: every ORG_ERASURE_INTERVAL_MS, each organization deleted more
  * than ORG_DELETION_GRACE_DAYS ago loses every row of every table with an `organization_id` column (read from the
  * catalogue, so a later table is not forgotten), `ERASURE_BATCH` rows per transaction, then, in one last
  * transaction, its memberships, the users who belonged to no other organization (with their own rows: backup
@@ -30,6 +30,7 @@ export interface ErasureResult {
  * Safe on several replicas: every batch re-reads the organization under a share lock (a restore waits for it, and
  * a restored organization is left alone), rows are picked `FOR UPDATE SKIP LOCKED`, and the organization row is
  * deleted only when no row of it is left anywhere; a run that leaves rows is finished by a later one.
+ * See docs/compliance-officers.md, "Organization deletion"; test/organization-deletion.e2e-spec.ts.
  */
 @Injectable()
 export class OrganizationErasureJob implements OnModuleInit {

@@ -27,7 +27,7 @@ export interface ExportEnd {
 }
 
 /**
- * The organization export (`org:export`, contract §18): every record of the organization, as NDJSON lines, read a
+ * The organization export (`org:export`): every record of the organization, as NDJSON lines, read a
  * page at a time. The header names the tables; then the organization row, its members' user accounts (public
  * fields only: no password hash, MFA secret or preferences) and every table with an `organization_id` column
  * (from the catalogue, as erasure reads it), each in primary-key order, the audit log in sequence order so the
@@ -39,6 +39,8 @@ export interface ExportEnd {
  * The export is one snapshot: every read runs in one REPEATABLE READ, READ ONLY transaction, so rows committed
  * while a long export streams (a trace and its audit entry, a new member) are in none of its tables, and the end
  * line counts what the snapshot held.
+ * See docs/compliance-officers.md, "Organization deletion" (its "Export");
+ * test/organization-export-snapshot.e2e-spec.ts.
  */
 @Injectable()
 export class OrganizationExportService {

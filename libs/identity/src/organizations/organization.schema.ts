@@ -28,16 +28,20 @@ export const organizations = pgTable(
       .$type<{ pattern: string; role: string }[]>()
       .notNull()
       .default(sql`'[]'::jsonb`),
-    /** Traces older than this many days are purged daily; null keeps them (contract §18: at least 183). */
+    /**
+     * Traces older than this many days are purged daily; null keeps them (at least 183: docs/compliance-officers.md,
+     * "Trace purge and retention").
+     */
     traceRetentionDays: integer('trace_retention_days'),
     complianceNotes: jsonb('compliance_notes')
       .$type<Record<string, string>>()
       .notNull()
       .default(sql`'{}'::jsonb`),
     /**
-     * Set by `DELETE /organizations/current` (contract §18): from then on no membership, key or token of the
+     * Set by `DELETE /organizations/current`: from then on no membership, key or token of the
      * organization is accepted; `org:restore` clears both columns before `eraseAfter`, the erasure job removes every
      * row of the organization after it.
+     * See docs/compliance-officers.md, "Organization deletion"; test/organization-deletion.e2e-spec.ts.
      */
     deletedAt: timestamp('deleted_at', { withTimezone: true, precision: 3 }),
     eraseAfter: timestamp('erase_after', { withTimezone: true, precision: 3 }),
@@ -64,8 +68,8 @@ export const memberships = pgTable(
     isActive: boolean('is_active').notNull().default(true),
     /**
      * `scim` when an identity provider deactivated the membership over SCIM: sign-in is refused as for a
-     * suspension, but sessions already open stay valid until they expire or are revoked (the specification's
-     * rule 5), where a suspension ends them at once.
+     * suspension, but sessions already open stay valid until they expire or are revoked, where a suspension ends
+     * them at once (docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts).
      */
     deactivatedBy: varchar('deactivated_by', { length: 8 }).$type<'scim'>(),
     /** The last sign-in into this organization: what its member list shows (never another organization's). */

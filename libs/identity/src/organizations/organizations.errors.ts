@@ -1,6 +1,9 @@
 import { AppError } from '#platform';
 
-/** Error codes of organization deletion (contract §18), beside the generic ones in the platform. */
+/**
+ * Error codes of organization deletion (docs/compliance-officers.md, "Organization deletion"), beside the generic
+ * ones in the platform.
+ */
 export const OrganizationErrorCode = {
   /** Login of a user whose every active membership is in a deleted organization (awaiting erasure). */
   ORGANIZATION_DELETED: 'ORGANIZATION_DELETED',

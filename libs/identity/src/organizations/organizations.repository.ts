@@ -281,8 +281,9 @@ export class OrganizationsRepository {
   }
 
   /**
-   * Marks the organization deleted (contract §18) unless it already is; undefined when it is unknown or already
+   * Marks the organization deleted unless it already is; undefined when it is unknown or already
    * deleted. Every credential of it is refused from the commit on.
+   * See docs/compliance-officers.md, "Organization deletion".
    */
   async markDeleted(id: string, at: Date, eraseAfter: Date): Promise<OrganizationRow | undefined> {
     const [row] = await this.tx.db

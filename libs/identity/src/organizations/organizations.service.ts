@@ -90,10 +90,11 @@ export class OrganizationsService {
   }
 
   /**
-   * `DELETE /organizations/current` (contract §18, owner only): `confirmName` must equal the name exactly (else 400
+   * `DELETE /organizations/current` (owner only): `confirmName` must equal the name exactly (else 400
    * and nothing changes). Marks the organization deleted with its erasure date, writes
    * `organization.delete_requested` in the same transaction and announces the deletion to every replica's caches.
    * From the commit on, no JWT, key or invitation of the organization is accepted.
+   * See docs/compliance-officers.md, "Organization deletion"; test/organization-deletion.e2e-spec.ts.
    */
   requestDeletion(
     actor: Actor,

@@ -72,9 +72,10 @@ function memberFilter(path: string): (userId: string) => boolean {
 }
 
 /**
- * SCIM Groups (contract §14): the four fixed role buckets `owner`, `admin`, `member`, `reviewer` (the viewer role).
+ * SCIM Groups: the four fixed role buckets `owner`, `admin`, `member`, `reviewer` (the viewer role).
  * A group's members are the organization's members with that role. PATCH adds members (they get the role), removes
  * them (they become `member`), or replaces the list; all-or-nothing, and the organization keeps an active owner.
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, "Groups".
  */
 @Injectable()
 export class ScimGroupsService {

@@ -4,7 +4,7 @@ import { SCHEMA, SCIM_DEFAULT_COUNT, SCIM_MAX_RESULTS } from './scim-discovery.j
 import { ScimFilterError } from './scim-filter.js';
 import type { ScimUserRecord } from './scim-users.repository.js';
 
-/** The four role buckets (contract §14); `reviewer` is the viewer role. */
+/** The four role buckets (docs/identity-administrators.md, "SCIM provisioning"); `reviewer` is the viewer role. */
 export const BUCKETS = ['owner', 'admin', 'member', 'reviewer'] as const;
 export type Bucket = (typeof BUCKETS)[number];
 

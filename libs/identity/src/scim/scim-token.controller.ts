@@ -18,7 +18,10 @@ const OWNER =
   'Owner only, on plans with `scim` (Enterprise): the token provisions, deactivates and re-roles members, owners ' +
   'included, so an admin may see whether it exists but not mint or revoke it.';
 
-/** The organization's SCIM bearer token (contract §3), which the IdP's provisioning presents at `/scim/v2`. */
+/**
+ * The organization's SCIM bearer token (docs/identity-administrators.md, "SCIM provisioning"), which the IdP's
+ * provisioning presents at `/scim/v2`.
+ */
 @ApiTags('SSO')
 @Controller('sso/scim-token')
 @ApiErrors([401, 403])

@@ -26,8 +26,9 @@ export interface ScimPrincipal {
 }
 
 /**
- * The SCIM token (contract §3): `scim_` and 48 hexadecimal characters, shown once, stored as its SHA-256, one per
+ * The SCIM token: `scim_` and 48 hexadecimal characters, shown once, stored as its SHA-256, one per
  * organization; a new one revokes the old at once; `lastUsedAt` kept.
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, "the token".
  */
 @Injectable()
 export class ScimTokensService {

@@ -39,7 +39,7 @@ export interface ListQuery {
   excludedAttributes?: unknown;
 }
 
-/** A 404 without scimType (contract): a user that is not a member of the token's organization. */
+/** A 404 without scimType: a user that is not a member of the token's organization. */
 const noUser = () => scimError(404, undefined, 'User not found');
 
 /** Postgres' unique violation: a concurrent write took the e-mail address between the check and the write. */
@@ -48,10 +48,12 @@ const isUniqueViolation = (err: unknown): boolean =>
   (err as { cause?: { code?: string } })?.cause?.code === '23505';
 
 /**
- * SCIM Users (RFC 7644; contract §14): the token's organization's members. POST provisions an account and its
+ * SCIM Users (RFC 7644): the token's organization's members. POST provisions an account and its
  * membership atomically (role from the body's groups and the mapping rules); PUT replaces; PATCH applies every
  * operation to a draft first, then writes it in one transaction; DELETE and `active: false` deactivate the
  * membership (sign-in and open sessions refused, as a suspension), `active: true` restores it.
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, test/scim-dialects.e2e-spec.ts and
+ * test/scim-emails.e2e-spec.ts.
  */
 @Injectable()
 export class ScimUsersService {
@@ -242,7 +244,8 @@ export class ScimUsersService {
             }
           }
           await this.members.setActive(organizationId, current.userId, draft.active, now, 'scim');
-          // Its open streams close on every replica; its sessions read only from now on (contract §14).
+          // Its open streams close on every replica; its sessions read only from now on
+          // (test/deprovisioning.e2e-spec.ts).
           if (!draft.active) await this.revocations.announce(current.userId, organizationId);
         }
         await this.repository.upsertIdentity(identityOf(organizationId, current.userId, draft, now));
@@ -373,7 +376,10 @@ function primaryEmail(emails: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The IdP's group names in a POST body: `groups[].display|value` and `roles[].value` (contract §14). */
+/**
+ * The IdP's group names in a POST body: `groups[].display|value` and `roles[].value`
+ * (docs/identity-administrators.md, "SCIM provisioning").
+ */
 function groupNames(body: Record<string, unknown>): string[] {
   const names: string[] = [];
   for (const key of ['groups', 'roles']) {

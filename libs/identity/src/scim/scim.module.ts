@@ -9,7 +9,10 @@ import { ScimUsersRepository } from './scim-users.repository.js';
 import { ScimUsersService } from './scim-users.service.js';
 import { ScimController } from './scim.controller.js';
 
-/** SCIM 2.0 provisioning (contract §3 and §14): the token API, discovery, Users and the role-bucket Groups. */
+/**
+ * SCIM 2.0 provisioning (docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts): the token API,
+ * discovery, Users and the role-bucket Groups.
+ */
 @Module({
   imports: [IdentityCoreModule],
   controllers: [ScimTokenController, ScimController],

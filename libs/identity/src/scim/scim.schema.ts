@@ -1,8 +1,9 @@
 import { index, jsonb, pgTable, primaryKey, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
 
 /**
- * An organization's SCIM token (contract §3): one per organization (the primary key), stored as its SHA-256. A new
+ * An organization's SCIM token: one per organization (the primary key), stored as its SHA-256. A new
  * token replaces the row, so the old one stops working at once; `id` names the token in audit entries.
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, "the token".
  */
 export const scimTokens = pgTable(
   'scim_tokens',

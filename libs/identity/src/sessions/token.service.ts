@@ -11,7 +11,7 @@ export const SESSION_TTL_SECONDS: Record<SessionTimeout, number> = {
   '7d': 7 * 24 * 3600,
 };
 
-/** Claims of an access token (contract-decisions §2). */
+/** Claims of an access token (docs/identity-administrators.md, "Identity, roles and plans"). */
 export interface AccessClaims {
   _id: string;
   sub: string;

@@ -26,5 +26,8 @@ export function domainRefusal(domain: string): string | undefined {
   return undefined;
 }
 
-/** The name of the TXT record that proves a claim on `domain` (contract §3). */
+/**
+ * The name of the TXT record that proves a claim on `domain` (docs/identity-administrators.md,
+ * "Proving a domain by DNS").
+ */
 export const challengeRecordName = (domain: string): string => `_governance-challenge.${domain}`;

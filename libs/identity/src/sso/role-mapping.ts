@@ -35,8 +35,10 @@ export function compileRolePattern(pattern: string): RE2JS | string {
 }
 
 /**
- * The role an SSO login provisions (contract §3): the first rule, in order, whose pattern matches any of the
+ * The role an SSO login provisions: the first rule, in order, whose pattern matches any of the
  * user's groups; `member` when none does. Patterns run in linear time (RE2), so a group name cannot stall it.
+ * See docs/identity-administrators.md, "Proving a domain by DNS" (its role-mapping rules);
+ * libs/identity/src/sso/role-mapping.spec.ts.
  */
 export function mapRole(rules: readonly RoleMappingRule[], groups: readonly string[]): MappableRole {
   // Bounded work whatever the IdP sends: at most GROUPS_MAX groups of at most GROUP_NAME_MAX characters.

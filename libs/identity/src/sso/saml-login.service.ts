@@ -38,7 +38,9 @@ import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { samlAssertions, samlRequests, type SamlRequestRow } from './sso.schema.js';
 import { normaliseEmail } from '../users/email-address.js';
 
-/** An AuthnRequest's answer may come this long after it was sent (contract §3); a LogoutRequest's too. */
+/**
+ * An AuthnRequest's answer may come this long after it was sent (test/sso-saml.e2e-spec.ts); a LogoutRequest's too.
+ */
 export const SAML_REQUEST_TTL_MS = 10 * 60_000;
 /** The clock skew tolerated on an assertion's time window. */
 const CLOCK_SKEW_MS = 60_000;
@@ -135,7 +137,7 @@ function attributeValues(value: unknown): string[] {
 }
 
 /**
- * SAML 2.0 single sign-on and single logout (contract §3) with `@node-saml/node-saml`, one service provider per
+ * SAML 2.0 single sign-on and single logout with `@node-saml/node-saml`, one service provider per
  * organization (entity id `PUBLIC_URL/api/v1/auth/saml/metadata/:orgId`, one ACS for all).
  *
  * - AuthnRequests go out on the HTTP-Redirect binding (signed when `SAML_SP_SIGNING_KEY` is set); their ids are
@@ -149,6 +151,7 @@ function attributeValues(value: unknown): string[] {
  * - Encrypted assertions are decrypted with `SAML_SP_DECRYPTION_KEY` (the metadata then advertises its certificate).
  * - Single logout: the caller's session is revoked and a LogoutRequest built for the IdP; the IdP's signed
  *   LogoutResponse ends it; an IdP-initiated signed LogoutRequest revokes the user's sessions in the organization.
+ * See docs/identity-administrators.md, "Single sign-on: SAML sign-in and single logout"; test/sso-saml.e2e-spec.ts.
  */
 @Injectable()
 export class SamlLoginService implements OnModuleInit {

@@ -31,7 +31,9 @@ import { SignInHandOff } from './sign-in-hand-off.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { SsoErrorCode } from './sso.errors.js';
 
-/** The SAML form posts (the ACS, the logout callback) may carry this much (contract: 5 MB). */
+/**
+ * The SAML form posts (the ACS, the logout callback) may carry this much: 5 MB, then 413 (test/sso-saml.e2e-spec.ts).
+ */
 const SAML_FORM_MAX_BYTES = 5 * 1024 * 1024;
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -58,7 +60,10 @@ function formOf(request: FastifyRequest, body: Buffer | undefined): URLSearchPar
   return new URLSearchParams(body.toString('latin1'));
 }
 
-/** SAML single sign-on and single logout (contract §3), and the service provider's metadata. */
+/**
+ * SAML single sign-on and single logout (docs/identity-administrators.md,
+ * "Single sign-on: SAML sign-in and single logout"), and the service provider's metadata.
+ */
 @ApiTags('Auth')
 @Controller('auth/saml')
 export class SamlController {

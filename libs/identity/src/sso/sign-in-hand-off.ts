@@ -12,9 +12,10 @@ const SESSION_COOKIE_S = 7 * 86_400;
 const MFA_COOKIE_S = 300;
 
 /**
- * The end of a browser sign-in, the same for SSO and social login (contract §3): the session in the httpOnly
+ * The end of a browser sign-in, the same for SSO and social login: the session in the httpOnly
  * `svc_oauth_token` cookie and a redirect to `APP_URL/auth/callback`, or the MFA tempToken in `svc_sso_mfa` and
  * `APP_URL/login?ssoMfa=1`, or `APP_URL/login?error=…` without either; the flow's own cookie cleared each time.
+ * See docs/identity-administrators.md, "Single sign-on: OIDC sign-in" and "Social login".
  */
 @Injectable()
 export class SignInHandOff {

@@ -51,7 +51,10 @@ function ReturnRoute(provider: string): MethodDecorator {
   );
 }
 
-/** Social login's browser routes (contract §3): one start and one return per provider. */
+/**
+ * Social login's browser routes (docs/identity-administrators.md, "Social login"): one start and one return per
+ * provider.
+ */
 @ApiTags('Auth')
 @Controller('auth')
 export class SocialLoginController {

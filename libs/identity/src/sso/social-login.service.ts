@@ -37,12 +37,13 @@ interface SocialState {
 export class SocialFailure extends Error {}
 
 /**
- * Social login (contract §3) with GitHub, Google and Microsoft: the authorization-code flow with state and PKCE
+ * Social login with GitHub, Google and Microsoft: the authorization-code flow with state and PKCE
  * (S256) kept in a sealed, short-lived, httpOnly cookie; the e-mail is GitHub's primary verified address, Google's
  * verified one, or Microsoft's; a user is matched by that e-mail, or created with an organization of their own.
  * Microsoft does not verify addresses (a tenant's administrator sets them), so a Microsoft sign-in never matches an
  * existing account: it only creates one.
  * A user with TOTP still gives the code (the SSO MFA hand-off), so social login never skips a second factor.
+ * See docs/identity-administrators.md, "Social login"; test/social-login.e2e-spec.ts.
  */
 @Injectable()
 export class SocialLoginService {

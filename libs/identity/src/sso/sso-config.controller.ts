@@ -23,7 +23,10 @@ const OWNER =
   'Owner only, on plans with `sso` (Governance and above): the IdP and its role mapping can sign members in and ' +
   'grant the owner role, so an admin may read the configuration but not write it.';
 
-/** The organization's single sign-on configuration (contract §3). */
+/**
+ * The organization's single sign-on configuration (docs/identity-administrators.md,
+ * "Single sign-on: the configuration"; test/sso-config.e2e-spec.ts).
+ */
 @ApiTags('SSO')
 @Controller('sso/config')
 @ApiErrors([401, 403])

@@ -95,9 +95,10 @@ function reason(err: unknown): string {
 }
 
 /**
- * An organization's single sign-on configuration (contract §3): the provider and its settings, the e-mail domains
+ * An organization's single sign-on configuration: the provider and its settings, the e-mail domains
  * that route to it (each held by one organization), the role-mapping rules, and a test that contacts the IdP.
  * Owners and admins on plans with `sso`; the client secret is write-only and sealed.
+ * See docs/identity-administrators.md, "Single sign-on: the configuration"; test/sso-config.e2e-spec.ts.
  */
 @Injectable()
 export class SsoConfigService {
@@ -186,7 +187,8 @@ export class SsoConfigService {
           logoutUrl: s.logoutUrl !== undefined ? this.idpUrl(s.logoutUrl, 'saml.logoutUrl') : null,
         } satisfies StoredSamlSettings;
       }
-      // The domains as written become the organization's claims; only those it has verified route (contract §3).
+      // The domains as written become the organization's claims; only those it has verified route
+      // (docs/identity-administrators.md, "Proving a domain by DNS").
       await this.domainClaims.sync(org, dto.emailDomains);
       const previousTest = existing?.config.lastTest;
       if (previousTest?.fingerprint === this.fingerprint(stored)) stored.lastTest = previousTest;

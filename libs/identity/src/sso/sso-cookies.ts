@@ -1,4 +1,7 @@
-/** The cookies of the browser sign-in flows (contract §3). None is ever put in a URL. */
+/**
+ * The cookies of the browser sign-in flows (docs/identity-administrators.md: "Single sign-on: OIDC sign-in",
+ * "Single sign-on: SAML sign-in and single logout", "Social login"). None is ever put in a URL.
+ */
 export const SSO_BINDING_COOKIE = 'svc_sso_binding';
 export const OAUTH_TOKEN_COOKIE = 'svc_oauth_token';
 export const SSO_MFA_COOKIE = 'svc_sso_mfa';

@@ -19,7 +19,10 @@ const WHO =
 const DOMAIN_PARAM = { name: 'domain', description: 'The claimed domain, e.g. `bigcorp.example`.' };
 const domainOf = (raw: string): string => domainTransform({ value: raw }) as string;
 
-/** E-mail domains proven by a DNS TXT record (contract §3). */
+/**
+ * E-mail domains proven by a DNS TXT record (docs/identity-administrators.md, "Proving a domain by DNS";
+ * test/sso-domains.e2e-spec.ts).
+ */
 @ApiTags('SSO')
 @Controller('sso/domains')
 @ApiErrors([401, 403])

@@ -37,11 +37,12 @@ export const DOMAIN_RECHECK_JOB = 'sso-domain-recheck';
 const invalid = (field: string, message: string) => AppError.validation(message, [{ field, message }]);
 
 /**
- * E-mail domains proven by DNS (contract §3). An owner claims a domain and publishes the TXT record the claim
+ * E-mail domains proven by DNS. An owner claims a domain and publishes the TXT record the claim
  * names; verification looks it up (through `SSO_DNS_SERVERS` when set) and, the first time it is found for any
  * organization, makes the domain that organization's: only then does it route sign-in, provision accounts or
  * enforce anything. Several organizations may hold pending claims on one domain. A verified domain is re-checked
  * daily; missing for 7 days, it becomes `failing`, stops routing, and the owners are told.
+ * See docs/identity-administrators.md, "Proving a domain by DNS"; test/sso-domains.e2e-spec.ts.
  */
 @Injectable()
 export class SsoDomainsService implements OnModuleInit {

@@ -29,12 +29,13 @@ export const SSO_STATE_TTL_MS = 10 * 60_000;
 const PURGE_INTERVAL_MS = 3_600_000;
 
 /**
- * Enterprise sign-in (contract §3) through an organization's OIDC identity provider: the dispatcher finds the
+ * Enterprise sign-in through an organization's OIDC identity provider: the dispatcher finds the
  * organization by the e-mail's domain and answers the IdP's authorization URL (code flow, PKCE S256, state and
  * nonce), or for a SAML organization its entry point with an AuthnRequest; the callback takes the state once (a database row, so once across replicas, and bound to the browser
  * that started it by a cookie), exchanges the code with openid-client (issuer, audience, expiry, nonce and the
  * signature algorithm checked; `none` refused), and signs the user in: a known member, or an unknown e-mail
  * provisioned with the role from the mapping rules. An existing account that is not a member is not linked.
+ * See docs/identity-administrators.md, "Single sign-on: OIDC sign-in"; test/sso-oidc.e2e-spec.ts.
  */
 @Injectable()
 export class SsoLoginService implements OnModuleInit {

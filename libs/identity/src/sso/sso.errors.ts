@@ -1,4 +1,7 @@
-/** Error codes of SSO configuration (contract §3), beside the generic ones in the platform. */
+/**
+ * Error codes of SSO configuration (docs/identity-administrators.md, "Single sign-on: the configuration"), beside the
+ * generic ones in the platform.
+ */
 export const SsoErrorCode = {
   /** Another organization verified the e-mail domain first. */
   SSO_DOMAIN_TAKEN: 'SSO_DOMAIN_TAKEN',

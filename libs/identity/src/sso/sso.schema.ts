@@ -2,8 +2,9 @@ import { sql } from 'drizzle-orm';
 import { index, pgTable, primaryKey, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 /**
- * The e-mail domains that route to an organization's single sign-on (contract §3). The domain is the primary key,
+ * The e-mail domains that route to an organization's single sign-on. The domain is the primary key,
  * so a domain belongs to at most one organization, whatever the replicas do at the same time.
+ * See docs/identity-administrators.md, "Proving a domain by DNS".
  */
 export const ssoDomains = pgTable(
   'sso_domains',
@@ -20,11 +21,12 @@ export type SsoDomainRow = typeof ssoDomains.$inferSelect;
 export type SsoDomainStatus = 'pending' | 'verified' | 'failing';
 
 /**
- * An organization's claim on an e-mail domain (contract §3) and its proof: a TXT record `_governance-challenge.<domain>`
+ * An organization's claim on an e-mail domain and its proof: a TXT record `_governance-challenge.<domain>`
  * holding `challenge`. Several organizations may hold pending claims on one domain; the first whose record is found
  * owns it, and only then does the domain enter `sso_domains` and route sign-in. A verified domain whose record
  * disappears is re-checked daily (`lastCheckedAt`), and once it has been missing since `missingSince` for 7 days it
  * is `failing` and leaves `sso_domains`.
+ * See docs/identity-administrators.md, "Proving a domain by DNS"; test/sso-domains.e2e-spec.ts.
  */
 export const ssoDomainClaims = pgTable(
   'sso_domain_claims',
@@ -74,9 +76,10 @@ export const ssoLoginStates = pgTable(
 export type SsoLoginStateRow = typeof ssoLoginStates.$inferSelect;
 
 /**
- * A SAML request this service sent and whose answer it awaits (contract §3): an AuthnRequest (10 minutes) or a
+ * A SAML request this service sent and whose answer it awaits: an AuthnRequest (10 minutes) or a
  * LogoutRequest. Keyed by the request's ID; the answer's InResponseTo must name one of its organization's, and the
  * row is deleted when an answer is accepted, so it is accepted once on any replica.
+ * See docs/identity-administrators.md, "Single sign-on: SAML sign-in and single logout".
  */
 export const samlRequests = pgTable(
   'saml_requests',

@@ -142,7 +142,7 @@ export class InvitationsController {
   @ApiOperation({
     summary: 'Accept an invitation',
     description:
-      'The token is the credential for the mailbox only (contract §4), so what else is needed depends on the ' +
+      'The token is the credential for the mailbox only, so what else is needed depends on the ' +
       'account the invited address has:\n\n' +
       '- **none**: `{name, password}` (password policy applies) create it;\n' +
       '- **an account whose address was proven** (`emailVerifiedAt`: a confirmed sign-up, a magic link, a reset, ' +

@@ -72,7 +72,9 @@ export function inviteState(
   return undefined;
 }
 
-/** The accept route's answer to each reason (contract-decisions §4). */
+/**
+ * The accept route's answer to each reason (docs/identity-administrators.md, "Teams"; test/invitations.e2e-spec.ts).
+ */
 function refusal(reason: InviteInvalidReason): AppError {
   switch (reason) {
     case 'used':
@@ -224,7 +226,7 @@ export class InvitationsService {
   }
 
   /**
-   * Accepts an invitation (contract §4). The token proves only the mailbox, so who ends up signed in depends on the
+   * Accepts an invitation. The token proves only the mailbox, so who ends up signed in depends on the
    * account the address has:
    * - none: `{name, password}` create it, its address proven by the invitation;
    * - one whose address was proven: the caller must be signed in as it (JWT) or send its `password`, else 401;
@@ -234,6 +236,7 @@ export class InvitationsService {
    * A password sent is never ignored: a wrong one is 401 INVALID_CREDENTIALS. Then the membership with the
    * invited role, and a session in the inviting organization (or its MFA step). The invitation is claimed by one
    * conditional update, so of two concurrent accepts exactly one succeeds.
+   * See docs/identity-administrators.md, "Teams"; test/invitations.e2e-spec.ts, test/invitation-takeover.e2e-spec.ts.
    */
   async accept(
     token: string,

@@ -10,7 +10,10 @@ declare module '#platform' {
   interface ModuleErrorCodes extends Record<(typeof TeamErrorCode)[keyof typeof TeamErrorCode], true> {}
 }
 
-/** Reported as VALIDATION_ERROR with `reason: "ALREADY_MEMBER"` (contract-decisions §4). */
+/**
+ * Reported as VALIDATION_ERROR with `reason: "ALREADY_MEMBER"` (docs/identity-administrators.md, "Teams";
+ * test/invitations.e2e-spec.ts).
+ */
 export const ALREADY_MEMBER = 'ALREADY_MEMBER';
 
 export function alreadyMember(message: string): AppError {

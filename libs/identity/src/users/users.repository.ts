@@ -52,12 +52,14 @@ export class UsersRepository {
   }
 
   /**
-   * The first proof of an account's mailbox claims the account for the mailbox's holder (contract §4): whoever
+   * The first proof of an account's mailbox claims the account for the mailbox's holder: whoever
    * made it before the proof keeps no way in. Its password is the one the proof came with (an invitation's or a
    * reset's), or none (a magic link, a provider's verified address); its link to a social identity and its IdP's
    * ownership go. An invitation's claim also sets the name and drops the TOTP (it "resets the credentials"); a
    * reset, a magic link or a provider keeps the TOTP, since they never lift a second factor. The caller revokes the
    * sessions. Undefined when the address was proven meanwhile.
+   * See docs/security.md, "Accounts and organizations that cannot be taken over";
+   * test/invitation-takeover.e2e-spec.ts, test/email-flows.e2e-spec.ts.
    */
   async claimUnproven(
     id: string,

@@ -4,7 +4,10 @@ import type { AuditEntryRow } from './audit.schema.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** The hashed content of an entry: every field except id, prevHash and hash (contract-decisions §9). */
+/**
+ * The hashed content of an entry: every field except id, prevHash and hash (docs/compliance-officers.md, "Audit log";
+ * audit-hash.spec.ts).
+ */
 export function hashedContent(
   entry: Omit<AuditEntryRow, 'id' | 'prevHash' | 'hash'>,
 ): Record<string, unknown> {

@@ -131,7 +131,7 @@ describe('loadConfig', () => {
     }
   });
 
-  it('limits SCIM to 600 requests per 15 minutes by default (contract), per token and per IP', () => {
+  it('limits SCIM to 600 requests per 15 minutes by default, per token and per IP', () => {
     expect(loadConfig({ DATA_DIR: dataDir() }).scimRateLimit).toEqual({ max: 600, windowMs: 900_000 });
     expect(loadConfig({ DATA_DIR: dataDir(), SCIM_RATE_LIMIT_MAX: '50' }).scimRateLimit.max).toBe(50);
   });

@@ -219,8 +219,10 @@ export interface RateLimit {
 }
 
 /**
- * The per-user limiters (contract §17, §12): GET /cpi and GET /cpi/analytics share `cpiRead`; the compliance PDF
+ * The per-user limiters: GET /cpi and GET /cpi/analytics share `cpiRead`; the compliance PDF
  * has `compliancePdf`.
+ * See docs/compliance-officers.md, "Human feedback and the compliance-performance indicators (CPI)" and
+ * "The compliance PDF"; test/cpi-reads.e2e-spec.ts and test/reports-pdf.e2e-spec.ts, their limiters.
  */
 export type UserRateLimitName = 'cpiRead' | 'compliancePdf' | 'auditChain' | 'integrationTest';
 
@@ -236,7 +238,7 @@ export interface AppConfig {
   /** Key material for the secret box; JWT_SECRET is used (under a separate HKDF label) when unset. */
   encryptionKey?: string;
   authRateLimit: RateLimit;
-  /** The SCIM limiter (contract: 600 per 15 minutes), applied per token and per IP address. */
+  /** The SCIM limiter (600 per 15 minutes by default), applied per token and per IP address. */
   scimRateLimit: RateLimit;
   /** The per-user limiters that routes name in `@Access({ rateLimit })`. */
   userRateLimits: Record<UserRateLimitName, RateLimit>;
@@ -267,13 +269,16 @@ export interface AppConfig {
   auditCheckpointInterval: { entries: number; minutes: number };
   /** How often traces past an organization's retention are purged. */
   traceRetentionIntervalMs: number;
-  /** Days between `DELETE /organizations/current` and the erasure of the organization (contract §18). */
+  /**
+   * Days between `DELETE /organizations/current` and the erasure of the organization (docs/compliance-officers.md,
+   * "Organization deletion").
+   */
   orgDeletionGraceDays: number;
   /** How often the erasure job looks for deleted organizations past their grace. */
   orgErasureIntervalMs: number;
   /** How often the scheduled-report scheduler and the incident-notice job look for due work. */
   reportSchedulerIntervalMs: number;
-  /** How often alert rules are evaluated (contract §18). */
+  /** How often alert rules are evaluated (docs/compliance-officers.md, "Alerts"). */
   alertIntervalMs: number;
   incidentNoticeIntervalMs: number;
   /**
@@ -285,7 +290,10 @@ export interface AppConfig {
   logLevel: string;
   workers: boolean;
   webhookAllowPrivateNetworks: boolean;
-  /** Social login providers (contract §3): each enabled when its client id and secret are set, else null. */
+  /**
+   * Social login providers (docs/identity-administrators.md, "Social login"): each enabled when its client id and
+   * secret are set, else null.
+   */
   oauthProviders: Record<SocialProvider, SocialProviderConfig | null>;
   /** Identity-provider URLs may use plain http (local identity providers in tests); refused in production. */
   ssoAllowInsecureHttp: boolean;
@@ -378,7 +386,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       cpiRead: { max: e.CPI_RATE_LIMIT_MAX, windowMs: e.CPI_RATE_LIMIT_WINDOW_MS },
       compliancePdf: { max: e.PDF_RATE_LIMIT_MAX, windowMs: e.PDF_RATE_LIMIT_WINDOW_MS },
       auditChain: { max: e.AUDIT_RATE_LIMIT_MAX, windowMs: e.AUDIT_RATE_LIMIT_WINDOW_MS },
-      // POST /integrations/:id/test (contract §18): 10 per user per hour.
+      // POST /integrations/:id/test: 10 per user per hour (test/integrations-email-optin.e2e-spec.ts).
       integrationTest: { max: 10, windowMs: 3_600_000 },
     },
     outboxRetryIntervalMs: e.OUTBOX_RETRY_INTERVAL_MS ?? e.MAIL_RETRY_INTERVAL_MS ?? 30_000,

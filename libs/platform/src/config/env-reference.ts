@@ -129,7 +129,7 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     group: 'limits',
     default: '`600`',
     description:
-      'the SCIM limiter (contract: 600 per 15 minutes), per token and per IP address, both applied',
+      'the SCIM limiter (600 requests per 15 minutes by default), per token and per IP address, both applied',
   },
   SCIM_RATE_LIMIT_WINDOW_MS: {
     group: 'limits',

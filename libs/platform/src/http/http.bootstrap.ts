@@ -344,7 +344,7 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
 
   registerBodyParsers(instance, { shape: config.bodyShape, maxInflateRatio: config.bodyMaxInflateRatio });
 
-  // SCIM lives at the host root (contract: `{scim_base}` = /scim/v2), outside the versioned API.
+  // SCIM lives at the host root (/scim/v2), outside the versioned API.
   app.setGlobalPrefix(API_PREFIX, { exclude: ['scim/v2/*path'] });
   app.enableShutdownHooks();
 

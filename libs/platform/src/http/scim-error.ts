@@ -1,6 +1,6 @@
 import { AppError, ErrorCode } from './app-error.js';
 
-/** The SCIM root (contract: `{scim_base}` = `/scim/v2`, outside `/api`). */
+/** The SCIM root: `/scim/v2`, outside `/api` (docs/identity-administrators.md, "SCIM provisioning"). */
 export const SCIM_PREFIX = '/scim/v2';
 export const SCIM_MEDIA_TYPE = 'application/scim+json; charset=utf-8';
 export const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';

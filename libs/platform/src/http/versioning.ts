@@ -27,7 +27,10 @@ export interface SchemaVersion {
   limits: SchemaLimits;
 }
 
-/** The schema-version registry: exactly one version today (spec, "Schema axis"). */
+/**
+ * The schema-version registry: exactly one version today (docs/dashboard-developers.md, "API conventions";
+ * test/versioning.e2e-spec.ts).
+ */
 export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
   {
     version: '2026-04-11',
@@ -54,7 +57,10 @@ export const SCHEMA_VERSIONS: readonly SchemaVersion[] = [
 /** Injection token for the registry, so that tests can add a deprecated version and move the clock past it. */
 export const VERSION_REGISTRY = Symbol('VERSION_REGISTRY');
 
-/** The unversioned `/api/<resource>` mount stops answering at this instant (spec, "URL axis"). */
+/**
+ * The unversioned `/api/<resource>` mount stops answering at this instant (docs/dashboard-developers.md,
+ * "API conventions"; test/versioning.e2e-spec.ts).
+ */
 export const LEGACY_SUNSET = new Date('2027-04-12T00:00:00.000Z');
 export const MIGRATION_GUIDE_PATH = '/docs/migrations/unversioned-to-v1';
 export const API_PREFIX = 'api/v1';

@@ -19,12 +19,14 @@ export interface Actor {
   tokenExpiresAt?: Date;
   /**
    * JWT: opened by this organization's single sign-on for an account the organization did not create. The IdP
-   * vouched for the user here only, so account-wide changes need the account's own factor (contract §3).
+   * vouched for the user here only, so account-wide changes need the account's own factor.
+   * See docs/security.md, "Accounts and organizations that cannot be taken over"; test/tenant-takeover.e2e-spec.ts,
+   * "finding 5".
    */
   ssoScoped?: boolean;
   /**
    * JWT: the membership was deactivated over SCIM. The session stays valid until it expires, for reading only
-   * (contract §14, reading the specification's SCIM rule 5).
+   * (docs/identity-administrators.md, "SCIM provisioning"; test/deprovisioning.e2e-spec.ts).
    */
   deactivated?: boolean;
   /** API key fields. */

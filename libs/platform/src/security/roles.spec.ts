@@ -14,7 +14,7 @@ describe('role table', () => {
     expect(canEditOwnedResource({ role: 'viewer', userId: ME }, ME)).toBe(false);
   });
 
-  it('matches the specification’s role table', () => {
+  it('matches the role table of test/role-matrix.e2e-spec.ts', () => {
     expect(Permission.read).toEqual(['owner', 'admin', 'member', 'viewer']);
     expect(Permission.editPolicies).toEqual(['owner', 'admin']);
     expect(Permission.editAgents).toEqual(['owner', 'admin', 'member']);

@@ -16,7 +16,9 @@ export type Feature = (typeof FEATURES)[number];
 const GOVERNANCE: readonly Feature[] = ['friaWizard', 'complianceMapping', 'scheduledReports', 'sso'];
 const ENTERPRISE: readonly Feature[] = [...GOVERNANCE, 'scim', 'cpiFeedbackIngest'];
 
-/** The plan table (contract-decisions §1): which features each plan unlocks. */
+/**
+ * The plan table (docs/identity-administrators.md, "Identity, roles and plans"): which features each plan unlocks.
+ */
 export const PLAN_FEATURES: Readonly<Record<Plan, readonly Feature[]>> = {
   sandbox: [],
   scale: [],
@@ -30,8 +32,10 @@ export function planHasFeature(plan: Plan, feature: Feature): boolean {
 }
 
 /**
- * The role matrix (spec, Authentication rule 10) as one table: each action names the roles that may take it.
+ * The role matrix as one table: each action names the roles that may take it.
  * Controllers refer to these through `@Access({ roles: Permission.x })`.
+ * See docs/identity-administrators.md, "Teams"; test/role-matrix.e2e-spec.ts walks every route with every role
+ * against a table written out by hand.
  */
 export const Permission = {
   read: ['owner', 'admin', 'member', 'viewer'],
@@ -42,7 +46,9 @@ export const Permission = {
   manageOrganization: ['owner', 'admin'],
   /**
    * What connects the organization to an identity provider: the SCIM token and the SSO configuration (its role
-   * mapping included). Either can grant or take the owner role, so only owners write them (contract §3, §4).
+   * mapping included). Either can grant or take the owner role, so only owners write them.
+   * See docs/security.md, "Accounts and organizations that cannot be taken over"; test/tenant-takeover.e2e-spec.ts,
+   * "finding 3".
    */
   connectIdentityProvider: ['owner'],
   readAudit: ['owner', 'admin'],

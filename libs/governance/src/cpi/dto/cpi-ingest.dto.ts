@@ -5,7 +5,11 @@ import type { FeedbackAction } from '../cpi.schema.js';
 
 export const FEEDBACK_ACTIONS: readonly FeedbackAction[] = ['approve', 'correct'];
 
-/** Body of POST /cpi/ingest (contract §13). correctedDecision is checked in the service: it is a string or an object. */
+/**
+ * Body of POST /cpi/ingest (docs/compliance-officers.md,
+ * "Human feedback and the compliance-performance indicators (CPI)"). correctedDecision is checked in the service: it
+ * is a string or an object.
+ */
 export class CpiIngestDto {
   @ApiProperty({ description: 'Id of a trace of the key’s organization.' })
   @IsString()

@@ -39,7 +39,7 @@ export class CpiTrendPointDto {
   @ApiProperty({ type: Number, nullable: true, description: RATE }) humanOverrideRate: number | null;
 }
 
-/** GET /cpi (contract §13). */
+/** GET /cpi (docs/compliance-officers.md, "Human feedback and the compliance-performance indicators (CPI)"). */
 export class CpiRollupDto {
   @ApiProperty({ type: CpiTotalsDto }) totals: CpiTotalsDto;
   @ApiProperty({
@@ -102,7 +102,9 @@ export class CorrectionDelayDto {
   @ApiProperty() count: number;
 }
 
-/** GET /cpi/analytics (contract §13). */
+/**
+ * GET /cpi/analytics (docs/compliance-officers.md, "Human feedback and the compliance-performance indicators (CPI)").
+ */
 export class CpiAnalyticsDto {
   @ApiProperty({
     type: [CpiAgentDto],

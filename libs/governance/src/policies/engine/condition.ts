@@ -1,6 +1,7 @@
 /**
- * Types and limits of the policy engine (contract-decisions §6). Framework-free: the policies module
+ * Types and limits of the policy engine. Framework-free: the policies module
  * stores and serves these shapes, trace ingestion evaluates them.
+ * See docs/agent-builders.md, "Decision pipeline"; validate-conditions.spec.ts.
  */
 
 export const POLICY_OUTCOMES = ['block', 'flag'] as const;
@@ -63,7 +64,10 @@ export interface Policy {
   readonly isActive: boolean;
 }
 
-/** A policy as the caller may hold it: the contract defaults fill what is left out. */
+/**
+ * A policy as the caller may hold it: the defaults (`POLICY_DEFAULTS`: match all, every agent, priority 100,
+ * active) fill what is left out.
+ */
 export type PolicyInput = Omit<Policy, 'match' | 'agentIds' | 'priority' | 'isActive'> &
   Partial<Pick<Policy, 'match' | 'agentIds' | 'priority' | 'isActive'>>;
 

@@ -1,6 +1,7 @@
 /**
- * Confidence of a trace whose body has none (contract-decisions §5). Computed before policies run, so a
+ * Confidence of a trace whose body has none. Computed before policies run, so a
  * `confidence lt 0.5` policy sees this value.
+ * See docs/agent-builders.md, "Decision pipeline"; confidence.spec.ts.
  */
 
 export const HEDGING_PHRASES = [

@@ -2,7 +2,7 @@ import type { CompiledPolicy, EvaluationScratch, PolicyOutcome, TraceFacts } fro
 
 export type EvaluationStatus = 'approved' | 'flagged' | 'blocked';
 
-/** The shape stored in a trace's `policyResults` (contract-decisions §5). */
+/** The shape stored in a trace's `policyResults` (evaluate.spec.ts). */
 export interface PolicyResult {
   policyId: string;
   name: string;

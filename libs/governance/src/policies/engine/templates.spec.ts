@@ -32,7 +32,7 @@ const fired = (templateId: string) => {
 };
 
 describe('POLICY_TEMPLATES', () => {
-  it('has the seven contract templates with unique kebab-case ids', () => {
+  it('has the seven templates docs/agent-builders.md lists, with unique kebab-case ids', () => {
     const ids = POLICY_TEMPLATES.map((t) => t.id);
     expect(ids).toEqual([
       'email-in-output',

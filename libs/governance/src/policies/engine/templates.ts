@@ -1,6 +1,9 @@
 import type { PolicyCondition, PolicyOutcome } from './condition.js';
 
-/** A pre-built policy served by `GET /policies/templates` (contract-decisions §6); match is always `all`. */
+/**
+ * A pre-built policy served by `GET /policies/templates` (docs/agent-builders.md, "Decision pipeline";
+ * templates.spec.ts); match is always `all`.
+ */
 export interface PolicyTemplate {
   /** Stable kebab-case id: stored as a policy's `templateId`, so it must never change once shipped. */
   readonly id: string;

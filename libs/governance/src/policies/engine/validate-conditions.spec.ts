@@ -182,7 +182,7 @@ describe('validateConditions', () => {
 describe('compile', () => {
   const base = { id: 'p1', name: 'P', outcome: 'block' as const };
 
-  it('fills the contract defaults: match all, every agent, priority 100, active', () => {
+  it('fills the defaults: match all, every agent, priority 100, active', () => {
     const compiled = compile({ ...base, conditions: [{ field: 'confidence', operator: 'lt', value: 0.5 }] });
     expect(compiled).toMatchObject({ match: 'all', agentIds: null, priority: 100, isActive: true });
     expect(compiled.conditions).toHaveLength(1);

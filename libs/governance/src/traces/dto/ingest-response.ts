@@ -8,7 +8,9 @@ export const TraceCode = {
   ...TraceErrorCode,
 } as const;
 
-/** Status and full body of a POST /traces reply (each outcome has its own envelope, contract §5). */
+/**
+ * Status and full body of a POST /traces reply (each outcome has its own envelope: test/traces-ingest.e2e-spec.ts).
+ */
 export interface IngestResponse {
   status: 201 | 202 | 403 | 409;
   body: Record<string, unknown>;

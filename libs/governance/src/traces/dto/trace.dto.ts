@@ -82,7 +82,7 @@ export class SimilarTraceDto {
   @ApiProperty({ description: 'First 200 characters of the prompt and output text.' }) excerpt: string;
 }
 
-/** The Trace object of contract-decisions §5; internal columns (searchText) never leave the service. */
+/** A trace as the API answers it; internal columns (searchText) never leave the service. */
 export function toTraceResponse(row: TraceRow): TraceDto {
   return {
     id: row.id,

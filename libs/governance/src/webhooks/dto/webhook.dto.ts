@@ -205,7 +205,10 @@ export class WebhookDeliveryDto {
   @ApiProperty({ type: String, nullable: true, format: 'date-time' }) completedAt: string | null;
 }
 
-/** How a webhook's URL is answered: its scheme and host, then `/…` for whatever follows (contract §8, write-only). */
+/**
+ * How a webhook's URL is answered: its scheme and host, then `/…` for whatever follows (the URL is write-only:
+ * test/webhooks-manage.e2e-spec.ts).
+ */
 export function maskedWebhookUrl(url: string): string {
   return `${urlHost(url)}/…`;
 }

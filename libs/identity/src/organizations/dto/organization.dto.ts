@@ -19,7 +19,10 @@ export class OrganizationDto {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 
-/** The EU AI Act asks deployers to keep the logs of a high-risk system at least six months (contract §18). */
+/**
+ * The EU AI Act asks deployers to keep the logs of a high-risk system at least six months
+ * (docs/compliance-officers.md, "Trace purge and retention"; test/trace-purge.e2e-spec.ts).
+ */
 export const MIN_TRACE_RETENTION_DAYS = 183;
 export const MAX_TRACE_RETENTION_DAYS = 36_500;
 
