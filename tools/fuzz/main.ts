@@ -1,5 +1,5 @@
 // Route fuzzer: starts the built service, reads its OpenAPI document, and sends every operation, with each
-// credential kind it accepts and with none, hostile requests derived from the document (see README, "Route
+// credential kind it accepts and with none, hostile requests derived from the document (see docs/security.md, "Route
 // fuzzer"). Variables: FUZZ_SEED, FUZZ_BUDGET, FUZZ_ONLY, FUZZ_MAX_MS, FUZZ_SUMMARY.
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
