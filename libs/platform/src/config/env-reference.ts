@@ -93,7 +93,7 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     default: '(unset)',
     secret: true,
     description:
-      "`redis://…`; the auth, CPI and PDF limiters' counts, shared by every replica (without it each process counts alone)",
+      "`redis://…`; every rate limiter's counts (auth, SCIM, CPI, PDF, audit, integrations, per-user limits), shared by every replica (without it each process counts alone)",
   },
   JWT_SECRET: {
     group: 'secrets',
@@ -107,7 +107,7 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     default: 'derived from `JWT_SECRET`',
     secret: true,
     description:
-      'key material (32+ characters) for secrets the service reads back: TOTP secrets, outbox bodies; HKDF-derived, AES-256-GCM',
+      'key material (32+ characters) for secrets the service reads back: TOTP secrets, queued mail, invitation tokens, SSO client secrets, webhook secrets, integration URLs, sign-in state (PKCE, social login); HKDF-derived, AES-256-GCM',
   },
   AUTH_RATE_LIMIT_MAX: {
     group: 'limits',
