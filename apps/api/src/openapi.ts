@@ -1,16 +1,26 @@
 import type { INestApplication } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 
-import { type AppConfig, MIGRATION_GUIDE_PATH, MIGRATION_GUIDES } from '#platform';
+import { type AppConfig, knownErrorCodes, MIGRATION_GUIDE_PATH, MIGRATION_GUIDES } from '#platform';
+import { AppModule } from './app.module.js';
+import { withEvents } from './openapi-events.js';
+import { withRequestExamples } from './openapi-examples.js';
+import { withScimSchemas } from './openapi-scim.js';
+import { addSchema, withKnownShapes, withNamedResponses } from './openapi-shapes.js';
+import { operationIdOf } from './operation-ids.js';
 
 const DESCRIPTION = `
 Records decisions made by AI agents (traces), evaluates them against policies, routes flagged ones to human review,
 keeps a per-organization SHA-256 hash-chained audit log, and produces compliance artefacts.
 
 **Envelope.** Success: \`{success: true, data}\`; paginated lists add \`pagination: {page, limit, total, totalPages}\`.
-Errors: \`{success: false, error, code}\`, validation errors add \`details: [{field, message}]\`. Every error response
-below lists the codes it can carry.
+Errors: \`{success: false, error, code}\`, validation errors add \`details: [{field, message}]\`; \`code\` is one of the
+schema \`ErrorCode\`. Every error response below lists the codes it can carry.
+
+**Events** go to webhooks (signed per Standard Webhooks; see \`webhooks\`) and to the live stream (\`GET /events/stream\`,
+\`/events/ws\`) as \`{type, timestamp, data}\`: the schema \`GovernanceEvent\`, one schema per \`type\`.
 
 **Versioning.** URL axis: every route is served under \`/api/v1\`. The legacy unversioned mount \`/api/<resource>\` runs the
 same handlers with \`Deprecation: true\`, \`Sunset: Mon, 12 Apr 2027 00:00:00 GMT\` and \`Link: <…${MIGRATION_GUIDE_PATH}>; rel="deprecation"\`,
@@ -34,7 +44,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setDescription(DESCRIPTION)
     .setVersion('v1')
     .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
-    .addServer(`${config.publicUrl}`, 'This deployment')
+    .addServer(serverUrl(config.publicUrl), 'This deployment')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'jwt')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'apiKey')
     .addBearerAuth(
@@ -71,11 +81,64 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     builder.addTag(name, description);
   }
   const document = SwaggerModule.createDocument(app, builder.build(), {
-    operationIdFactory: (controllerKey, methodKey) =>
-      `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
+    include: applicationModules(app),
+    operationIdFactory: operationIdOf,
   });
   document.paths['/api/v1/events/ws'] = { get: EVENTS_WS_OPERATION };
+  withScimSchemas(document);
+  withNamedResponses(document);
+  withKnownShapes(document);
+  withErrorCodes(document);
+  withEvents(document);
+  withRequestExamples(document);
   return withCommonResponses(document);
+}
+
+type NestModule = NonNullable<ReturnType<ModulesContainer['get']>>;
+
+/**
+ * The modules of the application, AppModule and what it imports (transitively), as the container resolved them:
+ * the document describes them, not a test's probe modules mounted beside AppModule.
+ */
+function applicationModules(app: INestApplication): NestModule['metatype'][] {
+  const root = [...app.get(ModulesContainer).values()].find((module) => module.metatype === AppModule);
+  if (!root)
+    throw new Error('The OpenAPI document describes AppModule, which this application does not mount');
+  const found = new Set<NestModule>([root]);
+  for (const module of found) for (const imported of module.imports) found.add(imported);
+  return [...found].map((module) => module.metatype);
+}
+
+/**
+ * The document's server: the deployment's public URL; without PUBLIC_URL (a local process, or the committed
+ * openapi.json written by `openapi:write`), `/`, the host that serves the document, rather than a localhost URL
+ * that means nothing to a reader.
+ */
+function serverUrl(publicUrl: string): string {
+  const { hostname } = new URL(publicUrl);
+  return ['localhost', '127.0.0.1', '[::1]'].includes(hostname) ? '/' : publicUrl;
+}
+
+/**
+ * The error envelope's `code` as a closed enum: every code the service can answer (`knownErrorCodes`: the
+ * platform's and those each module declares with `moduleErrorCodes`), as the schema `ErrorCode`, so that a client
+ * gets them as a union.
+ */
+function withErrorCodes(document: OpenAPIObject): void {
+  addSchema(document, 'ErrorCode', {
+    type: 'string',
+    enum: knownErrorCodes(),
+    description: 'Stable machine-readable code of an error: the platform’s codes and every module’s.',
+  });
+  const envelope = document.components?.schemas?.ErrorEnvelopeDto as { properties?: Record<string, object> };
+  if (!envelope?.properties?.code) throw new Error('ErrorEnvelopeDto has no code property');
+  envelope.properties.code = { ...envelope.properties.code, $ref: '#/components/schemas/ErrorCode' };
+  delete (envelope.properties.code as { type?: string }).type;
+  const failure = document.components?.schemas?.BulkFailureDto as { properties?: Record<string, object> };
+  if (failure?.properties?.code) {
+    failure.properties.code = { ...failure.properties.code, $ref: '#/components/schemas/ErrorCode' };
+    delete (failure.properties.code as { type?: string }).type;
+  }
 }
 
 /**
@@ -83,12 +146,13 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
  * its query, its messages and its close codes.
  */
 const EVENTS_WS_OPERATION: OpenAPIObject['paths'][string]['get'] = {
-  operationId: 'EventStream_websocket',
+  operationId: operationIdOf('EventStream', 'websocket'),
   tags: ['Events'],
   summary: 'Stream events (WebSocket)',
   description:
     'Upgrade to a WebSocket. `token` is a stream token from `POST /auth/stream-token` (single use, 60 s). The ' +
-    'same events as `GET /events/stream`, as JSON text messages `{id, type, timestamp, data}`; `lastEventId` ' +
+    'same events as `GET /events/stream`, as JSON text messages `{id, type, timestamp, data}` (the schema ' +
+    '`GovernanceEvent`, discriminated by `type`); `lastEventId` ' +
     'replays the events after that id from the last 24 hours (at most 1,000) first. Ping frames every 15 s. Close ' +
     'codes: 4401 a bad, used or expired token (sent after the upgrade, since browsers cannot read a refused ' +
     'upgrade’s status), 1013 a client too slow to keep up (reconnect with `lastEventId`) or too many streams, 1001 ' +

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { AppError } from '#platform';
+import { AppError, moduleErrorCodes } from '#platform';
 
 /** Error codes of FRIA, beside the generic ones in the platform. */
-export const FriaErrorCode = {
+export const FriaErrorCode = moduleErrorCodes({
   /** A move the lifecycle (`canTransition`) does not allow from the current state (including to the same state). */
   FRIA_TRANSITION_FAILED: 'FRIA_TRANSITION_FAILED',
   FRIA_LIST_FAILED: 'FRIA_LIST_FAILED',
@@ -10,7 +10,7 @@ export const FriaErrorCode = {
   FRIA_GET_FAILED: 'FRIA_GET_FAILED',
   FRIA_UPDATE_FAILED: 'FRIA_UPDATE_FAILED',
   FRIA_DELETE_FAILED: 'FRIA_DELETE_FAILED',
-} as const;
+});
 
 export type FriaErrorCodeName = (typeof FriaErrorCode)[keyof typeof FriaErrorCode];
 

@@ -1,8 +1,9 @@
+import { moduleErrorCodes } from '#platform';
 /** Error codes of approval patterns, beside the generic ones in the platform. */
-export const ApprovalPatternErrorCode = {
+export const ApprovalPatternErrorCode = moduleErrorCodes({
   /** Signoff of a pattern that is not awaiting it, or revocation of one that only observes. */
   PATTERN_STATE_CONFLICT: 'PATTERN_STATE_CONFLICT',
-} as const;
+});
 
 declare module '#platform' {
   interface ModuleErrorCodes extends Record<

@@ -1,8 +1,9 @@
+import { moduleErrorCodes } from '#platform';
 /** Error codes of the event stream, beside the generic ones in the platform. */
-export const EventStreamErrorCode = {
+export const EventStreamErrorCode = moduleErrorCodes({
   /** A plain GET of the WebSocket route. */
   UPGRADE_REQUIRED: 'UPGRADE_REQUIRED',
-} as const;
+});
 
 declare module '#platform' {
   interface ModuleErrorCodes extends Record<

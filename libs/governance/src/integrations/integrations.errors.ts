@@ -1,12 +1,12 @@
-import { AppError } from '#platform';
+import { AppError, moduleErrorCodes } from '#platform';
 
 /**
  * Error codes of integrations, beside the generic ones in the platform (docs/compliance-officers.md, "Integrations").
  */
-export const IntegrationErrorCode = {
+export const IntegrationErrorCode = moduleErrorCodes({
   /** A recipient's confirmation token that is unknown, already used or expired (one answer for all three). */
   INVALID_TOKEN: 'INVALID_TOKEN',
-} as const;
+});
 
 declare module '#platform' {
   interface ModuleErrorCodes extends Record<

@@ -1,11 +1,11 @@
-import { AppError } from '#platform';
+import { AppError, moduleErrorCodes } from '#platform';
 
 /** Error codes of the auth routes, beside the generic ones in the platform. */
-export const AuthErrorCode = {
+export const AuthErrorCode = moduleErrorCodes({
   INVALID_TOKEN: 'INVALID_TOKEN',
   /** The organization enforces its single sign-on for this address: sign in through it (`details.ssoUrl`). */
   SSO_REQUIRED: 'SSO_REQUIRED',
-} as const;
+});
 
 declare module '#platform' {
   interface ModuleErrorCodes extends Record<(typeof AuthErrorCode)[keyof typeof AuthErrorCode], true> {}

@@ -1,9 +1,9 @@
-import { AppError } from '#platform';
+import { AppError, moduleErrorCodes } from '#platform';
 
 /** Error codes of the MFA routes, beside the generic ones in the platform. */
-export const MfaErrorCode = {
+export const MfaErrorCode = moduleErrorCodes({
   INVALID_MFA_CODE: 'INVALID_MFA_CODE',
-} as const;
+});
 
 declare module '#platform' {
   interface ModuleErrorCodes extends Record<(typeof MfaErrorCode)[keyof typeof MfaErrorCode], true> {}

@@ -1,13 +1,13 @@
-import { AppError } from '#platform';
+import { AppError, moduleErrorCodes } from '#platform';
 
 /**
  * Error codes of organization deletion (docs/compliance-officers.md, "Organization deletion"), beside the generic
  * ones in the platform.
  */
-export const OrganizationErrorCode = {
+export const OrganizationErrorCode = moduleErrorCodes({
   /** Login of a user whose every active membership is in a deleted organization (awaiting erasure). */
   ORGANIZATION_DELETED: 'ORGANIZATION_DELETED',
-} as const;
+});
 
 declare module '#platform' {
   interface ModuleErrorCodes extends Record<

@@ -1,10 +1,10 @@
-import { AppError, ErrorCode } from '#platform';
+import { AppError, ErrorCode, moduleErrorCodes } from '#platform';
 
 /** Error codes of the team routes, beside the generic ones in the platform. */
-export const TeamErrorCode = {
+export const TeamErrorCode = moduleErrorCodes({
   INVITE_ALREADY_USED: 'INVITE_ALREADY_USED',
   INVITE_EXPIRED: 'INVITE_EXPIRED',
-} as const;
+});
 
 declare module '#platform' {
   interface ModuleErrorCodes extends Record<(typeof TeamErrorCode)[keyof typeof TeamErrorCode], true> {}

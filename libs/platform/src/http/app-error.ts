@@ -31,10 +31,10 @@ export const ErrorCode = {
 
 /**
  * The codes of the modules above the platform. Each module that has codes of its own declares them in its
- * `<module>.errors.ts` as a const object and adds them here by augmentation (the platform imports nothing from
- * above):
+ * `<module>.errors.ts` through `moduleErrorCodes` (which records them at run time) and adds them here by
+ * augmentation, for the type (the platform imports nothing from above):
  *
- *   export const TeamErrorCode = { LAST_OWNER: 'LAST_OWNER' } as const;
+ *   export const TeamErrorCode = moduleErrorCodes({ LAST_OWNER: 'LAST_OWNER' });
  *   declare module '#platform' {
  *     interface ModuleErrorCodes extends Record<(typeof TeamErrorCode)[keyof typeof TeamErrorCode], true> {}
  *   }
@@ -44,6 +44,25 @@ export interface ModuleErrorCodes {}
 
 /** Every code an AppError may carry: a closed union, so a misspelt code does not compile. */
 export type ErrorCodeName = (typeof ErrorCode)[keyof typeof ErrorCode] | keyof ModuleErrorCodes;
+
+const declaredModuleCodes = new Set<string>();
+
+/**
+ * Declares a module's error codes: returns the object as given, and records its codes so that `knownErrorCodes`
+ * lists them (the API document's closed `ErrorCode` enum, which the typed client's union is generated from).
+ */
+export function moduleErrorCodes<const T extends Record<string, string>>(codes: T): T {
+  for (const code of Object.values(codes)) declaredModuleCodes.add(code);
+  return codes;
+}
+
+/**
+ * Every code an error envelope may carry, `ErrorCodeName` at run time, sorted: the platform's and those of every
+ * module loaded so far (an application has loaded them all once its module graph is imported).
+ */
+export function knownErrorCodes(): string[] {
+  return [...new Set<string>([...Object.values(ErrorCode), ...declaredModuleCodes])].sort();
+}
 
 export interface ErrorDetail {
   field: string;

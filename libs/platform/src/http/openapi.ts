@@ -85,26 +85,64 @@ interface EnvelopeOptions {
   paginated?: boolean;
 }
 
-/** Documents a success response as `{success: true, data: <model>}` (plus `pagination` for paginated lists). */
-export function ApiEnvelope(model: Type<unknown> | null, options: EnvelopeOptions = {}): MethodDecorator {
-  const data = model
-    ? options.isArray || options.paginated
-      ? { type: 'array', items: { $ref: getSchemaPath(model) } }
-      : { $ref: getSchemaPath(model) }
-    : { type: 'object', nullable: true };
-  const properties: Record<string, unknown> = { success: { type: 'boolean', enum: [true] }, data };
-  const required = ['success', 'data'];
-  if (options.paginated) {
-    properties.pagination = { $ref: getSchemaPath(PaginationDto) };
-    required.push('pagination');
+/** `{success: true, data: null}`: what a route answers when it has nothing to return (`ApiEnvelope(null)`). */
+export class EmptyResponse {
+  @ApiProperty({ type: Boolean, enum: [true] }) success: true;
+  @ApiProperty({ type: 'null', description: 'Always null: the route returns nothing.' }) data: null;
+}
+
+/** The envelope classes made so far, by name: one named schema per model and kind, however many routes use it. */
+const ENVELOPES = new Map<string, { model: Type<unknown>; kind: EnvelopeKind; type: Type<unknown> }>();
+/** One model (`data: Model`), a list (`data: Model[]`), or a page (a list with `pagination`). */
+export type EnvelopeKind = 'one' | 'list' | 'page';
+
+/**
+ * The name of the envelope of `model`: the model's name without `Dto`, then `Response` (one), `ListResponse` (an
+ * array) or `Page` (a paginated list): `AgentDto` → `AgentResponse`, `AgentListResponse`, `AgentPage`.
+ */
+export function envelopeName(model: Type<unknown>, kind: EnvelopeKind): string {
+  const base = model.name.replace(/Dto$/, '');
+  return `${base}${kind === 'one' ? 'Response' : kind === 'list' ? 'ListResponse' : 'Page'}`;
+}
+
+/**
+ * The named envelope class of `model` (a class, so that @nestjs/swagger puts it in `components.schemas` and
+ * refers to it): made once per model and kind and reused, so the same envelope is one schema.
+ */
+export function envelopeOf(model: Type<unknown>, kind: EnvelopeKind): Type<unknown> {
+  const name = envelopeName(model, kind);
+  const known = ENVELOPES.get(name);
+  if (known) {
+    if (known.model !== model || known.kind !== kind) {
+      throw new Error(`Two envelopes would be named ${name}: rename ${model.name} or ${known.model.name}`);
+    }
+    return known.type;
   }
-  const models = [PaginationDto, ...(model ? [model] : [])];
+  // A class named by the object literal's key: @nestjs/swagger names the schema after the class.
+  const type = { [name]: class {} }[name]!;
+  const property = (key: string, options: Parameters<typeof ApiProperty>[0]) =>
+    ApiProperty(options)(type.prototype as object, key);
+  property('success', { type: Boolean, enum: [true] });
+  if (kind === 'one') property('data', { type: () => model });
+  else property('data', { type: () => model, isArray: true });
+  if (kind === 'page') property('pagination', { type: () => PaginationDto });
+  ENVELOPES.set(name, { model, kind, type });
+  return type;
+}
+
+/**
+ * Documents a success response as `{success: true, data: <model>}` (plus `pagination` for paginated lists), as
+ * a named schema (`envelopeOf`); `null`: `{success: true, data: null}` (`EmptyResponse`).
+ */
+export function ApiEnvelope(model: Type<unknown> | null, options: EnvelopeOptions = {}): MethodDecorator {
+  const kind: EnvelopeKind = options.paginated ? 'page' : options.isArray ? 'list' : 'one';
+  const envelope = model ? envelopeOf(model, kind) : EmptyResponse;
   return applyDecorators(
-    ApiExtraModels(...models),
+    ApiExtraModels(envelope),
     ApiResponse({
       status: options.status ?? 200,
       description: options.description ?? 'Success',
-      schema: { type: 'object', required, properties: properties as Record<string, never> },
+      type: envelope,
     }),
   );
 }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type SchemaObject } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsObject, IsString, MaxLength, MinLength } from 'class-validator';
 import { IfPresent, PaginationQueryDto } from '#platform';
@@ -14,6 +14,33 @@ const CONFIG_DOC =
   'mails per organization per hour. slack and webhook: `{url}` (absolute http(s), refused when it resolves to a ' +
   'private address: 400 WEBHOOK_URL_NOT_ALLOWED). The URL is write-only.';
 
+/** The `config` an integration takes: recipients for e-mail, a URL for Slack and webhooks (checked by the service). */
+const CONFIG_SCHEMA: { oneOf: SchemaObject[] } = {
+  oneOf: [
+    {
+      type: 'object',
+      title: 'email',
+      required: ['recipients'],
+      additionalProperties: false,
+      properties: {
+        recipients: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 20,
+          items: { type: 'string', format: 'email', maxLength: 254 },
+        },
+      },
+    },
+    {
+      type: 'object',
+      title: 'slack, webhook',
+      required: ['url'],
+      additionalProperties: false,
+      properties: { url: { type: 'string', format: 'uri', maxLength: 2048, writeOnly: true } },
+    },
+  ],
+};
+
 export class CreateIntegrationDto {
   @ApiProperty({ enum: INTEGRATION_TYPES })
   @IsIn(INTEGRATION_TYPES, { message: `type must be one of ${INTEGRATION_TYPES.join(', ')}` })
@@ -27,8 +54,7 @@ export class CreateIntegrationDto {
   name: string;
 
   @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
+    ...CONFIG_SCHEMA,
     description: CONFIG_DOC,
     example: { url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
   })
@@ -45,11 +71,7 @@ export class UpdateIntegrationDto {
   @MaxLength(120)
   name?: string;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
-    description: `Replaces it. ${CONFIG_DOC}`,
-  })
+  @ApiPropertyOptional({ ...CONFIG_SCHEMA, description: `Replaces it. ${CONFIG_DOC}` })
   @IfPresent()
   @IsObject()
   config?: Record<string, unknown>;

@@ -9,7 +9,18 @@ const ABSENT = { nullable: true } as const;
 
 export class ToolCallDto {
   @ApiProperty({ maxLength: 200, example: 'lookup_order' }) name: string;
-  @ApiPropertyOptional({ description: 'Arguments as the agent passed them (any JSON).' }) arguments?: unknown;
+  @ApiPropertyOptional({
+    description: 'Arguments as the agent passed them (any JSON).',
+    oneOf: [
+      { type: 'object', additionalProperties: true },
+      { type: 'array', items: {} },
+      { type: 'string' },
+      { type: 'number' },
+      { type: 'boolean' },
+      { type: 'null' },
+    ],
+  })
+  arguments?: unknown;
 }
 
 export class InputContextDto {

@@ -4,7 +4,7 @@ import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } fro
 import { PaginationQueryDto } from '#platform';
 import type { SimilarTraceRow } from '../traces.repository.js';
 import type { TraceRow, TraceStatus } from '../trace.schema.js';
-import { PolicyResultDto } from './ingest-trace.dto.js';
+import { InputContextDto, OutputDecisionDto, PolicyResultDto } from './ingest-trace.dto.js';
 
 export const TRACE_STATUSES: readonly TraceStatus[] = ['approved', 'flagged', 'blocked', 'success'];
 
@@ -41,26 +41,52 @@ export class SimilarQueryDto {
   limit?: number;
 }
 
+/** A stored trace's output: as ingested, plus what human feedback (CPI) set on it. */
+export class TraceOutputDecisionDto extends OutputDecisionDto {
+  @ApiPropertyOptional({ description: 'The decision a human set by correcting the trace (CPI feedback).' })
+  decision?: string;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'After a correction: the decision before the first one (the agent’s action).',
+  })
+  originalDecision?: string | null;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'After a correction: the reviewer’s notes.',
+  })
+  correctionNotes?: string | null;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, description: 'After a correction that gave one.' })
+  correctedConfidence?: number;
+}
+
 export class TraceDto {
   @ApiProperty() id: string;
   @ApiProperty() organizationId: string;
   @ApiProperty() agentId: string;
   @ApiProperty({ enum: TRACE_STATUSES }) status: TraceStatus;
   @ApiProperty() confidence: number;
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: 'prompt, systemPrompt, context, conversationId',
-  })
+  @ApiProperty({ type: InputContextDto, description: 'As ingested.' })
   inputContext: Record<string, unknown>;
+  @ApiProperty({ type: TraceOutputDecisionDto, description: 'As ingested, with what feedback set.' })
+  outputDecision: Record<string, unknown>;
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
+    properties: {
+      autoApprovedBy: { type: 'string', description: 'The approval pattern that approved a flagged trace.' },
+      approvedBy: {
+        type: 'string',
+        description: 'After CPI approval: the approver’s e-mail, or `apiKey:<id>`.',
+      },
+      approvedAt: { type: 'string', format: 'date-time', description: 'After CPI approval.' },
+    },
     description:
-      'action, text, actionObject, rationale, alternatives, toolCalls; decision, originalDecision, correctionNotes after feedback',
+      'The caller’s metadata as sent (any JSON object), and the members the service sets: `autoApprovedBy`, ' +
+      '`approvedBy`, `approvedAt`.',
   })
-  outputDecision: Record<string, unknown>;
-  @ApiProperty({ type: 'object', additionalProperties: true }) metadata: Record<string, unknown>;
+  metadata: Record<string, unknown>;
   @ApiProperty({ type: 'string', nullable: true }) rationale: string | null;
   @ApiProperty({ example: '2026-04-11', description: 'Schema version in force at ingestion.' })
   schemaVersion: string;

@@ -45,6 +45,7 @@ export class CreateWebhookDto {
 
   @ApiProperty({
     enum: WEBHOOK_EVENTS,
+    enumName: 'GovernanceEventType',
     isArray: true,
     minItems: 1,
     example: ['trace.flagged', 'review.completed'],
@@ -88,7 +89,7 @@ export class UpdateWebhookDto {
   @MaxLength(URL_MAX_LENGTH)
   url?: string;
 
-  @ApiPropertyOptional({ enum: WEBHOOK_EVENTS, isArray: true, minItems: 1 })
+  @ApiPropertyOptional({ enum: WEBHOOK_EVENTS, enumName: 'GovernanceEventType', isArray: true, minItems: 1 })
   @ValidateIf((o: UpdateWebhookDto) => o.events !== undefined)
   @IsArray()
   @ArrayMinSize(1)
@@ -155,7 +156,7 @@ export class WebhookDto {
       'The URL’s scheme and host (with a port other than the default), as `config.urlHost` of integrations.',
   })
   urlHost: string;
-  @ApiProperty({ enum: WEBHOOK_EVENTS, isArray: true }) events: string[];
+  @ApiProperty({ enum: WEBHOOK_EVENTS, enumName: 'GovernanceEventType', isArray: true }) events: string[];
   @ApiProperty({ type: String, nullable: true }) filterAgentId: string | null;
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty() isActive: boolean;

@@ -81,7 +81,8 @@ export class SecuritySettingsDto {
   @ApiProperty({ type: Number, nullable: true, description: 'Whole days since the password was set.' })
   passwordAgeDays: number | null;
   @ApiProperty({
-    type: [Object],
+    type: 'array',
+    maxItems: 0,
     example: [],
     description: 'Always empty: trusted devices are not implemented.',
   })
