@@ -179,6 +179,8 @@ const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelopeDto' };
  * (sunset schema version, or the legacy mount after its sunset).
  */
 function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
+  document.components ??= {};
+  document.components.headers = { ...document.components.headers, ...COMMON_HEADERS };
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
@@ -214,7 +216,63 @@ function withCommonResponses(document: OpenAPIObject): OpenAPIObject {
       };
     }
   }
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item[method];
+      if (operation) withCommonHeaders(operation.responses, path);
+    }
+  }
   return document;
+}
+
+/** The headers every answer carries, described once and referenced from each response. */
+const COMMON_HEADERS = {
+  'X-Request-Id': {
+    description: 'The request’s id (a well-formed incoming one is kept); quote it when reporting a problem.',
+    schema: { type: 'string' },
+  },
+  'X-Svc-Version': {
+    description: 'The schema version (YYYY-MM-DD) the answer follows: the pinned one, or the latest.',
+    schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
+type Responses = NonNullable<OpenAPIObject['paths'][string]['get']>['responses'];
+
+const headerRef = (name: keyof typeof COMMON_HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** The error envelope is JSON whatever a route's success answer is (a PDF, an event stream, XML). */
+const JSON_MEDIA = /^application\/([a-z.+-]+\+)?json$|^application\/x-protobuf$/;
+
+/**
+ * Adds the common headers to every response (`X-Svc-Version` under the versioned API, `Retry-After` on 429 and
+ * 503), and declares an error answer under application/json where a route's success media type (`@ApiProduces`)
+ * was copied onto it.
+ */
+function withCommonHeaders(responses: Responses, path: string): void {
+  // Each response is replaced by a copy: the objects may be the decorators' metadata, shared by every build.
+  for (const [status, response] of Object.entries(responses)) {
+    if (!response || '$ref' in response) continue;
+    const headers: Record<string, object> = {
+      ...response.headers,
+      'X-Request-Id': headerRef('X-Request-Id'),
+    };
+    if (path.startsWith('/api/v1')) headers['X-Svc-Version'] = headerRef('X-Svc-Version');
+    if ((status === '429' || status === '503') && !response.headers?.['Retry-After'])
+      headers['Retry-After'] = headerRef('Retry-After');
+    let content = response.content;
+    const media = Object.entries(content ?? {});
+    const envelope = media.some(
+      ([, m]) => m.schema && '$ref' in m.schema && m.schema.$ref === ERROR_REF.$ref,
+    );
+    if (Number(status) >= 400 && envelope && media.some(([type]) => !JSON_MEDIA.test(type)))
+      content = { 'application/json': { schema: ERROR_REF } };
+    responses[status] = { ...response, headers, ...(content ? { content } : {}) };
+  }
 }
 
 /** Swagger UI at /docs, the document at /docs/openapi.json, and the migration guide page. */

@@ -14,15 +14,42 @@ export class ErrorDetailDto {
   @ApiProperty({ example: 'email must be an email' }) message: string;
 }
 
+/** `details` of 403 SSO_REQUIRED: where this address's sign-in starts. */
+export class SsoRequiredDetailsDto {
+  @ApiProperty({ description: 'The single sign-on dispatcher, which takes `{email}`.' }) ssoUrl: string;
+}
+
+/** `record` of 400 DOMAIN_NOT_VERIFIED: the DNS record to publish. */
+export class DnsChallengeRecordDto {
+  @ApiProperty({ enum: ['TXT'] }) type: 'TXT';
+  @ApiProperty({ example: '_governance-challenge.bigcorp.example' }) name: string;
+  @ApiProperty() value: string;
+}
+
 export class ErrorEnvelopeDto {
   @ApiProperty({ enum: [false] }) success: false;
   @ApiProperty({ description: 'Human-readable message.' }) error: string;
   @ApiProperty({ description: 'Stable machine-readable code.', example: 'VALIDATION_ERROR' }) code: string;
   @ApiPropertyOptional({
-    type: [ErrorDetailDto],
-    description: 'One entry per invalid field (validation errors).',
+    oneOf: [
+      { type: 'array', items: { $ref: getSchemaPath(ErrorDetailDto) } },
+      { $ref: getSchemaPath(SsoRequiredDetailsDto) },
+    ],
+    description:
+      'Validation errors: one entry per invalid field (at most 20; `detailsTotal` then counts them all). ' +
+      '403 SSO_REQUIRED: `{ssoUrl}`.',
   })
-  details?: ErrorDetailDto[];
+  details?: ErrorDetailDto[] | SsoRequiredDetailsDto;
+  @ApiPropertyOptional({ description: 'How many details were found, when more than `details` lists.' })
+  detailsTotal?: number;
+  @ApiPropertyOptional({ enum: ['ALREADY_MEMBER'], description: 'A VALIDATION_ERROR’s reason, where it has one.' })
+  reason?: string;
+  @ApiPropertyOptional({ type: DnsChallengeRecordDto, description: 'DOMAIN_NOT_VERIFIED: the record to publish.' })
+  record?: DnsChallengeRecordDto;
+  @ApiPropertyOptional({ type: [String], description: 'VERSION_UNSUPPORTED: the versions this service knows.' })
+  supportedVersions?: string[];
+  @ApiPropertyOptional({ description: 'UPGRADE_REQUIRED: the plan feature the route needs.' })
+  feature?: string;
   @ApiPropertyOptional({ description: 'Request id, on 500 responses; quote it when reporting a problem.' })
   requestId?: string;
 }
@@ -67,7 +94,7 @@ export function ApiErrors(
   overrides: Record<number, string> = {},
 ): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ApiExtraModels(ErrorEnvelopeDto),
+    ApiExtraModels(ErrorEnvelopeDto, ErrorDetailDto, SsoRequiredDetailsDto, DnsChallengeRecordDto),
     ...statuses.map((status) =>
       ApiResponse({
         status,

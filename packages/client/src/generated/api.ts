@@ -3329,11 +3329,12 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
-    ErrorDetailDto: {
-      /** @example email */
-      field: string;
-      /** @example email must be an email */
-      message: string;
+    DnsChallengeRecordDto: {
+      /** @enum {string} */
+      type: 'TXT';
+      /** @example _governance-challenge.bigcorp.example */
+      name: string;
+      value: string;
     };
     ErrorEnvelopeDto: {
       /** @enum {boolean} */
@@ -3345,10 +3346,33 @@ export interface components {
        * @example VALIDATION_ERROR
        */
       code: components['schemas']['ErrorCode'];
-      /** @description One entry per invalid field (validation errors). */
-      details?: components['schemas']['ErrorDetailDto'][];
+      /** @description Validation errors: one entry per invalid field (at most 20; `detailsTotal` then counts them all). 403 SSO_REQUIRED: `{ssoUrl}`. */
+      details?: components['schemas']['ErrorDetailDto'][] | components['schemas']['SsoRequiredDetailsDto'];
+      /** @description How many details were found, when more than `details` lists. */
+      detailsTotal?: number;
+      /**
+       * @description A VALIDATION_ERROR’s reason, where it has one.
+       * @enum {string}
+       */
+      reason?: 'ALREADY_MEMBER';
+      /** @description DOMAIN_NOT_VERIFIED: the record to publish. */
+      record?: components['schemas']['DnsChallengeRecordDto'];
+      /** @description VERSION_UNSUPPORTED: the versions this service knows. */
+      supportedVersions?: string[];
+      /** @description UPGRADE_REQUIRED: the plan feature the route needs. */
+      feature?: string;
       /** @description Request id, on 500 responses; quote it when reporting a problem. */
       requestId?: string;
+    };
+    ErrorDetailDto: {
+      /** @example email */
+      field: string;
+      /** @example email must be an email */
+      message: string;
+    };
+    SsoRequiredDetailsDto: {
+      /** @description The single sign-on dispatcher, which takes `{email}`. */
+      ssoUrl: string;
     };
     HealthChecksDto: {
       /** @enum {string} */
@@ -7095,7 +7119,14 @@ export interface components {
   responses: never;
   parameters: never;
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description The request’s id (a well-formed incoming one is kept); quote it when reporting a problem. */
+    'X-Request-Id': string;
+    /** @description The schema version (YYYY-MM-DD) the answer follows: the pinned one, or the latest. */
+    'X-Svc-Version': string;
+    /** @description Seconds to wait before trying again. */
+    'Retry-After': number;
+  };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -7115,6 +7146,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7124,6 +7157,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7133,6 +7168,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7142,6 +7179,9 @@ export interface operations {
       /** @description SERVICE_UNAVAILABLE (database check failed) */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7165,6 +7205,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7174,6 +7216,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7183,6 +7227,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7218,6 +7264,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7227,6 +7275,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7236,6 +7286,8 @@ export interface operations {
       /** @description EMAIL_IN_USE (the e-mail address is already registered) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7245,6 +7297,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7256,6 +7310,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7289,6 +7345,8 @@ export interface operations {
       /** @description `{token, user}`, or `{mfaRequired: true, tempToken}` when the user has MFA enabled */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7298,6 +7356,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7307,6 +7367,8 @@ export interface operations {
       /** @description INVALID_CREDENTIALS (wrong e-mail or password, same body either way), ACCOUNT_DEACTIVATED (no active membership), ORGANIZATION_DELETED (every active membership is in a deleted organization) */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7316,6 +7378,8 @@ export interface operations {
       /** @description SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7325,6 +7389,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7336,6 +7402,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7359,6 +7427,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7368,6 +7438,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7377,6 +7449,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7386,6 +7460,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7397,6 +7473,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7420,6 +7498,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7429,6 +7509,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7438,6 +7520,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7447,6 +7531,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7458,6 +7544,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7493,6 +7581,8 @@ export interface operations {
       /** @description Success */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7502,6 +7592,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7511,6 +7603,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7520,6 +7614,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7552,6 +7649,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7561,6 +7660,8 @@ export interface operations {
       /** @description INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7570,6 +7671,8 @@ export interface operations {
       /** @description EMAIL_IN_USE (the address was registered meanwhile) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7579,6 +7682,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7588,6 +7693,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7620,6 +7728,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7629,6 +7739,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7638,6 +7750,8 @@ export interface operations {
       /** @description SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7647,6 +7761,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7656,6 +7772,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7689,6 +7808,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7698,6 +7819,8 @@ export interface operations {
       /** @description INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7707,6 +7830,8 @@ export interface operations {
       /** @description SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7716,6 +7841,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7725,6 +7852,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7758,6 +7888,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7767,6 +7899,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (weak new password; `details` names currentPassword when it is wrong) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7776,6 +7910,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7785,6 +7921,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7794,6 +7932,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7826,6 +7967,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7835,6 +7978,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7844,6 +7989,8 @@ export interface operations {
       /** @description SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7853,6 +8000,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7862,6 +8011,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7894,6 +8046,8 @@ export interface operations {
       /** @description `{token, user}`, or `{mfaRequired: true, tempToken}` when the user has MFA enabled */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7903,6 +8057,8 @@ export interface operations {
       /** @description INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7912,6 +8068,8 @@ export interface operations {
       /** @description ACCOUNT_DEACTIVATED, ORGANIZATION_DELETED (as login) */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7921,6 +8079,8 @@ export interface operations {
       /** @description SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7930,6 +8090,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7939,6 +8101,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -7962,6 +8127,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7971,6 +8138,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7980,6 +8149,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -7989,6 +8160,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8012,6 +8186,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8021,6 +8197,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8030,6 +8208,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8039,6 +8219,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8062,6 +8245,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8071,6 +8256,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8080,6 +8267,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8089,6 +8278,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8112,6 +8304,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8121,6 +8315,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8130,6 +8326,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8139,6 +8337,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8164,6 +8365,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8173,6 +8376,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8182,6 +8387,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8191,6 +8398,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8216,6 +8426,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8225,6 +8437,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8234,6 +8448,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8243,6 +8459,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8266,6 +8485,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8275,6 +8496,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8284,6 +8507,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8293,6 +8518,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8316,6 +8544,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8325,6 +8555,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8334,6 +8566,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8343,6 +8577,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8366,6 +8603,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8375,6 +8614,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8384,6 +8625,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8393,6 +8636,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8416,6 +8662,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8425,6 +8673,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8434,6 +8684,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8443,6 +8695,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8466,6 +8721,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8475,6 +8732,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8484,6 +8743,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8493,6 +8754,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8525,6 +8788,8 @@ export interface operations {
       /** @description Success */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8534,6 +8799,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (confirmName missing or not the organization’s name) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8543,6 +8810,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8552,6 +8821,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8561,6 +8832,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8594,6 +8867,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8603,6 +8878,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8612,6 +8889,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8621,6 +8900,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8630,6 +8911,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8653,6 +8936,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8662,6 +8947,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8671,6 +8958,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8680,6 +8969,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8689,6 +8980,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8712,6 +9005,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8721,6 +9016,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8730,6 +9027,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8739,6 +9038,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8748,6 +9049,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8771,6 +9074,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8780,6 +9085,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8789,6 +9096,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8798,6 +9107,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8807,6 +9118,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8830,6 +9143,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8839,6 +9154,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8848,6 +9165,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8857,6 +9176,8 @@ export interface operations {
       /** @description CONFLICT (MFA is already enabled) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8866,6 +9187,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8875,6 +9198,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8907,6 +9233,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8916,6 +9244,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8925,6 +9255,8 @@ export interface operations {
       /** @description INVALID_MFA_CODE (wrong code, a code already used in its 30-second step, or a used backup code); UNAUTHORIZED, SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8934,6 +9266,8 @@ export interface operations {
       /** @description CONFLICT (MFA is already enabled), or no pending secret (call /auth/mfa/setup first) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8943,6 +9277,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8952,6 +9288,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -8984,6 +9323,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -8993,6 +9334,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9002,6 +9345,8 @@ export interface operations {
       /** @description INVALID_MFA_CODE (wrong code, a code already used in its 30-second step, or a used backup code); UNAUTHORIZED, SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9011,6 +9356,8 @@ export interface operations {
       /** @description CONFLICT (MFA is not enabled) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9020,6 +9367,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9029,6 +9378,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -9062,6 +9414,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9071,6 +9425,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9080,6 +9436,8 @@ export interface operations {
       /** @description INVALID_MFA_CODE (wrong code, a code already used in its 30-second step, or a used backup code); UNAUTHORIZED (tempToken malformed, expired, issued before the last password change, or MFA was disabled since); ACCOUNT_DEACTIVATED (no active membership) */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9089,6 +9447,8 @@ export interface operations {
       /** @description SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9098,6 +9458,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9107,6 +9469,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (the auth limiter per IP, or 10 wrong MFA codes for this user in 15 minutes) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -9139,6 +9504,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9148,6 +9515,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9157,6 +9526,8 @@ export interface operations {
       /** @description INVALID_MFA_CODE (wrong code, a code already used in its 30-second step, or a used backup code); UNAUTHORIZED, SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9166,6 +9537,8 @@ export interface operations {
       /** @description CONFLICT (MFA is not enabled) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9175,6 +9548,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9184,6 +9559,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -9207,6 +9585,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9216,6 +9596,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9225,6 +9607,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9234,6 +9618,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -9257,6 +9644,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9266,6 +9655,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9275,6 +9666,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9284,6 +9677,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9293,6 +9688,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -9321,6 +9719,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9330,6 +9730,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9339,6 +9741,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9348,6 +9752,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9357,6 +9763,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9368,6 +9776,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9406,6 +9816,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9415,6 +9827,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9424,6 +9838,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9433,6 +9849,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9442,6 +9860,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9453,6 +9873,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9479,6 +9901,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9488,6 +9912,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9497,6 +9923,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9506,6 +9934,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9515,6 +9945,8 @@ export interface operations {
       /** @description NOT_FOUND (no live workspace key with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9524,6 +9956,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9535,6 +9969,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9573,6 +10009,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9582,6 +10020,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9591,6 +10031,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9600,6 +10042,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9609,6 +10053,8 @@ export interface operations {
       /** @description NOT_FOUND (no live workspace key with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9618,6 +10064,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9629,6 +10077,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9652,6 +10102,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9661,6 +10113,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9670,6 +10124,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9679,6 +10135,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9688,6 +10146,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9699,6 +10159,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9722,6 +10184,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9731,6 +10195,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9740,6 +10206,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9749,6 +10217,8 @@ export interface operations {
       /** @description SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9758,6 +10228,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9769,6 +10241,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9792,6 +10266,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9801,6 +10277,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9810,6 +10288,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9819,6 +10299,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9830,6 +10312,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9862,6 +10346,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9871,6 +10357,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9880,6 +10368,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9889,6 +10379,8 @@ export interface operations {
       /** @description NOT_FOUND (no such session of the caller) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9898,6 +10390,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9909,6 +10403,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9932,6 +10428,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9941,6 +10439,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9950,6 +10450,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9959,6 +10461,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -9970,6 +10474,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10002,6 +10508,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10011,6 +10519,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10020,6 +10530,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10029,6 +10541,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10040,6 +10554,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10063,6 +10579,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10072,6 +10590,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10081,6 +10601,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10090,6 +10612,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10101,6 +10625,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10133,6 +10659,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10142,6 +10670,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10151,6 +10681,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10160,6 +10692,8 @@ export interface operations {
       /** @description FORBIDDEN (the presented session came through another organization’s SSO); SSO_REQUIRED (the organization that verified the address’s domain enforces its single sign-on; `details.ssoUrl` is where sign-in starts): into an organization that enforces SSO for the caller’s address */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10169,6 +10703,8 @@ export interface operations {
       /** @description NOT_FOUND (unknown organization, or no active membership of the caller in it) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10178,6 +10714,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10189,6 +10727,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10223,6 +10763,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10232,6 +10774,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10241,6 +10785,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10250,6 +10796,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10261,6 +10809,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10284,6 +10834,8 @@ export interface operations {
       /** @description `{success: true, data: <preferences object>}` */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10293,6 +10845,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10302,6 +10856,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10311,6 +10867,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10322,6 +10880,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10362,6 +10922,8 @@ export interface operations {
       /** @description `{success: true, data: <merged preferences>}` */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10371,6 +10933,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10380,6 +10944,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10389,6 +10955,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10400,6 +10968,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10428,6 +10998,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10437,6 +11009,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10446,6 +11020,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10455,6 +11031,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10466,6 +11044,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10494,6 +11074,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10503,6 +11085,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10512,6 +11096,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10521,6 +11107,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10530,6 +11118,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10565,6 +11155,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10574,6 +11166,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, or the change would leave the organization without an active owner) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10583,6 +11177,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10592,6 +11188,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10601,6 +11199,8 @@ export interface operations {
       /** @description NOT_FOUND (no member with this user id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10610,6 +11210,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10645,6 +11247,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10654,6 +11258,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, or the change would leave the organization without an active owner) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10663,6 +11269,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10672,6 +11280,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10681,6 +11291,8 @@ export interface operations {
       /** @description NOT_FOUND (no member with this user id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10690,6 +11302,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10716,6 +11330,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10725,6 +11341,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10734,6 +11352,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10743,6 +11363,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10752,6 +11374,8 @@ export interface operations {
       /** @description NOT_FOUND (no member with this user id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10761,6 +11385,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10787,6 +11413,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10796,6 +11424,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, or the change would leave the organization without an active owner) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10805,6 +11435,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10814,6 +11446,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10823,6 +11457,8 @@ export interface operations {
       /** @description NOT_FOUND (no member with this user id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10832,6 +11468,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10865,6 +11503,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10874,6 +11514,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body; with `reason: "ALREADY_MEMBER"` when the e-mail is a member or has a pending, unexpired invitation) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10883,6 +11525,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10892,6 +11536,8 @@ export interface operations {
       /** @description FORBIDDEN (role lacks permission; only an owner may invite an owner) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10901,6 +11547,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10929,6 +11577,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10938,6 +11588,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10947,6 +11599,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10956,6 +11610,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10965,6 +11621,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -10991,6 +11649,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11000,6 +11660,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11009,6 +11671,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11018,6 +11682,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11027,6 +11693,8 @@ export interface operations {
       /** @description NOT_FOUND (no pending invitation with this id in the caller’s organization: unknown, revoked or accepted) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11036,6 +11704,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11062,6 +11732,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11071,6 +11743,8 @@ export interface operations {
       /** @description VALIDATION_ERROR with `reason: "ALREADY_MEMBER"` (the e-mail became a member or was invited again) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11080,6 +11754,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11089,6 +11765,8 @@ export interface operations {
       /** @description FORBIDDEN (role lacks permission; only an owner may invite an owner) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11098,6 +11776,8 @@ export interface operations {
       /** @description NOT_FOUND (no pending invitation with this id in the caller’s organization: unknown, revoked or accepted) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11107,6 +11787,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11133,6 +11815,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11142,6 +11826,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11151,6 +11837,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11187,6 +11875,8 @@ export interface operations {
       /** @description `{token, user, organization, role}`, or `{mfaRequired: true, tempToken}` when the existing account has MFA enabled (finish with `/auth/mfa/login`; the session opens in the inviting organization) */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11196,6 +11886,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (name or password missing or invalid for a new or unproven account; with `reason: "ALREADY_MEMBER"` when the account is already a member), INVITE_ALREADY_USED, INVITE_EXPIRED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11205,6 +11897,8 @@ export interface operations {
       /** @description UNAUTHORIZED (the address has a proven account and the caller neither is signed in as it nor sent its password; or an invalid bearer), INVALID_CREDENTIALS (wrong password), ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11214,6 +11908,8 @@ export interface operations {
       /** @description REAUTHENTICATION_REQUIRED (the session was opened by another organization’s SSO); SSO_REQUIRED (joined; the organization enforces SSO for the address, `details.ssoUrl` is where sign-in starts) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11223,6 +11919,8 @@ export interface operations {
       /** @description NOT_FOUND (unknown or revoked invitation) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11232,6 +11930,8 @@ export interface operations {
       /** @description EMAIL_IN_USE (an account for the e-mail was created at the same moment; retry) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11241,6 +11941,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11264,6 +11966,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11273,6 +11977,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11282,6 +11988,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11291,6 +11999,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11300,6 +12010,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11309,6 +12021,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11367,6 +12081,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11376,6 +12092,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11385,6 +12103,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11394,6 +12114,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11403,6 +12125,8 @@ export interface operations {
       /** @description CONFLICT */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11412,6 +12136,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11435,6 +12161,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11444,6 +12172,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11453,6 +12183,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11462,6 +12194,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11471,6 +12205,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11480,6 +12216,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11503,6 +12241,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11512,6 +12252,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11521,6 +12263,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11530,6 +12274,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11539,6 +12285,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11548,6 +12296,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11571,6 +12321,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11580,6 +12332,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11589,6 +12343,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11598,6 +12354,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11607,6 +12365,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11639,6 +12399,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11648,6 +12410,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11657,6 +12421,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11666,6 +12432,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11675,6 +12443,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11701,6 +12471,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11710,6 +12482,8 @@ export interface operations {
       /** @description DOMAIN_NOT_VERIFIED (no TXT record holds the value; the body names `record`) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11719,6 +12493,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11728,6 +12504,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11737,6 +12515,8 @@ export interface operations {
       /** @description NOT_FOUND (the organization has no claim on this domain) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11746,6 +12526,8 @@ export interface operations {
       /** @description SSO_DOMAIN_TAKEN (another organization verified the domain first) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11755,6 +12537,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11781,6 +12565,8 @@ export interface operations {
       /** @description Dropped. */
       204: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -11788,6 +12574,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11797,6 +12585,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11806,6 +12596,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11815,6 +12607,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11824,6 +12618,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11856,6 +12652,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11865,6 +12663,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11874,6 +12674,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11883,6 +12685,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -11909,6 +12714,8 @@ export interface operations {
       /** @description To the dashboard: signed in, MFA next, or `error=sso_failed`. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -11916,6 +12723,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11925,6 +12734,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11936,6 +12747,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11959,6 +12772,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11968,6 +12783,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11977,6 +12794,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11986,6 +12805,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -11997,6 +12818,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12020,6 +12843,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12029,6 +12854,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12038,6 +12865,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12047,6 +12876,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12058,6 +12889,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12090,6 +12923,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12099,6 +12934,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12108,6 +12945,8 @@ export interface operations {
       /** @description NOT_FOUND, the same body whatever the reason */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12117,6 +12956,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12126,6 +12967,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -12166,6 +13010,8 @@ export interface operations {
       /** @description To the dashboard: signed in, MFA next, or `error=sso_failed`. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12173,6 +13019,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12182,6 +13030,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12193,6 +13043,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12219,6 +13071,8 @@ export interface operations {
       /** @description The EntityDescriptor. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12228,6 +13082,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12237,15 +13093,19 @@ export interface operations {
       /** @description NOT_FOUND, the same body whatever the reason */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
-          'application/samlmetadata+xml': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12255,10 +13115,13 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
-          'application/samlmetadata+xml': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
     };
@@ -12278,6 +13141,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12287,6 +13152,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12296,6 +13163,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12305,6 +13174,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12316,6 +13187,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12346,6 +13219,8 @@ export interface operations {
       /** @description To the dashboard’s login page (`?logout=1`). */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12353,6 +13228,8 @@ export interface operations {
       /** @description SAML_MESSAGE_INVALID: unsigned, wrongly signed, malformed or unknown */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12362,6 +13239,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12371,6 +13250,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -12411,6 +13293,8 @@ export interface operations {
       /** @description To the dashboard’s login page, or back to the IdP. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12418,6 +13302,8 @@ export interface operations {
       /** @description SAML_MESSAGE_INVALID: unsigned, wrongly signed, malformed or unknown */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12427,6 +13313,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12436,6 +13324,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -12459,6 +13350,8 @@ export interface operations {
       /** @description To GitHub. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12466,6 +13359,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12475,6 +13370,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12484,6 +13381,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12495,6 +13394,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12521,6 +13422,8 @@ export interface operations {
       /** @description To the dashboard: signed in, MFA next, `error=oauth_failed` or `error=sso_required`. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12528,6 +13431,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12537,6 +13442,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12546,6 +13453,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12557,6 +13466,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12580,6 +13491,8 @@ export interface operations {
       /** @description To Google. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12587,6 +13500,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12596,6 +13511,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12605,6 +13522,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12616,6 +13535,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12642,6 +13563,8 @@ export interface operations {
       /** @description To the dashboard: signed in, MFA next, `error=oauth_failed` or `error=sso_required`. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12649,6 +13572,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12658,6 +13583,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12667,6 +13594,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12678,6 +13607,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12701,6 +13632,8 @@ export interface operations {
       /** @description To Microsoft. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12708,6 +13641,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12717,6 +13652,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12726,6 +13663,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12737,6 +13676,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12763,6 +13704,8 @@ export interface operations {
       /** @description To the dashboard: signed in, MFA next, `error=oauth_failed` or `error=sso_required`. */
       302: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -12770,6 +13713,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12779,6 +13724,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12788,6 +13735,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12799,6 +13748,8 @@ export interface operations {
         headers: {
           /** @description Seconds until the window ends */
           'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12822,6 +13773,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12831,6 +13784,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12840,6 +13795,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12849,6 +13806,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12858,6 +13817,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12881,6 +13842,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12890,6 +13853,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12899,6 +13864,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12908,6 +13875,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12917,6 +13886,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12940,6 +13911,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12949,6 +13922,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12958,6 +13933,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12967,6 +13944,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12976,6 +13955,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -12996,6 +13977,7 @@ export interface operations {
       /** @description ServiceProviderConfig */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13017,6 +13999,7 @@ export interface operations {
       /** @description ListResponse */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13041,6 +14024,7 @@ export interface operations {
       /** @description ResourceType */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13051,6 +14035,7 @@ export interface operations {
       /** @description No such resource type */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13072,6 +14057,7 @@ export interface operations {
       /** @description ListResponse */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13096,6 +14082,7 @@ export interface operations {
       /** @description Schema */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13106,6 +14093,7 @@ export interface operations {
       /** @description No such schema */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13136,6 +14124,7 @@ export interface operations {
       /** @description ListResponse of Users */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13146,6 +14135,7 @@ export interface operations {
       /** @description invalidFilter, invalidValue */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13156,6 +14146,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13166,6 +14157,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13176,6 +14168,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13256,6 +14250,7 @@ export interface operations {
       /** @description The User; Location header */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13266,6 +14261,7 @@ export interface operations {
       /** @description invalidValue, invalidSyntax */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13276,6 +14272,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13286,6 +14283,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13296,6 +14294,7 @@ export interface operations {
       /** @description uniqueness */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13306,6 +14305,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13332,6 +14333,7 @@ export interface operations {
       /** @description User */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13342,6 +14344,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13352,6 +14355,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13362,6 +14366,7 @@ export interface operations {
       /** @description Not a member of the organization */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13372,6 +14377,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13444,6 +14451,7 @@ export interface operations {
       /** @description The User */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13454,6 +14462,7 @@ export interface operations {
       /** @description invalidValue */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13464,6 +14473,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13474,6 +14484,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13484,6 +14495,7 @@ export interface operations {
       /** @description Not a member */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13494,6 +14506,7 @@ export interface operations {
       /** @description uniqueness */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13504,6 +14517,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13527,6 +14542,7 @@ export interface operations {
       /** @description Deactivated */
       204: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content?: never;
@@ -13534,6 +14550,7 @@ export interface operations {
       /** @description The last active owner */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13544,6 +14561,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13554,6 +14572,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13564,6 +14583,7 @@ export interface operations {
       /** @description Not a member */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13574,6 +14594,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13640,6 +14662,7 @@ export interface operations {
       /** @description The User */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13650,6 +14673,7 @@ export interface operations {
       /** @description invalidValue, noTarget, invalidSyntax */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13660,6 +14684,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13670,6 +14695,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13680,6 +14706,7 @@ export interface operations {
       /** @description Not a member */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13690,6 +14717,7 @@ export interface operations {
       /** @description uniqueness */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13700,6 +14728,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13730,6 +14760,7 @@ export interface operations {
       /** @description ListResponse of Groups */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13740,6 +14771,7 @@ export interface operations {
       /** @description invalidFilter */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13750,6 +14782,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13760,6 +14793,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13770,6 +14804,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13791,6 +14827,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13801,6 +14838,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13811,6 +14849,7 @@ export interface operations {
       /** @description The role buckets are fixed */
       405: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13821,6 +14860,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13848,6 +14889,7 @@ export interface operations {
       /** @description Group */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13858,6 +14900,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13868,6 +14911,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13878,6 +14922,7 @@ export interface operations {
       /** @description No such group */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13888,6 +14933,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13912,6 +14959,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13922,6 +14970,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13932,6 +14981,7 @@ export interface operations {
       /** @description The role buckets are fixed */
       405: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13942,6 +14992,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -13966,6 +15018,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13976,6 +15029,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13986,6 +15040,7 @@ export interface operations {
       /** @description The role buckets are fixed */
       405: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -13996,6 +15051,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -14060,6 +15117,7 @@ export interface operations {
       /** @description Changed */
       204: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content?: never;
@@ -14067,6 +15125,7 @@ export interface operations {
       /** @description invalidValue, mutability, invalidFilter */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -14077,6 +15136,7 @@ export interface operations {
       /** @description No or an invalid SCIM token */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -14087,6 +15147,7 @@ export interface operations {
       /** @description The plan does not include scim */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -14097,6 +15158,7 @@ export interface operations {
       /** @description No such group */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
         content: {
@@ -14107,6 +15169,8 @@ export interface operations {
       /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -14131,6 +15195,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14140,6 +15206,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14149,6 +15217,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14185,6 +15255,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14194,6 +15266,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14203,6 +15277,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14212,6 +15288,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14221,6 +15299,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14247,6 +15327,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14256,6 +15338,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14265,6 +15349,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14274,6 +15360,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14283,6 +15371,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14292,6 +15382,9 @@ export interface operations {
       /** @description RATE_LIMITED (the per-user limiter of chain verification, checkpoints and export; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -14301,6 +15394,9 @@ export interface operations {
       /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -14329,6 +15425,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14338,6 +15436,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14347,6 +15447,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14356,6 +15458,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14365,6 +15469,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14388,6 +15494,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14397,6 +15505,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14406,6 +15516,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14415,6 +15527,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14424,6 +15538,8 @@ export interface operations {
       /** @description AUDIT_CHAIN_INVALID (the chain does not verify) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14433,6 +15549,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14442,6 +15560,9 @@ export interface operations {
       /** @description RATE_LIMITED (the per-user limiter of chain verification, checkpoints and export; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -14451,6 +15572,9 @@ export interface operations {
       /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -14474,6 +15598,8 @@ export interface operations {
       /** @description NDJSON stream of audit entries */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14483,6 +15609,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14492,6 +15620,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14501,6 +15631,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14510,6 +15642,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14519,19 +15653,25 @@ export interface operations {
       /** @description RATE_LIMITED (the per-user limiter of chain verification, checkpoints and export; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
-          'application/x-ndjson': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
-          'application/x-ndjson': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
     };
@@ -14553,6 +15693,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14562,6 +15704,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14571,6 +15715,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14580,6 +15726,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14589,6 +15737,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14598,6 +15748,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14626,6 +15778,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14635,6 +15789,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14644,6 +15800,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14653,6 +15811,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14662,6 +15822,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14695,6 +15857,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14704,6 +15868,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14713,6 +15879,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14722,6 +15890,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14731,6 +15901,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14757,6 +15929,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14766,6 +15940,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14775,6 +15951,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14784,6 +15962,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14793,6 +15973,8 @@ export interface operations {
       /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14802,6 +15984,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14828,6 +16012,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14837,6 +16023,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14846,6 +16034,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14855,6 +16045,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14864,6 +16056,8 @@ export interface operations {
       /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14873,6 +16067,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14909,6 +16105,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14918,6 +16116,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14927,6 +16127,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14936,6 +16138,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14945,6 +16149,8 @@ export interface operations {
       /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14954,6 +16160,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14980,6 +16188,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14989,6 +16199,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -14998,6 +16210,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15007,6 +16221,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15016,6 +16232,8 @@ export interface operations {
       /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15025,6 +16243,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15055,6 +16275,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15064,6 +16286,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15073,6 +16297,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15082,6 +16308,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15091,6 +16319,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15143,6 +16373,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15152,6 +16384,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15161,6 +16395,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15170,6 +16406,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15179,6 +16417,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15202,6 +16442,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15211,6 +16453,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15220,6 +16464,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15229,6 +16475,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15238,6 +16486,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15264,6 +16514,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15273,6 +16525,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15282,6 +16536,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15291,6 +16547,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15300,6 +16558,8 @@ export interface operations {
       /** @description NOT_FOUND (no policy with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15309,6 +16569,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15335,6 +16597,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15344,6 +16608,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15353,6 +16619,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15362,6 +16630,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15371,6 +16641,8 @@ export interface operations {
       /** @description NOT_FOUND (no policy with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15380,6 +16652,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15430,6 +16704,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15439,6 +16715,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15448,6 +16726,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15457,6 +16737,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15466,6 +16748,8 @@ export interface operations {
       /** @description NOT_FOUND (no policy with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15475,6 +16759,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15510,6 +16796,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15519,6 +16807,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15528,6 +16818,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15537,6 +16829,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15546,6 +16840,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15615,6 +16911,8 @@ export interface operations {
       /** @description Approved (status `approved`). */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15624,6 +16922,8 @@ export interface operations {
       /** @description Flagged for review: code SVC_FLAGGED_FOR_REVIEW, with the review item id. */
       202: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15633,6 +16933,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (`details` names each field over its limit or missing; bad Idempotency-Key), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15642,6 +16944,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15651,6 +16955,8 @@ export interface operations {
       /** @description SVC_BLOCKED_BY_POLICY (trace stored as blocked; `data` names the policies), or FORBIDDEN (key kind, agentId not the key’s agent or outside the key’s scope, read-only key). */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15660,6 +16966,8 @@ export interface operations {
       /** @description SVC_DUPLICATE_REQUEST: the Idempotency-Key was used within 24 hours; `data.id` is the first trace. */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15669,6 +16977,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15678,6 +16988,8 @@ export interface operations {
       /** @description PAYLOAD_TOO_LARGE */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15687,6 +16999,9 @@ export interface operations {
       /** @description SERVICE_UNAVAILABLE: more traces wait to be written than INGEST_MAX_PENDING; nothing was stored, retry after Retry-After seconds */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -15714,6 +17029,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15723,6 +17040,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15732,6 +17051,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15741,6 +17062,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15750,6 +17073,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15759,6 +17084,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15784,6 +17111,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15793,6 +17122,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15802,6 +17133,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15811,6 +17144,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15820,6 +17155,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15829,6 +17166,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15943,6 +17282,8 @@ export interface operations {
       /** @description Accepted; partialSuccess counts rejected spans. */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15953,6 +17294,8 @@ export interface operations {
       /** @description Malformed OTLP body (google.rpc.Status), or VERSION_UNSUPPORTED (error envelope). */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15963,6 +17306,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15973,6 +17318,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15983,6 +17330,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -15992,6 +17341,8 @@ export interface operations {
       /** @description Body too large, or more GenAI spans than ingestion accepts at once (INGEST_MAX_PENDING): split the export (google.rpc.Status, code 8). */
       413: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16001,6 +17352,8 @@ export interface operations {
       /** @description Unsupported Content-Type or Content-Encoding (google.rpc.Status). */
       415: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16010,6 +17363,9 @@ export interface operations {
       /** @description SERVICE_UNAVAILABLE: the export’s spans would take ingestion past INGEST_MAX_PENDING; none was stored, retry after Retry-After seconds */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -16043,6 +17399,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16052,6 +17410,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16061,6 +17421,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16070,6 +17432,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16079,6 +17443,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16105,6 +17471,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16114,6 +17482,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16123,6 +17493,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16132,6 +17504,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16141,6 +17515,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16150,6 +17526,8 @@ export interface operations {
       /** @description PATTERN_STATE_CONFLICT (the pattern is not in a state this move starts from) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16159,6 +17537,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16185,6 +17565,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16194,6 +17576,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16203,6 +17587,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16212,6 +17598,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16221,6 +17609,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16230,6 +17620,8 @@ export interface operations {
       /** @description PATTERN_STATE_CONFLICT (the pattern is not in a state this move starts from) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16239,6 +17631,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16272,6 +17666,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16281,6 +17677,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16290,6 +17688,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16299,6 +17699,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16308,6 +17710,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16344,6 +17748,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16353,6 +17759,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16362,6 +17770,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16371,6 +17781,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16380,6 +17792,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16416,6 +17830,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16425,6 +17841,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16434,6 +17852,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16443,6 +17863,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16452,6 +17874,8 @@ export interface operations {
       /** @description NOT_FOUND (no review item with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16461,6 +17885,8 @@ export interface operations {
       /** @description ALREADY_DECIDED (approved or rejected already) or ALREADY_ESCALATED */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16470,6 +17896,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16505,6 +17933,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16514,6 +17944,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16523,6 +17955,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16532,6 +17966,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16541,6 +17977,8 @@ export interface operations {
       /** @description NOT_FOUND (no review item with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16550,6 +17988,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16578,6 +18018,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16587,6 +18029,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16596,6 +18040,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16605,6 +18051,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16614,6 +18062,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16653,6 +18103,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16662,6 +18114,8 @@ export interface operations {
       /** @description VALIDATION_ERROR, or WEBHOOK_URL_NOT_ALLOWED (the host resolves to a loopback, private, link-local or reserved address) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16671,6 +18125,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16680,6 +18136,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16689,6 +18147,8 @@ export interface operations {
       /** @description CONFLICT (the organization has 50 webhooks) */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16698,6 +18158,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16724,6 +18186,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16733,6 +18197,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16742,6 +18208,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16751,6 +18219,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16760,6 +18230,8 @@ export interface operations {
       /** @description NOT_FOUND (no webhook with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16769,6 +18241,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16795,6 +18269,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16804,6 +18280,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16813,6 +18291,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16822,6 +18302,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16831,6 +18313,8 @@ export interface operations {
       /** @description NOT_FOUND (no webhook with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16840,6 +18324,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16881,6 +18367,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16890,6 +18378,8 @@ export interface operations {
       /** @description VALIDATION_ERROR, or WEBHOOK_URL_NOT_ALLOWED (the host resolves to a loopback, private, link-local or reserved address) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16899,6 +18389,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16908,6 +18400,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16917,6 +18411,8 @@ export interface operations {
       /** @description NOT_FOUND (no webhook with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16926,6 +18422,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16961,6 +18459,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16970,6 +18470,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16979,6 +18481,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16988,6 +18492,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -16997,6 +18503,8 @@ export interface operations {
       /** @description NOT_FOUND (no webhook with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17006,6 +18514,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17032,6 +18542,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17041,6 +18553,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17050,6 +18564,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17059,6 +18575,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17068,6 +18586,8 @@ export interface operations {
       /** @description NOT_FOUND (no webhook with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17077,6 +18597,8 @@ export interface operations {
       /** @description WEBHOOK_DISABLED */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17086,6 +18608,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17118,6 +18642,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17127,6 +18653,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17136,6 +18664,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17145,6 +18675,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17154,6 +18686,8 @@ export interface operations {
       /** @description NOT_FOUND (no webhook with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17163,6 +18697,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17191,6 +18727,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17200,6 +18738,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17209,6 +18749,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17218,6 +18760,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17227,6 +18771,8 @@ export interface operations {
       /** @description NOT_FOUND (no webhook with this id in the caller’s organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17236,6 +18782,8 @@ export interface operations {
       /** @description WEBHOOK_DISABLED */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17245,6 +18793,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17273,6 +18823,8 @@ export interface operations {
       /** @description The event stream */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17282,24 +18834,30 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
-          'text/event-stream': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
-          'text/event-stream': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17309,10 +18867,13 @@ export interface operations {
       /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
-          'text/event-stream': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
     };
@@ -17332,6 +18893,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17341,6 +18904,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17350,6 +18915,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17359,6 +18926,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17368,6 +18937,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17377,6 +18948,9 @@ export interface operations {
       /** @description RATE_LIMITED (the CPI read limiter; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -17400,6 +18974,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17409,6 +18985,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17418,6 +18996,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17427,6 +19007,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17436,6 +19018,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17445,6 +19029,9 @@ export interface operations {
       /** @description RATE_LIMITED (the CPI read limiter; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -17484,6 +19071,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17493,6 +19082,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17502,6 +19093,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17511,6 +19104,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17520,6 +19115,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17529,6 +19126,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17564,6 +19163,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17573,6 +19174,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17582,6 +19185,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17591,6 +19196,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17600,6 +19207,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17632,6 +19241,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17641,6 +19252,8 @@ export interface operations {
       /** @description INVALID_TOKEN (unknown, used or expired token), VALIDATION_ERROR */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17650,6 +19263,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17659,6 +19274,9 @@ export interface operations {
       /** @description RATE_LIMIT_EXCEEDED (per IP address; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -17687,6 +19305,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17696,6 +19316,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17705,6 +19327,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17714,6 +19338,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17723,6 +19349,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17762,6 +19390,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17771,6 +19401,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17780,6 +19412,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17789,6 +19423,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17798,6 +19434,8 @@ export interface operations {
       /** @description CONFLICT */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17807,6 +19445,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17833,6 +19473,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17842,6 +19484,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17851,6 +19495,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17860,6 +19506,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17869,6 +19517,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17878,6 +19528,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17904,6 +19556,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17913,6 +19567,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17922,6 +19578,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17931,6 +19589,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17940,6 +19600,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17949,6 +19611,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17990,6 +19654,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -17999,6 +19665,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18008,6 +19676,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18017,6 +19687,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18026,6 +19698,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18035,6 +19709,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18061,6 +19737,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18070,6 +19748,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18079,6 +19759,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18088,6 +19770,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18097,6 +19781,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18106,6 +19792,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18115,6 +19803,9 @@ export interface operations {
       /** @description RATE_LIMITED (10 per user, 30 per organization per hour; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -18147,6 +19838,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18156,6 +19849,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18165,6 +19860,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18174,6 +19871,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18183,6 +19882,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18192,6 +19893,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18244,6 +19947,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18253,6 +19958,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18262,6 +19969,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18271,6 +19980,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18280,6 +19991,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18289,6 +20002,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18315,6 +20030,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18324,6 +20041,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18333,6 +20052,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18342,6 +20063,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18351,6 +20074,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18360,6 +20085,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18369,6 +20096,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18395,6 +20124,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18404,6 +20135,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18413,6 +20146,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18422,6 +20157,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18431,6 +20168,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18440,6 +20179,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18449,6 +20190,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18502,6 +20245,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18511,6 +20256,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18520,6 +20267,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18529,6 +20278,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18538,6 +20289,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18547,6 +20300,8 @@ export interface operations {
       /** @description CONFLICT */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18556,6 +20311,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18565,6 +20322,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18591,6 +20350,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18600,6 +20361,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18609,6 +20372,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18618,6 +20383,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18627,6 +20394,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18636,6 +20405,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18645,6 +20416,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18676,6 +20449,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18685,6 +20460,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18694,6 +20471,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18703,6 +20482,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18712,6 +20493,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18721,6 +20504,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18730,6 +20515,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18765,6 +20552,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18774,6 +20563,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (status missing or unknown); FRIA_TRANSITION_FAILED (a move the lifecycle does not allow) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18783,6 +20574,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18792,6 +20585,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18801,6 +20596,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18810,6 +20607,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18819,6 +20618,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18845,6 +20646,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18854,6 +20657,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (status missing or unknown); FRIA_TRANSITION_FAILED (a move the lifecycle does not allow) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18863,6 +20668,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18872,6 +20679,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18881,6 +20690,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18890,6 +20701,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18899,6 +20712,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18925,6 +20740,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18934,6 +20751,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (status missing or unknown); FRIA_TRANSITION_FAILED (a move the lifecycle does not allow) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18943,6 +20762,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18952,6 +20773,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18961,6 +20784,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18970,6 +20795,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -18979,6 +20806,8 @@ export interface operations {
       /** @description An unexpected failure of the operation, logged with its cause; the body carries only the request id and the operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED */
       500: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19004,6 +20833,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19013,6 +20844,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19022,6 +20855,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19031,6 +20866,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19040,6 +20877,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19063,6 +20902,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19072,6 +20913,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19081,6 +20924,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19090,6 +20935,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19099,6 +20946,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19124,6 +20973,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19133,6 +20984,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19142,6 +20995,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19151,6 +21006,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19160,6 +21017,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19201,6 +21060,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19210,6 +21071,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19219,6 +21082,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19228,6 +21093,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19237,6 +21104,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19264,6 +21133,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19273,6 +21144,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19282,6 +21155,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19291,6 +21166,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19300,6 +21177,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19336,6 +21215,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19345,6 +21226,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19354,6 +21237,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19363,6 +21248,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19372,6 +21259,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19403,6 +21292,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19412,6 +21303,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19421,6 +21314,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19430,6 +21325,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19439,6 +21336,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19476,6 +21375,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19485,6 +21386,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19494,6 +21397,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19503,6 +21408,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19512,6 +21419,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19538,6 +21447,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19547,6 +21458,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19556,6 +21469,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19565,6 +21480,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19574,6 +21491,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19583,6 +21502,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19619,6 +21540,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19628,6 +21551,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19637,6 +21562,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19646,6 +21573,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19655,6 +21584,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19664,6 +21595,8 @@ export interface operations {
       /** @description CONFLICT */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19673,6 +21606,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19701,6 +21636,8 @@ export interface operations {
       /** @description The PDF, as an attachment (Content-Disposition: attachment). */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19710,15 +21647,19 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
-          'application/pdf': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19728,6 +21669,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19737,6 +21680,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19746,19 +21691,25 @@ export interface operations {
       /** @description RATE_LIMITED (10 per user per hour; see Retry-After) */
       429: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
-          'application/pdf': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description SERVICE_UNAVAILABLE (no usable Chromium: the message names CHROMIUM_PATH; renders saturated; a render timed out) */
       503: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
-          'application/pdf': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
     };
@@ -19785,6 +21736,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19794,6 +21747,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19803,6 +21758,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19812,6 +21769,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19821,6 +21780,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19863,6 +21824,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19872,6 +21835,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19881,6 +21846,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19890,6 +21857,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19899,6 +21868,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19925,6 +21896,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19934,6 +21907,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19943,6 +21918,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19952,6 +21929,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19961,6 +21940,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19970,6 +21951,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -19996,6 +21979,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20005,6 +21990,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20014,6 +22001,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20023,6 +22012,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20032,6 +22023,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20041,6 +22034,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20080,6 +22075,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20089,6 +22086,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20098,6 +22097,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20107,6 +22108,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20116,6 +22119,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20125,6 +22130,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20151,6 +22158,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20160,6 +22169,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20169,6 +22180,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20178,6 +22191,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20187,6 +22202,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20196,6 +22213,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20205,6 +22224,8 @@ export interface operations {
       /** @description SEND_FAILED (the mail server refused the digest, or none is configured) */
       502: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20235,6 +22256,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20244,6 +22267,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20253,6 +22278,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20262,6 +22289,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20271,6 +22300,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20312,6 +22343,8 @@ export interface operations {
       /** @description Success */
       201: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20321,6 +22354,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20330,6 +22365,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20339,6 +22376,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20348,6 +22387,8 @@ export interface operations {
       /** @description CONFLICT */
       409: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20357,6 +22398,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20383,6 +22426,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20392,6 +22437,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20401,6 +22448,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20410,6 +22459,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20419,6 +22470,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20428,6 +22481,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20454,6 +22509,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20463,6 +22520,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20472,6 +22531,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20481,6 +22542,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20490,6 +22553,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20499,6 +22564,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20536,6 +22603,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20545,6 +22614,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20554,6 +22625,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20563,6 +22636,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20572,6 +22647,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20581,6 +22658,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20612,6 +22691,8 @@ export interface operations {
       /** @description Success */
       200: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20621,6 +22702,8 @@ export interface operations {
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20630,6 +22713,8 @@ export interface operations {
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
       401: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20639,6 +22724,8 @@ export interface operations {
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20648,6 +22735,8 @@ export interface operations {
       /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20657,6 +22746,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20680,6 +22771,8 @@ export interface operations {
       /** @description Switching protocols: the WebSocket is open */
       101: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content?: never;
@@ -20687,6 +22780,8 @@ export interface operations {
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20696,6 +22791,8 @@ export interface operations {
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
@@ -20705,6 +22802,8 @@ export interface operations {
       /** @description UPGRADE_REQUIRED (a plain GET) */
       426: {
         headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
