@@ -6,7 +6,8 @@
 //
 // GOVERNANCE_AGENT_KEY sends the traces (they are recorded for that agent). GOVERNANCE_API_KEY, a workspace key
 // (read-only is enough), reads a flagged trace's status while the agent waits: an agent key may write traces but
-// not read them. REVIEW_TIMEOUT_MS (default 10 minutes) bounds the wait, REVIEW_POLL_MS (default 2 s) paces it.
+// not read them. REVIEW_TIMEOUT_MS (default 10 minutes) bounds the wait, even while the service does not answer;
+// REVIEW_POLL_MS (default 2 s) paces it.
 // The verdicts come from the organization's policies; examples/setup.ts creates a flag policy (confidence below
 // 0.5) and a block policy (tool calls named delete_…, drop_… or wipe_…), which the three decisions below meet.
 import { createGovernanceClient, GovernanceError } from '@governance/client';
@@ -83,6 +84,7 @@ for (const decision of decisions) {
       const status = await reviewOutcome(result.trace.id);
       if (status === 'approved') console.log(`  review approved → proceeding: ${decision.run()}`);
       else if (status === 'blocked') console.log(`  review rejected → refusing: ${decision.task}`);
+      else if (status === null) console.log('  no answer from the service in time → not proceeding');
       else console.log(`  no approval (the trace is ${status}) → not proceeding`);
       break;
     }
@@ -91,21 +93,38 @@ for (const decision of decisions) {
 
 /**
  * The trace's status once a reviewer has decided: `approved` (approve) or `blocked` (reject); `flagged` if nobody
- * decided in time. An escalated item stays `flagged` until an owner or admin decides it, so the wait goes on.
+ * decided in time; null if the service did not answer in time. An escalated item stays `flagged` until an owner or
+ * admin decides it, so the wait goes on. The wait ends at the deadline whatever happens: each read is bounded by
+ * what is left of it, and the deadline is checked after every read, answered or not, so a service that stays down
+ * does not keep the agent waiting forever.
  */
-async function reviewOutcome(traceId: string): Promise<string> {
+async function reviewOutcome(traceId: string): Promise<string | null> {
   const deadline = Date.now() + reviewTimeoutMs;
+  let status: string | null = null;
   for (;;) {
+    const left = deadline - Date.now();
     try {
-      const trace = await reader.get('/api/v1/traces/{id}', { params: { path: { id: traceId } } });
-      if (trace.status !== 'flagged' || Date.now() > deadline) return trace.status;
+      const trace = await reader.get('/api/v1/traces/{id}', {
+        params: { path: { id: traceId } },
+        signal: AbortSignal.timeout(Math.max(1, Math.min(left, 10_000))),
+      });
+      status = trace.status;
+      if (status !== 'flagged') return status;
     } catch (err) {
-      // The service restarting or briefly unavailable is no reason to give up the wait; a refusal (a wrong key,
-      // a trace it cannot see) is.
-      if (err instanceof GovernanceError && err.status < 500) throw err;
+      // The service restarting, briefly unavailable or slow is no reason to give up the wait (the deadline is); a
+      // refusal (a wrong key, a trace it cannot see) is.
+      if (!isTransient(err)) throw err;
     }
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    if (Date.now() >= deadline) return status;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
   }
+}
+
+/** A failure another look may not meet: the network, a timeout, the service unavailable or rate limiting. */
+function isTransient(err: unknown): boolean {
+  if (err instanceof GovernanceError) return err.status >= 500 || err.status === 408 || err.status === 429;
+  // fetch's network failure (TypeError) and the per-read timeout (AbortSignal.timeout's TimeoutError).
+  return err instanceof TypeError || (err instanceof DOMException && err.name === 'TimeoutError');
 }
 
 function required(name: string): string {

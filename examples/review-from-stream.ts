@@ -61,8 +61,30 @@ async function review(itemId: string, traceId: string): Promise<void> {
   }
 }
 
-// 1. The backlog: what was flagged while no reviewer was listening. The pages are read first and decided after,
-//    because deciding an item takes it out of the pending list and would shift the pages being read.
+// 1. The stream, opened first. What is flagged from the moment it is open arrives on it; what was flagged before is
+//    in the pending backlog (read next). Opened after the backlog instead, anything flagged in between would be in
+//    neither. Over SSE the service answers only once it listens for the organization's events: `onOpen` says the
+//    stream is open. Events that arrive while the backlog is decided wait in the stream, unread, until step 3 (if
+//    they pile up, the service drops the stream and the subscription resumes after the last event it handed out).
+//    The subscription reconnects by itself after a drop (a deploy, a network blip, a slow reader dropped by the
+//    service), asking for a fresh stream token and resuming after the last event it handed out, so no event is lost
+//    or seen twice. LAST_EVENT_ID does the same across restarts of this script.
+let markOpen = () => {};
+const opened = new Promise<void>((resolve) => (markOpen = resolve));
+const subscription = client.events.subscribe({
+  lastEventId: process.env.LAST_EVENT_ID || undefined,
+  signal: stop.signal,
+  onOpen: () => markOpen(),
+});
+const events = subscription[Symbol.asyncIterator]();
+// Asking for the first event connects; it resolves with that event, or when the iteration ends (Ctrl-C).
+const first = events.next();
+// Open, or ended before it opened; refused credentials throw here.
+await Promise.race([opened, first]);
+
+// 2. The backlog: what was flagged while no reviewer was listening. The pages are read first and decided after,
+//    because deciding an item takes it out of the pending list and would shift the pages being read. An item may
+//    come both from here and from the stream: `review` decides it once.
 const backlog = [];
 const pending = client.paginate('/api/v1/review-queue', { params: { query: { status: 'pending' } } });
 for await (const item of pending) backlog.push(item);
@@ -71,17 +93,12 @@ for (const item of backlog) {
   await review(item.id, item.traceId);
 }
 
-// 2. The stream. The subscription reconnects by itself after a drop (a deploy, a network blip, a slow reader
-//    dropped by the service), asking for a fresh stream token and resuming after the last event it handed out, so
-//    no event is lost or seen twice. LAST_EVENT_ID does the same across restarts of this script.
-const subscription = client.events.subscribe({
-  lastEventId: process.env.LAST_EVENT_ID || undefined,
-  signal: stop.signal,
-});
-if (decisions < decisionLimit) {
-  const after = subscription.lastEventId ? ` after event ${subscription.lastEventId}` : '';
+// 3. The stream: what was flagged since it opened (first), then as it happens.
+if (decisions < decisionLimit && !stop.signal.aborted) {
+  const after = process.env.LAST_EVENT_ID ? ` (resumed after event ${process.env.LAST_EVENT_ID})` : '';
   console.log(`listening for flagged traces${after}`);
-  for await (const event of subscription) {
+  for (let next = await first; !next.done; next = await events.next()) {
+    const event = next.value;
     if (event.type === 'trace.flagged' && event.data.reviewItemId) {
       await review(event.data.reviewItemId, event.data.traceId);
     }
@@ -89,4 +106,5 @@ if (decisions < decisionLimit) {
   }
 }
 subscription.close();
+await events.return?.();
 console.log(`stopped after ${decisions} decision(s); resume with LAST_EVENT_ID=${subscription.lastEventId}`);

@@ -5,7 +5,8 @@
 //   export GOVERNANCE_TOKEN=…   # an owner's or admin's session token (examples/README.md shows how to get one)
 //   eval "$(node examples/setup.ts)"
 //
-// Each key and secret is shown once by the service (only its hash is stored), so this is the moment to keep it.
+// Each key and secret is shown once by the service (only its hash is stored), so this is the moment to keep it. The
+// lines it prints are secrets: evaluate them (or store them in a secret store), do not paste them into logs.
 // Run it again and it creates a new agent and keys, and leaves the policies that exist already.
 import { createGovernanceClient } from '@governance/client';
 
@@ -68,7 +69,11 @@ if (process.env.WEBHOOK_URL) {
   exports.WEBHOOK_ID = webhook.id;
 }
 
-for (const [name, value] of Object.entries(exports)) console.log(`export ${name}=${value}`);
+// Each value single-quoted for the shell (a ' inside written as '\''), so that `eval` takes it as it is, whatever it
+// holds. These lines are secrets: the keys act as the agent and the workspace, the webhook secret signs deliveries.
+// Evaluate them, or put them in a secret store; keep them out of logs, shell history and version control.
+const shellQuoted = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+for (const [name, value] of Object.entries(exports)) console.log(`export ${name}=${shellQuoted(value)}`);
 console.error(
-  `set up agent ${agent.id} ("${agent.name}") with its policies; the lines above are its settings`,
+  `set up agent ${agent.id} ("${agent.name}") with its policies; the export lines are its settings, and secrets`,
 );

@@ -17,6 +17,12 @@ if (secrets.length === 0) {
   console.error('WEBHOOK_SECRET is not set (see examples/README.md)');
   process.exit(2);
 }
+// A malformed secret is a mistake of this configuration (verifyWebhook throws TypeError for it): say so at start.
+const malformed = secrets.filter((secret) => !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret));
+if (malformed.length > 0) {
+  console.error('WEBHOOK_SECRET holds a value that is not a whsec_… secret (see examples/README.md)');
+  process.exit(2);
+}
 const port = Number(process.env.WEBHOOK_PORT ?? 4000);
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -81,20 +87,25 @@ async function receive(req: IncomingMessage, res: ServerResponse): Promise<void>
   if (handled.has(event.id)) {
     console.log(`${event.type}: ${event.id} again (a retry), already handled`);
   } else {
-    handled.add(event.id);
     console.log(`verified ${event.type} ${event.id}, sent ${event.timestamp}`);
-    // Answer within the service's 10 s; slow work belongs on a queue of the receiver's own.
+    // Handled first, marked after: if handling throws, the 500 below makes the service deliver it again, and the
+    // redelivery is not mistaken for a repeat. (handle is synchronous here; a receiver whose handling awaits would
+    // also keep the ids in flight, so that a concurrent redelivery waits instead of handling it twice.) Answer
+    // within the service's 10 s; slow work belongs on a durable queue of the receiver's own, enqueued here.
     handle(event);
+    handled.add(event.id);
   }
-  // Any 2xx is success; anything else is retried (about 30 s, 2 min, 10 min, 1 h, 6 h), and 410 disables the
-  // webhook.
+  // Answered only now, once the event is handled: a 2xx tells the service it is done. Any 2xx is success; anything
+  // else is retried (about 30 s, 2 min, 10 min, 1 h, 6 h), and 410 disables the webhook.
   res.writeHead(204).end();
 }
 
 const server = createServer((req, res) => {
   receive(req, res).catch((err: unknown) => {
+    // Not marked handled: the service delivers it again.
     console.error('handling a delivery failed:', err);
     if (!res.headersSent) res.writeHead(500).end();
+    else res.destroy();
   });
 });
 server.listen(port, () => console.log(`listening on http://localhost:${port} for webhook deliveries`));

@@ -139,6 +139,26 @@ describe('client: the live event stream', () => {
       }
       expect(received.map(traceIdOf)).toEqual([after]);
     });
+
+    it('hands out nothing after an abort in the middle of a replay (written in one go)', async () => {
+      const client = service.client({ credentials: { jwt: owner.token }, WebSocket: WebSocketClass });
+      const start = await flag('Replay start');
+      const replayed = [await flag('Replay 1'), await flag('Replay 2'), await flag('Replay 3')];
+      const entries = await owner.client.page('/api/v1/audit', {
+        params: { query: { eventType: 'trace.flagged', limit: 100 } },
+      });
+      const startEntry = entries.items.find((entry) => entry.targetId === start);
+      expect(startEntry).toBeDefined();
+
+      const subscription = client.events.subscribe({ transport, lastEventId: startEntry!.id });
+      const received: GovernanceEvent[] = [];
+      for await (const event of subscription) {
+        received.push(event);
+        subscription.close();
+      }
+      expect(received.map(traceIdOf)).toEqual([replayed[0]]);
+      expect(subscription.lastEventId).toBe(received[0]!.id);
+    });
   });
 
   it('refuses the stream to credentials that cannot mint a stream token, with a GovernanceError', async () => {

@@ -1,4 +1,4 @@
-import { GovernanceError } from '@governance/client';
+import { GovernanceError, type GovernanceClient } from '@governance/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD, uniqueEmail } from '../support/app.js';
 import { MailCatcher } from '../support/mail-catcher.js';
@@ -98,6 +98,42 @@ describe('client: sign-up, login with a TOTP second factor, session refresh', ()
     expect(agents.name).toBe('After the refresh');
     expect(refreshes).toBe(1);
     expect(client.token).not.toBe(user.token);
+  });
+
+  it('a refresh hook that renews through the same client ends with the 401 when the token cannot be renewed', async () => {
+    const user = await signUp(service, 'Self-refreshers');
+    let refreshes = 0;
+    const client: GovernanceClient = service.client({
+      credentials: {
+        jwt: user.token,
+        // What the documentation advises against: the same client. Its /auth/refresh is never itself refreshed, so
+        // the expired token's 401 there ends the hook, and the request, instead of waiting on itself.
+        refresh: async () => {
+          refreshes += 1;
+          return (await client.post('/api/v1/auth/refresh')).token;
+        },
+      },
+    });
+    expect((await client.get('/api/v1/auth/me')).user.email).toBe(user.email);
+    service.ctx.clock.advance(8 * DAY);
+    const error = await Promise.race([
+      client.get('/api/v1/auth/me'),
+      new Promise((_resolve, reject) => setTimeout(() => reject(new Error('the request hung')), 5000)),
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GovernanceError);
+    expect(error).toMatchObject({ status: 401, code: 'TOKEN_EXPIRED' });
+    expect(refreshes).toBe(1);
+
+    // Through a client of its own, the same hook renews (a token still valid: refreshed before it expires).
+    const fresh = await signUp(service, 'Refreshers, properly');
+    const renewer = service.client({ credentials: { jwt: fresh.token } });
+    const renewing = service.client({
+      credentials: {
+        jwt: 'not-a-token',
+        refresh: async () => (await renewer.post('/api/v1/auth/refresh')).token,
+      },
+    });
+    expect((await renewing.get('/api/v1/auth/me')).user.email).toBe(fresh.email);
   });
 
   it('a wrong password is a typed INVALID_CREDENTIALS error with the request id', async () => {

@@ -13,8 +13,9 @@
 // Node.js 24 runs the examples' TypeScript as it is (type stripping). DATABASE_URL names the PostgreSQL server
 // (default the local one, trust auth), REDIS_URL the Redis (default the local one).
 /* global AbortController, AbortSignal */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -264,7 +265,7 @@ async function until(probe, run, ms, what) {
 let failures = 0;
 /** The examples launched by the current step: their output is shown on failure (and with --verbose). */
 let launched = [];
-async function example(name, body) {
+async function example(name, body, label = name) {
   if (only.length && !only.includes(name)) return;
   launched = [];
   const show = () => {
@@ -275,12 +276,12 @@ async function example(name, body) {
   };
   try {
     await body();
-    console.log(`ok ${name}`);
+    console.log(`ok ${label}`);
     if (verbose) show();
   } catch (err) {
     failures += 1;
     if (interrupt.signal.aborted) return; // the examples were killed: nothing to report
-    console.log(`FAIL ${name}: ${oneLine(err instanceof Error ? err.message : err)}`);
+    console.log(`FAIL ${label}: ${oneLine(err instanceof Error ? err.message : err)}`);
     show();
     if (!launched.length && err instanceof Error) console.error(err.stack);
   }
@@ -338,7 +339,37 @@ try {
   await example('setup', async () => {
     const run = launch('setup', { GOVERNANCE_TOKEN: token });
     await run.finished(20_000);
-    run.printed(/^export GOVERNANCE_AGENT_KEY=svc_agent_\S+$/m, /^export GOVERNANCE_API_KEY=svc_live_\S+$/m);
+    // Single-quoted for the shell, so that `eval` takes each value as it is.
+    run.printed(
+      /^export GOVERNANCE_URL='[^']+'$/m,
+      /^export GOVERNANCE_AGENT_KEY='svc_agent_[^'\s]+'$/m,
+      /^export GOVERNANCE_API_KEY='svc_live_[^'\s]+'$/m,
+    );
+    // What a reader's `eval "$(node examples/setup.ts)"` gives: the values, unchanged.
+    const exports = run
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('export '))
+      .join('\n');
+    const evaluated = execFileSync(
+      '/bin/sh',
+      [
+        '-c',
+        'eval "$1"; printf "%s\\n" "$GOVERNANCE_URL" "$GOVERNANCE_AGENT_KEY" "$GOVERNANCE_API_KEY"',
+        'sh',
+        exports,
+      ],
+      { encoding: 'utf8', env: { PATH: process.env.PATH } },
+    ).split('\n');
+    if (
+      evaluated[0] !== base ||
+      !/^svc_agent_\S+$/.test(evaluated[1]) ||
+      !/^svc_live_\S+$/.test(evaluated[2])
+    ) {
+      throw new Error(
+        `eval of its export lines gave ${oneLine(evaluated.join(' | ').replace(/svc_\w+/g, 'svc_…'))}`,
+      );
+    }
   });
 
   // agent-decisions.ts: three decisions, one of each verdict; the runner is the human who approves the flagged one.
@@ -368,6 +399,61 @@ try {
     );
   });
 
+  // agent-decisions.ts again, against a stand-in for the service that flags every decision and then stops
+  // answering (a 503, a dropped connection, in turn): the wait for the review is bounded, and the agent gives up.
+  await example(
+    'agent-decisions',
+    async () => {
+      let reads = 0;
+      const standIn = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          if (req.method === 'POST' && req.url === '/api/v1/traces') {
+            const id = randomBytes(12).toString('hex');
+            res.writeHead(202, { 'content-type': 'application/json' }).end(
+              JSON.stringify({
+                success: true,
+                data: {
+                  id,
+                  status: 'flagged',
+                  confidence: 0.4,
+                  reviewItemId: randomBytes(12).toString('hex'),
+                },
+              }),
+            );
+            return;
+          }
+          reads += 1;
+          if (reads % 2 === 0) {
+            res.destroy();
+            return;
+          }
+          res
+            .writeHead(503, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ success: false, error: 'Down', code: 'SERVICE_UNAVAILABLE' }));
+        });
+      });
+      const port = await freePort();
+      await new Promise((resolve) => standIn.listen(port, '127.0.0.1', resolve));
+      try {
+        const run = launch('agent-decisions', {
+          GOVERNANCE_URL: `http://127.0.0.1:${port}`,
+          GOVERNANCE_AGENT_KEY: 'svc_agent_stand-in',
+          GOVERNANCE_API_KEY: 'svc_live_stand-in',
+          REVIEW_TIMEOUT_MS: '800',
+          REVIEW_POLL_MS: '100',
+        });
+        await run.finished(15_000);
+        run.printed(/no answer from the service in time → not proceeding/);
+        if (reads < 2) throw new Error(`read the trace ${reads} time(s) while it waited`);
+      } finally {
+        standIn.closeAllConnections();
+        await new Promise((resolve) => standIn.close(resolve));
+      }
+    },
+    'agent-decisions (the service down while it waits)',
+  );
+
   // otel-agent.ts: its spans become traces of its agent, which the runner finds too.
   await example('otel-agent', async () => {
     const run = launch('otel-agent', {
@@ -381,31 +467,30 @@ try {
     run.printed(/execute_tool/);
   });
 
-  // review-from-stream.ts: one flagged trace waits in the queue before it starts, one arrives on the stream while
-  // it runs. It resumes from the event id of the first (as after a reconnect), so the second is seen however
-  // fast its stream connects, and the first is found in the backlog.
+  // review-from-stream.ts, from scratch (no LAST_EVENT_ID): one flagged trace waits in the queue before it starts,
+  // one is flagged while it starts (it may land in the backlog or on the stream, or between the two: the script
+  // opens the stream before it reads the backlog, so it misses none), one once it listens. It decides all three.
   await example('review-from-stream', async () => {
     const small = (await ingest(refund(20, 'A-100'), 202)).data;
-    const flaggedEvents = (
-      await api('GET', '/audit?eventType=trace.flagged&limit=100', { token, expect: 200 })
-    ).data;
-    const lastEventId = flaggedEvents.find((e) => e.targetId === small.id)?.id;
-    if (!lastEventId) throw new Error(`no trace.flagged audit entry for trace ${small.id}`);
     const run = launch('review-from-stream', {
       GOVERNANCE_TOKEN: token,
-      LAST_EVENT_ID: lastEventId,
-      REVIEW_LIMIT: '2',
+      REVIEW_LIMIT: '3',
       REFUND_LIMIT_EUR: '100',
     });
+    const medium = (await ingest(refund(60, 'A-101'), 202)).data;
     await run.waitFor(/listening/, 15_000, '"listening"');
-    const large = (await ingest(refund(480, 'A-101'), 202)).data;
+    const large = (await ingest(refund(480, 'A-102'), 202)).data;
     await run.finished(20_000);
     const statusOf = async (id) => (await api('GET', `/traces/${id}`, { token, expect: 200 })).data.status;
-    const [smallStatus, largeStatus] = [await statusOf(small.id), await statusOf(large.id)];
-    if (smallStatus !== 'approved') throw new Error(`the 20 EUR refund is ${smallStatus}, not approved`);
-    if (largeStatus !== 'blocked')
-      throw new Error(`the 480 EUR refund is ${largeStatus}, not blocked (rejected)`);
-    run.printed(/approve/, /reject/);
+    for (const [trace, amount, expected] of [
+      [small, 20, 'approved'],
+      [medium, 60, 'approved'],
+      [large, 480, 'blocked'],
+    ]) {
+      const status = await statusOf(trace.id);
+      if (status !== expected) throw new Error(`the ${amount} EUR refund is ${status}, not ${expected}`);
+    }
+    run.printed(/approve/, /reject/, /resume with LAST_EVENT_ID=[0-9a-f]{24}$/m);
   });
 
   // webhook-receiver.ts: a signed test event and a flagged trace are verified and handled; a forged request is not.

@@ -1,6 +1,14 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createGovernanceClient } from './client.js';
-import { type ErrorCode, GovernanceError, retryAfterSecondsOf } from './errors.js';
+import { Download } from './download.js';
+import {
+  codeOfStatus,
+  ERROR_CODES,
+  type ErrorCode,
+  GovernanceError,
+  isGovernanceError,
+  retryAfterSecondsOf,
+} from './errors.js';
 import { BASE, chunked, failure, fakeFetch, json } from './spec/fake-fetch.js';
 import type { Schemas } from './types.js';
 
@@ -132,10 +140,77 @@ describe('GovernanceError', () => {
       body: '<html>down</html>',
       message: 'HTTP 503 Service Unavailable',
     });
-    expect(GovernanceError.from(new Response(null, { status: 502 }), undefined).code).toBe('INTERNAL_ERROR');
+    expect(GovernanceError.from(new Response(null, { status: 502 }), undefined).code).toBe(
+      'SERVICE_UNAVAILABLE',
+    );
     expect(GovernanceError.from(new Response(null, { status: 422 }), undefined).code).toBe(
       'VALIDATION_ERROR',
     );
+  });
+
+  it('maps a status to its generic code only where one says what it means, and HTTP_ERROR otherwise', () => {
+    const cases: [number, ErrorCode][] = [
+      [400, 'VALIDATION_ERROR'],
+      [401, 'UNAUTHORIZED'],
+      [403, 'FORBIDDEN'],
+      [404, 'NOT_FOUND'],
+      [405, 'METHOD_NOT_ALLOWED'],
+      [408, 'REQUEST_TIMEOUT'],
+      [409, 'CONFLICT'],
+      [410, 'GONE'],
+      [413, 'PAYLOAD_TOO_LARGE'],
+      [422, 'VALIDATION_ERROR'],
+      [429, 'RATE_LIMIT_EXCEEDED'],
+      [431, 'HEADERS_TOO_LARGE'],
+      [500, 'INTERNAL_ERROR'],
+      [501, 'INTERNAL_ERROR'],
+      [502, 'SERVICE_UNAVAILABLE'],
+      [503, 'SERVICE_UNAVAILABLE'],
+      [504, 'SERVICE_UNAVAILABLE'],
+      // No code of the service's says what these mean: not passed off as a validation error.
+      [402, 'HTTP_ERROR'],
+      [406, 'HTTP_ERROR'],
+      [412, 'HTTP_ERROR'],
+      [418, 'HTTP_ERROR'],
+      [451, 'HTTP_ERROR'],
+      [302, 'HTTP_ERROR'],
+      [0, 'HTTP_ERROR'],
+    ];
+    for (const [status, code] of cases) expect([status, codeOfStatus(status)]).toEqual([status, code]);
+    // HTTP_ERROR is the client's own: not among the service's codes.
+    expect(ERROR_CODES).not.toContain('HTTP_ERROR');
+  });
+
+  it('keeps a code this client does not know in rawCode, and gives code the generic code of the status', () => {
+    const response = (status: number) => new Response(null, { status, headers: { 'x-request-id': 'r-3' } });
+    const newer = GovernanceError.from(response(409), {
+      success: false,
+      error: 'The agent is archived',
+      code: 'AGENT_ARCHIVED',
+    });
+    expectTypeOf(newer.code).toEqualTypeOf<ErrorCode>();
+    expect(newer).toMatchObject({
+      status: 409,
+      code: 'CONFLICT',
+      rawCode: 'AGENT_ARCHIVED',
+      message: 'The agent is archived',
+    });
+    expect(isGovernanceError(newer, 'CONFLICT')).toBe(true);
+    expect(GovernanceError.from(response(418), { success: false, error: 'x', code: 'TEAPOT' })).toMatchObject(
+      {
+        code: 'HTTP_ERROR',
+        rawCode: 'TEAPOT',
+      },
+    );
+    // A known code is kept as it is, in both fields.
+    expect(
+      GovernanceError.from(response(409), { success: false, error: 'x', code: 'ALREADY_DECIDED' }),
+    ).toMatchObject({ code: 'ALREADY_DECIDED', rawCode: 'ALREADY_DECIDED' });
+    // No code at all: no rawCode.
+    expect(GovernanceError.from(response(404), undefined)).toMatchObject({
+      code: 'NOT_FOUND',
+      rawCode: undefined,
+    });
   });
 
   it('reads Retry-After as seconds or as an HTTP date', () => {
@@ -267,5 +342,73 @@ describe('download', () => {
       status: 429,
       code: 'RATE_LIMITED',
     });
+  });
+
+  it('gives a file name safe to write: the last segment, no separators or control characters', () => {
+    const named = (disposition: string) =>
+      new Download(new Response('x', { headers: { 'content-disposition': disposition } })).filename;
+    expect(named('attachment; filename="../../etc/passwd"')).toBe('passwd');
+    expect(named('attachment; filename="..\\..\\windows\\win.ini"')).toBe('win.ini');
+    expect(named("attachment; filename*=UTF-8''..%2F..%2Fhome%2Fx%2F.bashrc")).toBe('.bashrc');
+    expect(named("attachment; filename*=UTF-8''report%0A%0D%09%7F.pdf")).toBe('report.pdf');
+    expect(named('attachment; filename="a\tb.pdf"')).toBe('ab.pdf');
+    expect(named('attachment; filename=".."')).toBeNull();
+    expect(named('attachment; filename="reports/"')).toBeNull();
+    expect(named("attachment; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf")).toBe('résumé.pdf');
+    expect(named('attachment; filename=plain.csv; size=3')).toBe('plain.csv');
+  });
+
+  it('falls back to filename when filename* does not decode, instead of throwing URIError', () => {
+    const named = (disposition: string) =>
+      new Download(new Response('x', { headers: { 'content-disposition': disposition } })).filename;
+    expect(named('attachment; filename*=UTF-8\'\'%E0%A4%A; filename="fallback.pdf"')).toBe('fallback.pdf');
+    expect(named("attachment; filename*=UTF-8''%ZZ")).toBeNull();
+  });
+
+  it('cancels the download when the consumer of ndjson() stops early', async () => {
+    let cancelled: unknown = 'not cancelled';
+    let pulls = 0;
+    const encoder = new TextEncoder();
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulls += 1;
+        controller.enqueue(encoder.encode(`{"sequence":${pulls}}\n`));
+      },
+      cancel(reason) {
+        cancelled = reason;
+      },
+    });
+    const file = new Download(new Response(endless, { headers: { 'content-type': 'application/x-ndjson' } }));
+    const lines: unknown[] = [];
+    for await (const line of file.ndjson()) {
+      lines.push(line);
+      if (lines.length === 2) break;
+    }
+    expect(lines).toEqual([{ sequence: 1 }, { sequence: 2 }]);
+    expect(cancelled).toBeUndefined();
+    const pulled = pulls;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(pulls).toBe(pulled);
+  });
+
+  it('cancels the download when a line is not JSON', async () => {
+    let cancelled = false;
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode('{"a":1}\nnot json\n'));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const lines: unknown[] = [];
+    await expect(
+      (async () => {
+        for await (const line of new Download(new Response(body)).ndjson()) lines.push(line);
+      })(),
+    ).rejects.toThrow(SyntaxError);
+    expect(lines).toEqual([{ a: 1 }]);
+    expect(cancelled).toBe(true);
   });
 });

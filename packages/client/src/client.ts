@@ -2,7 +2,7 @@ import createClient from 'openapi-fetch';
 import { type Credentials, RequestAuthority } from './credentials.js';
 import { Download } from './download.js';
 import { GovernanceError } from './errors.js';
-import type { RetryOptions } from './retry.js';
+import { type RetryOptions, validateRetry } from './retry.js';
 import {
   type EventSubscription,
   subscribe,
@@ -28,7 +28,10 @@ import type {
 export type FetchFunction = (request: Request) => Promise<Response>;
 
 export interface GovernanceClientOptions {
-  /** Where the service is, e.g. `https://governance.example.com` (the paths begin with `/api/v1`). */
+  /**
+   * Where the service is, e.g. `https://governance.example.com` (the paths begin with `/api/v1`). The credentials are
+   * sent to this origin only (a call's own `baseUrl` elsewhere goes without them), and redirects are not followed.
+   */
   baseUrl: string;
   /** None for the public routes (sign-up, login); see `withCredentials`. */
   credentials?: Credentials;
@@ -36,9 +39,9 @@ export interface GovernanceClientOptions {
   version?: string;
   /** A fetch of your own (tests, proxies, instrumentation). */
   fetch?: FetchFunction;
-  /** Headers sent with every request. */
+  /** Headers sent with every request (to whatever origin it goes: put no secret here, use `credentials`). */
   headers?: Record<string, string>;
-  /** How `sendTrace` retries (default: 5 attempts from 250 ms, at most 30 s apart). */
+  /** How `sendTrace` retries (default: 5 attempts from 250 ms, at most 30 s apart); `TypeError` if not usable. */
   retry?: RetryOptions;
   /** A WebSocket class for `transport: 'websocket'` where there is no global one (Node 20: the ws package's). */
   WebSocket?: WebSocketConstructor;
@@ -96,8 +99,19 @@ type LooseRequest = (
 /** The typed client of the governance service. */
 export function createGovernanceClient(options: GovernanceClientOptions): GovernanceClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const authority = new RequestAuthority(options.credentials, options.version, options.headers ?? {});
-  const api = createClient<paths>({ baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  validateRetry(options.retry);
+  const authority = new RequestAuthority(
+    options.credentials,
+    options.version,
+    options.headers ?? {},
+    baseUrl,
+  );
+  // `manual`, and the middleware refuses what comes back: a redirect is never followed (see RedirectRefusedError).
+  const api = createClient<paths>({
+    baseUrl,
+    redirect: 'manual',
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
   api.use(authority.middleware());
   const request = api.request as unknown as LooseRequest;
 

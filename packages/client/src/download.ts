@@ -10,14 +10,23 @@ export class Download {
     return this.response.headers.get('content-type')?.split(';')[0]?.trim() ?? null;
   }
 
-  /** The file name of `Content-Disposition`, when the answer names one. */
+  /**
+   * The file name of `Content-Disposition`, when the answer names one, made safe to use as a file name: its last
+   * path segment only (no `/`, `\\`, `..`), without control characters; null when nothing usable is left. An
+   * undecodable `filename*` falls back to `filename`.
+   */
   get filename(): string | null {
     const disposition = this.response.headers.get('content-disposition');
     if (!disposition) return null;
     const encoded = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(disposition);
-    if (encoded) return decodeURIComponent(encoded[1]!.trim());
-    const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(disposition);
-    return plain ? plain[1]!.trim() : null;
+    if (encoded) {
+      const decoded = decodeOrNull(encoded[1]!.trim());
+      const safe = decoded === null ? null : safeFilename(decoded);
+      if (safe !== null) return safe;
+    }
+    const plain = /filename\s*=\s*(?:"([^"]*)"|([^;]*))/i.exec(disposition);
+    if (!plain) return null;
+    return safeFilename((plain[1] ?? plain[2] ?? '').trim());
   }
 
   async bytes(): Promise<Uint8Array> {
@@ -34,11 +43,15 @@ export class Download {
     return this.response.body;
   }
 
-  /** Newline-delimited JSON, one parsed value a line, as the lines arrive (empty lines skipped). */
+  /**
+   * Newline-delimited JSON, one parsed value a line, as the lines arrive (empty lines skipped). Stopping early (a
+   * `break`, a throw) cancels the download.
+   */
   async *ndjson<T = unknown>(): AsyncIterableIterator<T> {
     const reader = this.stream().getReader();
     const decoder = new TextDecoder();
     let buffer = '';
+    let finished = false;
     try {
       for (;;) {
         const { done, value } = await reader.read();
@@ -48,10 +61,33 @@ export class Download {
         for (const line of lines) {
           if (line.trim() !== '') yield JSON.parse(line) as T;
         }
-        if (done) return;
+        if (done) {
+          finished = true;
+          return;
+        }
       }
     } finally {
+      // The consumer stopped before the end (or a line was not JSON): the rest is not wanted.
+      if (!finished) await reader.cancel().catch(() => undefined);
       reader.releaseLock();
     }
   }
+}
+
+function decodeOrNull(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    // A malformed escape (`%E0%A4%A`): URIError.
+    return null;
+  }
+}
+
+/** The last path segment of a name, without control characters; null when nothing usable is left. */
+function safeFilename(name: string): string | null {
+  // eslint-disable-next-line no-control-regex
+  const visible = name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  const base = visible.split(/[/\\]/).pop()!.trim();
+  if (base === '' || base === '.' || base === '..') return null;
+  return base;
 }

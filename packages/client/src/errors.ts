@@ -60,15 +60,37 @@ const KNOWN_CODES = [
 type DocumentedErrorCode = Schemas['ErrorEnvelopeDto'] extends { code: infer Code } ? Code : string;
 
 /**
- * The closed union of the service's error codes (the envelope's `code`): the OpenAPI document's enum when it
- * declares one, else the list above.
+ * The service's error codes (the envelope's `code`): the OpenAPI document's enum when it declares one, else the list
+ * above.
  */
-export type ErrorCode = string extends DocumentedErrorCode
+export type ServiceErrorCode = string extends DocumentedErrorCode
   ? (typeof KNOWN_CODES)[number]
   : Extract<DocumentedErrorCode, string>;
 
-/** Every error code, at run time (typed: a code the document's enum lacks does not compile). */
-export const ERROR_CODES: readonly ErrorCode[] = KNOWN_CODES;
+/**
+ * The client's own code, for an answer that carries no code of the service's and whose status has no generic code
+ * (a proxy's 418, a 402, an unexpected 3xx): `status` says what it was, `rawCode` what the body said, if anything.
+ */
+export type UnknownErrorCode = 'HTTP_ERROR';
+
+/**
+ * The closed union of `GovernanceError.code`: the service's codes (`ServiceErrorCode`, the document's enum) and the
+ * client's `HTTP_ERROR`.
+ */
+export type ErrorCode = ServiceErrorCode | UnknownErrorCode;
+
+/**
+ * The service's error codes, at run time (typed: a code the document's enum lacks does not compile). `HTTP_ERROR`,
+ * the client's own, is not among them.
+ */
+export const ERROR_CODES: readonly ServiceErrorCode[] = KNOWN_CODES;
+
+const SERVICE_CODES: ReadonlySet<string> = new Set<string>(ERROR_CODES);
+
+/** Whether `code` is one of the service's codes this client knows (`ERROR_CODES`). */
+export function isServiceErrorCode(code: string): code is ServiceErrorCode {
+  return SERVICE_CODES.has(code);
+}
 
 /** One invalid field of a 400 `VALIDATION_ERROR`. */
 export interface ErrorDetail {
@@ -87,8 +109,17 @@ export class GovernanceError extends Error {
   override readonly name = 'GovernanceError';
   /** The HTTP status. */
   readonly status: number;
-  /** The stable machine-readable code. SCIM errors and answers that are not an envelope get the generic code of their status. */
+  /**
+   * The stable machine-readable code, always one of `ErrorCode`. SCIM errors, answers that are not an envelope and
+   * envelopes whose code this client does not know (a newer service's) get the generic code of their status (see
+   * `codeOfStatus`); the code as sent is in `rawCode`.
+   */
   readonly code: ErrorCode;
+  /**
+   * The envelope's `code` exactly as the service sent it, known or not (a newer service may send a code this client's
+   * `ErrorCode` lacks); undefined when the answer carried none.
+   */
+  readonly rawCode: string | undefined;
   /** The invalid fields of a `VALIDATION_ERROR` (at most 20; `detailsTotal` says how many there were). */
   readonly details: ErrorDetail[];
   /** How many invalid fields there were, when the service listed only the first 20. */
@@ -105,6 +136,7 @@ export class GovernanceError extends Error {
   constructor(init: {
     status: number;
     code: ErrorCode;
+    rawCode?: string;
     message: string;
     details?: ErrorDetail[];
     detailsTotal?: number;
@@ -116,6 +148,7 @@ export class GovernanceError extends Error {
     super(init.message);
     this.status = init.status;
     this.code = init.code;
+    this.rawCode = init.rawCode;
     this.details = init.details ?? [];
     this.detailsTotal = init.detailsTotal;
     this.requestId = init.requestId;
@@ -137,7 +170,9 @@ export class GovernanceError extends Error {
     if (isRecord(body) && body.success === false && typeof body.code === 'string') {
       return new GovernanceError({
         status,
-        code: body.code as ErrorCode,
+        // A code this client does not know (a newer service's) is not passed off as one it does.
+        code: isServiceErrorCode(body.code) ? body.code : codeOfStatus(status),
+        rawCode: body.code,
         message: typeof body.error === 'string' ? body.error : `HTTP ${status}`,
         details: Array.isArray(body.details) ? body.details.filter(isDetail) : [],
         detailsTotal: typeof body.detailsTotal === 'number' ? body.detailsTotal : undefined,
@@ -173,25 +208,40 @@ export function isGovernanceError(error: unknown, ...codes: ErrorCode[]): error 
   return error instanceof GovernanceError && (codes.length === 0 || codes.includes(error.code));
 }
 
-/** The generic code of a status, for answers that carry none (SCIM errors, a proxy's page). */
+/** The generic code of each status that has one. */
+const CODE_OF_STATUS: Readonly<Record<number, ServiceErrorCode>> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
+  410: 'GONE',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  // Unprocessable content: the request's content was refused, which is what VALIDATION_ERROR says.
+  422: 'VALIDATION_ERROR',
+  429: 'RATE_LIMIT_EXCEEDED',
+  431: 'HEADERS_TOO_LARGE',
+  500: 'INTERNAL_ERROR',
+  // A gateway that got no (timely) answer: the service is not reachable, which is what SERVICE_UNAVAILABLE says.
+  502: 'SERVICE_UNAVAILABLE',
+  503: 'SERVICE_UNAVAILABLE',
+  504: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * The generic code of a status, for answers that carry no code this client knows (SCIM errors, a proxy's page, a
+ * newer service's code): the table above, `INTERNAL_ERROR` for another 5xx, and `HTTP_ERROR` for any other status
+ * (a 402, 418, 451…: no code of the service's says what it means).
+ */
 export function codeOfStatus(status: number): ErrorCode {
-  const byStatus: Record<number, (typeof KNOWN_CODES)[number]> = {
-    401: 'UNAUTHORIZED',
-    403: 'FORBIDDEN',
-    404: 'NOT_FOUND',
-    405: 'METHOD_NOT_ALLOWED',
-    408: 'REQUEST_TIMEOUT',
-    409: 'CONFLICT',
-    410: 'GONE',
-    413: 'PAYLOAD_TOO_LARGE',
-    414: 'URI_TOO_LONG',
-    415: 'UNSUPPORTED_MEDIA_TYPE',
-    429: 'RATE_LIMIT_EXCEEDED',
-    431: 'HEADERS_TOO_LARGE',
-    503: 'SERVICE_UNAVAILABLE',
-  };
-  const code = byStatus[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR');
-  return code as ErrorCode;
+  const code = CODE_OF_STATUS[status];
+  if (code !== undefined) return code;
+  if (status >= 500 && status <= 599) return 'INTERNAL_ERROR';
+  return 'HTTP_ERROR';
 }
 
 /** `Retry-After` as seconds: a number of seconds, or an HTTP date (relative to `now`). */

@@ -64,6 +64,35 @@ describe('paginate', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('stops at once when the service answers totalPages: 0 (its answer for an empty list)', async () => {
+    const { fetch, seen } = fakeFetch((request) =>
+      json(200, {
+        success: true,
+        data: [],
+        pagination: {
+          page: Number(request.url.searchParams.get('page') ?? 1),
+          limit: 20,
+          total: 0,
+          totalPages: 0,
+        },
+      }),
+    );
+    const client = createGovernanceClient({ baseUrl: BASE, fetch, credentials: { jwt: 't' } });
+    const items = [];
+    for await (const agent of client.paginate('/api/v1/agents')) items.push(agent);
+    expect(items).toEqual([]);
+    expect(seen.map((r) => r.url.search)).toEqual(['?page=1']);
+    // Started past the end, too.
+    for await (const agent of client.paginate('/api/v1/agents', { params: { query: { page: 3 } } }))
+      items.push(agent);
+    expect(items).toEqual([]);
+    expect(seen).toHaveLength(2);
+    expect(await client.page('/api/v1/agents')).toEqual({
+      items: [],
+      pagination: { page: 1, limit: 20, total: 0, totalPages: 0 },
+    });
+  });
+
   it('goes on past a capped total while pages come full, and stops at the first short one', async () => {
     const { fetch, seen } = agentsService(5, { capped: true });
     const client = createGovernanceClient({ baseUrl: BASE, fetch, credentials: { jwt: 't' } });

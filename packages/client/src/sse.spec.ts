@@ -46,6 +46,25 @@ describe('SseParser', () => {
     expect(parse([crlf.slice(0, at), crlf.slice(at)]).messages).toEqual(expected);
   });
 
+  it('keeps a CR that ended a chunk waiting for its LF across empty chunks', () => {
+    expect(parse(['data: a\r', '', '\ndata: b\r\n\r\n']).messages).toEqual([
+      { id: undefined, event: 'message', data: 'a\nb' },
+    ]);
+    expect(parse(['data: a\r', '', '', '\n', '', '\r\n']).messages).toEqual([
+      { id: undefined, event: 'message', data: 'a' },
+    ]);
+    // Every cut of a CRLF text, with empty chunks in between, gives what the whole text gives.
+    const crlf = `${FRAME}id: 0002\ndata: {"a":1}\n\n`.replaceAll('\n', '\r\n');
+    const whole = parse([crlf]).messages;
+    for (let cut = 1; cut < crlf.length; cut++) {
+      expect(parse([crlf.slice(0, cut), '', crlf.slice(cut)]).messages).toEqual(whole);
+    }
+  });
+
+  it('reports only messages and retry (no unused activity flag)', () => {
+    expect(Object.keys(new SseParser().push(': heartbeat\n\n')).sort()).toEqual(['messages', 'retryMs']);
+  });
+
   it('joins data lines, strips one leading space only, and defaults the event name to message', () => {
     const { messages } = parse(['data:first\ndata:  second\ndata\n\n']);
     expect(messages).toEqual([{ id: undefined, event: 'message', data: 'first\n second\n' }]);
@@ -54,6 +73,11 @@ describe('SseParser', () => {
   it('keeps the last id across events and from the start, and ignores an id with NUL', () => {
     const { messages } = parse(['data: a\n\nid: 7\ndata: b\n\ndata: c\n\nid: x\0y\ndata: d\n\n'], '5');
     expect(messages.map((m) => m.id)).toEqual(['5', '7', '7', '7']);
+  });
+
+  it('resets the last id to empty on an id line without a value, as WHATWG says', () => {
+    const { messages } = parse(['id: 7\ndata: a\n\nid\ndata: b\n\ndata: c\n\nid:\ndata: d\n\n']);
+    expect(messages.map((m) => m.id)).toEqual(['7', '', '', '']);
   });
 
   it('dispatches nothing for an event without data, or an unfinished one', () => {

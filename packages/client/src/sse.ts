@@ -1,6 +1,9 @@
 /** One dispatched server-sent event. */
 export interface SseMessage {
-  /** The `id:` in force when it was dispatched (the last one seen on the connection), or undefined. */
+  /**
+   * The last event ID when it was dispatched (WHATWG: the last `id:` seen, which persists across events, or the one
+   * the parser started from); `''` once an empty `id:` reset it; undefined when none was ever set.
+   */
   id: string | undefined;
   /** `event:` (default `message`). */
   event: string;
@@ -12,8 +15,6 @@ export interface SseMessage {
 export interface SseOutput {
   messages: SseMessage[];
   retryMs: number | undefined;
-  /** Whether anything arrived, comments (heartbeats) included. */
-  activity: boolean;
 }
 
 /**
@@ -34,9 +35,11 @@ export class SseParser {
   }
 
   push(chunk: string): SseOutput {
-    const output: SseOutput = { messages: [], retryMs: undefined, activity: chunk.length > 0 };
+    const output: SseOutput = { messages: [], retryMs: undefined };
+    // An empty chunk changes nothing (in particular, a CR that ended the last chunk still waits for its LF).
+    if (chunk.length === 0) return output;
     let text = chunk;
-    if (this.first && text.length > 0) {
+    if (this.first) {
       this.first = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createGovernanceClient } from './client.js';
 import { GovernanceError } from './errors.js';
-import { DEFAULT_RETRY, retryDelayMs } from './retry.js';
+import { DEFAULT_RETRY, MAX_TIMER_MS, resolveRetry, retryDelayMs } from './retry.js';
 import { BASE, failure, fakeFetch, json, type SeenRequest } from './spec/fake-fetch.js';
 
 const TRACE = {
@@ -189,6 +189,137 @@ describe('sendTrace', () => {
   });
 });
 
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('sendTrace: what is retried', () => {
+  it('retries 502 and 504 too, and a 429 with a Retry-After, with the same key', async () => {
+    for (const first of [
+      () => failure(502, 'SEND_FAILED'),
+      () => new Response('<html>Bad gateway</html>', { status: 502 }),
+      () => new Response('Gateway Timeout', { status: 504 }),
+      () => failure(429, 'RATE_LIMIT_EXCEEDED', 'Slow down', {}),
+    ]) {
+      const { client, seen } = agentClient((_r, i) => {
+        if (i > 0) return approved();
+        const response = first();
+        if (response.status === 429) response.headers.set('retry-after', '0');
+        return response;
+      });
+      expect(await client.sendTrace(TRACE)).toMatchObject({ verdict: 'approved', attempts: 2 });
+      expect(new Set(seen.map((r) => r.headers.get('idempotency-key'))).size).toBe(1);
+    }
+  });
+
+  it('does not retry a 429 without Retry-After, or one that asks for longer than maxDelayMs', async () => {
+    for (const headers of [{}, { 'retry-after': '60' }] as Record<string, string>[]) {
+      const { client, seen } = agentClient(() =>
+        json(429, { success: false, error: 'Slow down', code: 'RATE_LIMIT_EXCEEDED' }, headers),
+      );
+      await expect(client.sendTrace(TRACE)).rejects.toMatchObject({
+        status: 429,
+        code: 'RATE_LIMIT_EXCEEDED',
+      });
+      expect(seen).toHaveLength(1);
+    }
+  });
+
+  it('does not send again when a 2xx answer cannot be read (not JSON, not an outcome)', async () => {
+    const answers = [
+      () => new Response('<html>Accepted</html>', { status: 201, headers: { 'content-type': 'text/html' } }),
+      () => new Response('{"success": tru', { status: 201, headers: { 'content-type': 'application/json' } }),
+      () => json(201, { success: true, data: null }),
+      () => json(201, { success: true, data: { id: ID } }),
+      // Flagged without its review item: a shape error of the client's own reading.
+      () => json(202, { success: true, data: { id: ID, status: 'flagged', confidence: 0.4 } }),
+    ];
+    for (const answer of answers) {
+      const { client, seen } = agentClient(() => answer());
+      const error = await client.sendTrace(TRACE).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect(seen).toHaveLength(1);
+    }
+  });
+});
+
+describe('sendTrace: the retry options', () => {
+  it('keeps the default attempts when maxAttempts is given as undefined (no endless retries)', async () => {
+    const { client, seen } = agentClient((_r, i) =>
+      i < 20 ? failure(503, 'SERVICE_UNAVAILABLE') : approved(),
+    );
+    await expect(client.sendTrace(TRACE, { retry: { maxAttempts: undefined } })).rejects.toMatchObject({
+      status: 503,
+    });
+    expect(seen).toHaveLength(DEFAULT_RETRY.maxAttempts);
+  });
+
+  it('keeps the default backoff when initialDelayMs is given as undefined', async () => {
+    const times: number[] = [];
+    const { fetch } = fakeFetch((_r, i) => {
+      times.push(Date.now());
+      return i === 0 ? failure(503, 'SERVICE_UNAVAILABLE') : approved();
+    });
+    const client = createGovernanceClient({
+      baseUrl: BASE,
+      fetch,
+      credentials: { apiKey: 'svc_agent_x' },
+      retry: { initialDelayMs: undefined, maxDelayMs: undefined },
+    });
+    await client.sendTrace(TRACE, { retry: { initialDelayMs: undefined } });
+    // 250 ms with jitter: at least half of it.
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(120);
+  });
+
+  it('merges value by value: the call’s over the client’s over the defaults', () => {
+    expect(
+      resolveRetry({ maxAttempts: 2, initialDelayMs: 10 }, { initialDelayMs: undefined, maxDelayMs: 99 }),
+    ).toEqual({
+      maxAttempts: 2,
+      initialDelayMs: 10,
+      maxDelayMs: 99,
+    });
+    expect(resolveRetry(undefined, { maxAttempts: undefined })).toEqual(DEFAULT_RETRY);
+  });
+
+  it('refuses values that are not usable (TypeError), before sending anything', async () => {
+    const { client, seen } = agentClient(() => approved());
+    for (const retry of [
+      { maxAttempts: 0 },
+      { maxAttempts: 1.5 },
+      { maxAttempts: Number.NaN },
+      { maxAttempts: Number.POSITIVE_INFINITY },
+      { initialDelayMs: -1 },
+      { initialDelayMs: Number.NaN },
+      { maxDelayMs: Number.POSITIVE_INFINITY },
+    ]) {
+      await expect(client.sendTrace(TRACE, { retry })).rejects.toThrow(TypeError);
+      expect(() => createGovernanceClient({ baseUrl: BASE, retry })).toThrow(TypeError);
+    }
+    expect(seen).toHaveLength(0);
+  });
+});
+
+describe('sendTrace: the idempotency key without crypto.randomUUID (a page served over plain HTTP)', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it('makes a version 4 UUID from crypto.getRandomValues', async () => {
+    const real = globalThis.crypto;
+    vi.stubGlobal('crypto', {
+      getRandomValues: <T extends ArrayBufferView>(array: T) => real.getRandomValues(array as never) as T,
+      subtle: real.subtle,
+    });
+    expect((globalThis.crypto as { randomUUID?: unknown }).randomUUID).toBeUndefined();
+    const { client, seen } = agentClient(() => approved());
+    await client.sendTrace(TRACE);
+    await client.sendTrace(TRACE);
+    const keys = seen.map((r) => r.headers.get('idempotency-key'));
+    expect(keys[0]).toMatch(UUID_V4);
+    expect(keys[1]).toMatch(UUID_V4);
+    expect(keys[0]).not.toBe(keys[1]);
+  });
+});
+
 describe('retryDelayMs', () => {
   const policy = { ...DEFAULT_RETRY, initialDelayMs: 100, maxDelayMs: 1000 };
 
@@ -202,5 +333,9 @@ describe('retryDelayMs', () => {
   it('waits at least what Retry-After asked, within the maximum', () => {
     expect(retryDelayMs(1, policy, 0.5, () => 0)).toBe(500);
     expect(retryDelayMs(1, policy, 5, () => 0)).toBe(1000);
+  });
+
+  it('never gives a delay a timer cannot take', () => {
+    expect(retryDelayMs(60, { ...policy, maxDelayMs: 2 ** 40 }, 10 ** 9, () => 1)).toBe(MAX_TIMER_MS);
   });
 });

@@ -1,5 +1,6 @@
+import { RedirectRefusedError } from './credentials.js';
 import { GovernanceError } from './errors.js';
-import { DEFAULT_RETRY, type RetryOptions, retryDelayMs, sleep } from './retry.js';
+import { resolveRetry, type RetryOptions, retryDelayMs, sleep } from './retry.js';
 import type { ApiClient, Schemas } from './types.js';
 
 /** The body of `POST /traces`. */
@@ -43,7 +44,10 @@ export type TraceResult =
 export interface SendTraceOptions {
   /** Sent as `Idempotency-Key` on every attempt (default: a random UUID). */
   idempotencyKey?: string;
-  /** Retries on network errors and 503 (default: the client's `retry`, else 5 attempts from 250 ms). */
+  /**
+   * Retries on network errors, 502, 503, 504 and a 429 with `Retry-After` (default: the client's `retry`, else 5
+   * attempts from 250 ms). Each value given overrides the client's; `undefined` keeps it. `TypeError` if not usable.
+   */
   retry?: RetryOptions;
   /** Extra headers. */
   headers?: Record<string, string>;
@@ -56,46 +60,92 @@ export interface TraceContext {
 }
 
 /**
- * `POST /traces` with an `Idempotency-Key` kept across retries: a network error or a 503 is retried (after
- * `Retry-After` when given, with exponential backoff, a bounded number of times), so a trace is stored once however
- * often it is sent. A blocked trace resolves (verdict `blocked`) rather than throwing; any other failure throws
- * `GovernanceError`.
+ * `POST /traces` with an `Idempotency-Key` kept across retries: a network error, a 502, 503 or 504, or a 429 whose
+ * `Retry-After` is within `maxDelayMs`, is retried (after `Retry-After` when given, with exponential backoff, a
+ * bounded number of times), so a trace is stored once however often it is sent. Only the request is retried: an
+ * answer that cannot be read (a 2xx whose body is not the outcome) throws at once. A blocked trace resolves (verdict
+ * `blocked`) rather than throwing; any other failure throws `GovernanceError`.
  */
 export async function sendTrace(
   context: TraceContext,
   body: TraceInput,
   options: SendTraceOptions = {},
 ): Promise<TraceResult> {
-  const policy = { ...DEFAULT_RETRY, ...context.retry, ...options.retry };
-  const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+  const policy = resolveRetry(context.retry, options.retry);
+  const idempotencyKey = options.idempotencyKey ?? randomUuid();
   for (let attempt = 1; ; attempt++) {
     let retryAfterSeconds: number | undefined;
     let failure: unknown;
+    let answer: { data?: string; error?: unknown; response: Response } | undefined;
     try {
-      const { data, error, response } = await context.api.POST('/api/v1/traces', {
+      // The body is read as text and parsed below, outside this try: only the exchange itself is retried.
+      answer = await context.api.POST('/api/v1/traces', {
         body,
         headers: { ...options.headers, 'Idempotency-Key': idempotencyKey },
         signal: options.signal,
+        parseAs: 'text',
       });
-      const outcome = data ?? error;
-      if (response.ok || (response.status === 403 && isBlocked(outcome))) {
-        return resultOf(outcome, { idempotencyKey, attempts: attempt, duplicate: false });
-      }
-      const governanceError = GovernanceError.from(response, error);
-      if (governanceError.code === 'SVC_DUPLICATE_REQUEST') {
-        return await duplicateOf(context, governanceError, { idempotencyKey, attempts: attempt });
-      }
-      if (response.status !== 503) throw governanceError;
-      failure = governanceError;
-      retryAfterSeconds = governanceError.retryAfterSeconds;
     } catch (error) {
-      if (error instanceof GovernanceError || options.signal?.aborted) throw error;
+      if (options.signal?.aborted || error instanceof RedirectRefusedError) throw error;
       // The request may have reached the service: the same key makes sending it again safe.
       failure = error;
+    }
+    if (answer) {
+      const { data, error, response } = answer;
+      const extra = { idempotencyKey, attempts: attempt, duplicate: false };
+      if (response.ok) return resultOf(parseOutcome(data), extra);
+      if (response.status === 403 && isBlocked(error)) return resultOf(error, extra);
+      const governanceError = GovernanceError.from(response, error);
+      if (governanceError.code === 'SVC_DUPLICATE_REQUEST') {
+        return duplicateOf(context, governanceError, { idempotencyKey, attempts: attempt });
+      }
+      if (!isRetryable(governanceError, policy.maxDelayMs)) throw governanceError;
+      failure = governanceError;
+      retryAfterSeconds = governanceError.retryAfterSeconds;
     }
     if (attempt >= policy.maxAttempts) throw failure;
     await sleep(retryDelayMs(attempt, policy, retryAfterSeconds), options.signal);
   }
+}
+
+/**
+ * What another attempt may change: the service saturated or a gateway without its answer (502, 503, 504), or a rate
+ * limit that says when to come back, within the longest delay allowed.
+ */
+function isRetryable(error: GovernanceError, maxDelayMs: number): boolean {
+  if (error.status === 502 || error.status === 503 || error.status === 504) return true;
+  return (
+    error.status === 429 &&
+    error.retryAfterSeconds !== undefined &&
+    error.retryAfterSeconds * 1000 <= maxDelayMs
+  );
+}
+
+/** A success's body, parsed (a body that is not JSON throws: sending the trace again would not change it). */
+function parseOutcome(text: string | undefined): unknown {
+  if (text === undefined || text === '') throw new TypeError('POST /traces answered without a body');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new TypeError('POST /traces answered a body that is not JSON');
+  }
+}
+
+/**
+ * A random UUID (version 4) for the `Idempotency-Key`: `crypto.randomUUID` where there is one (it exists in secure
+ * contexts only: not on a page served over plain HTTP), else from `crypto.getRandomValues`.
+ */
+export function randomUuid(): string {
+  const crypto = globalThis.crypto as unknown as {
+    randomUUID?: () => string;
+    getRandomValues(array: Uint8Array): Uint8Array;
+  };
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 interface Answer {
@@ -120,15 +170,26 @@ function resultOf(
   body: unknown,
   extra: { idempotencyKey: string; attempts: number; duplicate: boolean },
 ): TraceResult {
-  const envelope = body as { data: Answer; error?: string };
-  const answer = envelope.data;
+  const envelope = body as { data?: unknown; error?: unknown } | null;
+  const answer = typeof envelope === 'object' && envelope !== null ? envelope.data : undefined;
+  if (!isAnswer(answer)) throw new TypeError('POST /traces answered a body that is not a trace’s outcome');
   const common = {
     trace: { id: answer.id, confidence: answer.confidence },
-    message: answer.message ?? envelope.error ?? '',
+    message: answer.message ?? (typeof envelope!.error === 'string' ? envelope!.error : ''),
     matchedPolicies: answer.policies ?? null,
     ...extra,
   };
   return withVerdict(answer.status, common, answer.reviewItemId ?? null);
+}
+
+function isAnswer(value: unknown): value is Answer {
+  if (typeof value !== 'object' || value === null) return false;
+  const answer = value as Record<string, unknown>;
+  return (
+    typeof answer.id === 'string' &&
+    typeof answer.status === 'string' &&
+    typeof answer.confidence === 'number'
+  );
 }
 
 function withVerdict(
@@ -165,8 +226,12 @@ async function duplicateOf(
 ): Promise<TraceResult> {
   const id = (duplicate.data as { id?: unknown } | undefined)?.id;
   if (typeof id !== 'string') throw duplicate;
-  const { data, response } = await context.api.GET('/api/v1/traces/{id}', { params: { path: { id } } });
-  if (!response.ok || !data) throw duplicate;
+  // Read back once; if that fails (an agent key may not read traces, or the network), the 409 says it is stored.
+  const read = await context.api
+    .GET('/api/v1/traces/{id}', { params: { path: { id } } })
+    .catch(() => undefined);
+  if (!read || !read.response.ok || !read.data) throw duplicate;
+  const data = read.data;
   const trace: Schemas['TraceDto'] = data.data;
   return withVerdict(
     trace.status,

@@ -163,13 +163,93 @@ describe('verifyWebhook', () => {
     ).rejects.toThrow(WebhookVerificationError);
   });
 
-  it('refuses an empty list of secrets and a secret that is not base64', async () => {
+  it('refuses an empty list of secrets and a secret that is not base64 as a configuration error (TypeError)', async () => {
     const headers = signed([OLD_SECRET]);
     await expect(verifyWebhook({ body: BODY, headers, secrets: [], now: NOW })).rejects.toThrow(
-      'No secret to verify with',
+      new TypeError('No secret to verify with: pass the webhook’s whsec_… secret'),
     );
     await expect(verifyWebhook({ body: BODY, headers, secrets: 'whsec_%%%', now: NOW })).rejects.toThrow(
-      WebhookVerificationError,
+      TypeError,
     );
+  });
+
+  it('refuses a tolerance or a time that would skip the timestamp check, as a configuration error', async () => {
+    const stale = signed([OLD_SECRET], { at: new Date(NOW.getTime() - 3600_000) });
+    for (const toleranceSeconds of [Number.NaN, Number.POSITIVE_INFINITY, -1]) {
+      await expect(
+        verifyWebhook({ body: BODY, headers: stale, secrets: OLD_SECRET, now: NOW, toleranceSeconds }),
+      ).rejects.toThrow(TypeError);
+    }
+    for (const now of [new Date('not a date'), Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(verifyWebhook({ body: BODY, headers: stale, secrets: OLD_SECRET, now })).rejects.toThrow(
+        TypeError,
+      );
+    }
+    // A tolerance of 0 is usable: the timestamp must be this very second.
+    await expect(
+      verifyWebhook({
+        body: BODY,
+        headers: signed([OLD_SECRET]),
+        secrets: OLD_SECRET,
+        now: NOW,
+        toleranceSeconds: 0,
+      }),
+    ).resolves.toBeDefined();
+  });
+
+  it('checks every secret before the delivery: a malformed one is a TypeError, not a forged delivery', async () => {
+    const headers = signed([OLD_SECRET]);
+    for (const secrets of [
+      [OLD_SECRET, 'whsec_%%%'],
+      ['whsec_', OLD_SECRET],
+      [OLD_SECRET, ''],
+    ]) {
+      const error = await verifyWebhook({ body: BODY, headers, secrets, now: NOW }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error).not.toBeInstanceOf(WebhookVerificationError);
+    }
+    // Even for a delivery that would not verify anyway (no header at all).
+    await expect(
+      verifyWebhook({ body: BODY, headers: {}, secrets: ['whsec_%%%'], now: NOW }),
+    ).rejects.toThrow(TypeError);
+  });
+
+  it('joins the values of a header given as an array (or several keys) rather than taking the first', async () => {
+    const [old, fresh] = [signed([OLD_SECRET]), signed([NEW_SECRET])];
+    const both = [old['webhook-signature'], fresh['webhook-signature']];
+    for (const secrets of [OLD_SECRET, NEW_SECRET]) {
+      await expect(
+        verifyWebhook({ body: BODY, headers: { ...old, 'webhook-signature': both }, secrets, now: NOW }),
+      ).resolves.toMatchObject({ id: 'b'.repeat(24) });
+      // As Node joins a repeated header, and as Headers.get does: `, `.
+      await expect(
+        verifyWebhook({
+          body: BODY,
+          headers: { ...old, 'webhook-signature': both.join(', ') },
+          secrets,
+          now: NOW,
+        }),
+      ).resolves.toBeDefined();
+      await expect(
+        verifyWebhook({
+          body: BODY,
+          headers: new Headers([
+            ...Object.entries(old).filter(([k]) => k !== 'webhook-signature'),
+            ...both.map((v) => ['webhook-signature', v] as [string, string]),
+          ]),
+          secrets,
+          now: NOW,
+        }),
+      ).resolves.toBeDefined();
+    }
+    // Two different ids are not one id.
+    await expect(
+      verifyWebhook({
+        body: BODY,
+        headers: { ...old, 'webhook-id': [old['webhook-id'], 'x'] },
+        secrets: OLD_SECRET,
+        now: NOW,
+      }),
+    ).rejects.toThrow(WebhookVerificationError);
   });
 });

@@ -4,6 +4,10 @@ export interface SeenRequest {
   url: URL;
   headers: Headers;
   body: string;
+  /** The request's redirect mode (the client's is `manual`). */
+  redirect: Request['redirect'];
+  /** The request's signal (a handler that hangs can honour it, as a real fetch does). */
+  signal: AbortSignal;
 }
 
 export type FakeHandler = (request: SeenRequest, index: number) => Response | Promise<Response>;
@@ -17,6 +21,8 @@ export function fakeFetch(handler: FakeHandler) {
       url: new URL(request.url),
       headers: new Headers(request.headers),
       body: request.body ? await request.text() : '',
+      redirect: request.redirect,
+      signal: request.signal,
     };
     seen.push(entry);
     return handler(entry, seen.length - 1);
@@ -55,3 +61,21 @@ export function chunked(chunks: string[], contentType = 'text/event-stream'): Re
 }
 
 export const BASE = 'http://governance.test';
+
+/** An answer that never comes: rejects with the request's abort reason once its signal aborts (as fetch does). */
+export function never(request: SeenRequest): Promise<Response> {
+  return new Promise((_resolve, reject) => {
+    const onAbort = () => reject(request.signal.reason ?? new DOMException('Aborted', 'AbortError'));
+    if (request.signal.aborted) onAbort();
+    else request.signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Rejects with `timed out: <what>` unless `promise` settles within `ms` (a spec that would hang fails instead). */
+export function within<T>(promise: Promise<T>, ms: number, what = 'the call'): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out: ${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
