@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENV_VARIABLES, ErrorCode } from '#platform';
+import { ENV_VARIABLES } from '#platform';
 import { TestContext } from './support/app.js';
+import { definedErrorCodes } from './support/error-codes.js';
 import { listRoutes } from './support/routes.js';
 
 interface Operation {
@@ -17,26 +18,6 @@ const document = JSON.parse(readFileSync(new URL('openapi.json', root), 'utf8'))
 
 /** Upper-case words, with underscores: error codes, and also acronyms (JSON) and variable names (CHROMIUM_PATH). */
 const WORD = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b/g;
-
-/**
- * The closed union of error codes: the platform's, and every module's `<Module>ErrorCode` object from its
- * `*.errors.ts` (found by file, so a module added later is included without touching this test).
- */
-async function unionOfCodes(): Promise<Set<string>> {
-  const codes = new Set<string>(Object.values(ErrorCode));
-  const files = readdirSync(new URL('libs', root), { recursive: true, encoding: 'utf8' }).filter((f) =>
-    f.endsWith('.errors.ts'),
-  );
-  expect(files.length).toBeGreaterThan(10);
-  for (const file of files) {
-    const module = (await import(new URL(`libs/${file}`, root).href)) as Record<string, unknown>;
-    for (const [name, value] of Object.entries(module)) {
-      if (!name.endsWith('ErrorCode') || typeof value !== 'object' || value === null) continue;
-      for (const code of Object.values(value)) if (typeof code === 'string') codes.add(code);
-    }
-  }
-  return codes;
-}
 
 /** Each error response of the document (status 400 and above) with its operation, and the document's own text. */
 function errorTexts(): { where: string; status: number; text: string }[] {
@@ -60,7 +41,7 @@ function errorTexts(): { where: string; status: number; text: string }[] {
 describe('error codes in the OpenAPI document', () => {
   let union: Set<string>;
   beforeAll(async () => {
-    union = await unionOfCodes();
+    union = await definedErrorCodes();
   });
 
   it('names only codes the service has (the closed union), besides variable names', () => {

@@ -1,10 +1,9 @@
-import { readdirSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCode } from '#platform';
 import { OPERATION_IDS } from '../apps/api/src/operation-ids.js';
 import { TestContext } from './support/app.js';
 import { workspaceKey } from './support/cpi-suite.js';
+import { definedErrorCodes } from './support/error-codes.js';
 import { ingestFlagged, refundFlagPolicy } from './support/review-suite.js';
 import { listRoutes } from './support/routes.js';
 import { SCIM, scimUser } from './support/scim.js';
@@ -24,28 +23,7 @@ interface Document {
   components: { schemas: Record<string, Record<string, unknown>> };
 }
 
-const root = new URL('..', import.meta.url);
 const isJson = (mediaType: string) => /^application\/([a-z.+-]+\+)?json$/.test(mediaType);
-
-/**
- * The codes the code defines: the platform's `ErrorCode`, and each module's `<Module>ErrorCode` object of its
- * `*.errors.ts` (found by file, so that a module added later counts without touching this test).
- */
-async function definedCodes(): Promise<string[]> {
-  const codes = new Set<string>(Object.values(ErrorCode));
-  const files = readdirSync(new URL('libs', root), { recursive: true, encoding: 'utf8' }).filter((f) =>
-    f.endsWith('.errors.ts'),
-  );
-  expect(files.length).toBeGreaterThan(10);
-  for (const file of files) {
-    const module = (await import(new URL(`libs/${file}`, root).href)) as Record<string, unknown>;
-    for (const [name, value] of Object.entries(module)) {
-      if (!name.endsWith('ErrorCode') || typeof value !== 'object' || value === null) continue;
-      for (const code of Object.values(value)) if (typeof code === 'string') codes.add(code);
-    }
-  }
-  return [...codes].sort();
-}
 
 /**
  * A JSON Schema 2020-12 validator of a component schema of `doc`, with every object that lists its properties
@@ -91,7 +69,9 @@ describe('the OpenAPI document as a client generator reads it', () => {
 
   it('enumerates in ErrorCode exactly the error codes the platform and the modules define', async () => {
     expect(doc.components.schemas.ErrorCode).toMatchObject({ type: 'string' });
-    expect([...(doc.components.schemas.ErrorCode!.enum as string[])].sort()).toEqual(await definedCodes());
+    expect([...(doc.components.schemas.ErrorCode!.enum as string[])].sort()).toEqual(
+      [...(await definedErrorCodes())].sort(),
+    );
     const envelope = doc.components.schemas.ErrorEnvelopeDto as { properties: Record<string, unknown> };
     expect(envelope.properties.code).toMatchObject({ $ref: '#/components/schemas/ErrorCode' });
   });

@@ -1,26 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { ERROR_CODES, type ErrorCode, GovernanceError, isGovernanceError } from '@governance/client';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { ErrorCode as PlatformErrorCode, SCHEMA_VERSIONS } from '#platform';
+import { SCHEMA_VERSIONS } from '#platform';
+import { definedErrorCodes } from '../support/error-codes.js';
 import { ListeningService, signUp, type SignedUp } from './harness.js';
 
 const root = new URL('../../', import.meta.url);
-
-/** The service's closed union of codes: the platform's and every module's `*.errors.ts` (as test/error-codes does). */
-async function serviceCodes(): Promise<Set<string>> {
-  const codes = new Set<string>(Object.values(PlatformErrorCode));
-  const files = readdirSync(new URL('libs', root), { recursive: true, encoding: 'utf8' }).filter((f) =>
-    f.endsWith('.errors.ts'),
-  );
-  for (const file of files) {
-    const module = (await import(new URL(`libs/${file}`, root).href)) as Record<string, unknown>;
-    for (const [name, value] of Object.entries(module)) {
-      if (!name.endsWith('ErrorCode') || typeof value !== 'object' || value === null) continue;
-      for (const code of Object.values(value)) if (typeof code === 'string') codes.add(code);
-    }
-  }
-  return codes;
-}
 
 describe('client: typed errors and the version pin', () => {
   let service: ListeningService;
@@ -80,7 +65,7 @@ describe('client: typed errors and the version pin', () => {
   });
 
   it('ERROR_CODES is the service’s union of error codes, no more, no less', async () => {
-    expect(new Set(ERROR_CODES)).toEqual(await serviceCodes());
+    expect(new Set(ERROR_CODES)).toEqual(await definedErrorCodes());
     type Schema = { enum?: string[]; $ref?: string; properties?: Record<string, Schema> };
     const document = JSON.parse(readFileSync(new URL('openapi.json', root), 'utf8')) as {
       components: { schemas: Record<string, Schema> };
