@@ -1,10 +1,10 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_IDS } from '../apps/api/src/operation-ids.js';
 import { TestContext } from './support/app.js';
 import { workspaceKey } from './support/cpi-suite.js';
 import { definedErrorCodes } from './support/error-codes.js';
 import { ingestFlagged, refundFlagPolicy } from './support/review-suite.js';
+import { validatorsOf } from './support/openapi-schemas.js';
 import { listRoutes } from './support/routes.js';
 import { SCIM, scimUser } from './support/scim.js';
 
@@ -24,31 +24,6 @@ interface Document {
 }
 
 const isJson = (mediaType: string) => /^application\/([a-z.+-]+\+)?json$/.test(mediaType);
-
-/**
- * A JSON Schema 2020-12 validator of a component schema of `doc`, with every object that lists its properties
- * closed (`unevaluatedProperties: false`) unless it says `additionalProperties`: an answer with a member the
- * document does not describe fails.
- */
-function validatorOf(doc: Document, name: string) {
-  const close = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(close);
-    if (!node || typeof node !== 'object') return node;
-    const copy = Object.fromEntries(
-      Object.entries(node).map(([k, v]) => [k, k === 'example' ? v : close(v)]),
-    );
-    if (copy.properties && copy.additionalProperties === undefined) copy.unevaluatedProperties = false;
-    return copy;
-  };
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  ajv.addKeyword('example').addKeyword('discriminator');
-  for (const format of ['date-time', 'uri', 'email']) ajv.addFormat(format, true);
-  const defs = JSON.parse(
-    JSON.stringify(close(doc.components.schemas)).replaceAll('"#/components/schemas/', '"#/$defs/'),
-  ) as Record<string, unknown>;
-  const validate = ajv.compile({ $defs: defs, $ref: `#/$defs/${name}` });
-  return (value: unknown) => (validate(value) ? [] : [`${name}: ${ajv.errorsText(validate.errors)}`]);
-}
 
 describe('the OpenAPI document as a client generator reads it', () => {
   let ctx: TestContext;
@@ -192,8 +167,12 @@ describe('the OpenAPI document as a client generator reads it', () => {
       ['SchemaVersionListResponse', ctx.get('/api/v1/versions')],
     ];
     const problems: string[] = [];
-    for (const [name, answer] of checks)
-      problems.push(...validatorOf(doc, name)(JSON.parse((await answer).body)));
+    const schemas = validatorsOf(doc);
+    for (const [name, answer] of checks) {
+      const validate = schemas.of(name);
+      if (!validate(JSON.parse((await answer).body)))
+        problems.push(`${name}: ${schemas.ajv.errorsText(validate.errors)}`);
+    }
     expect(problems).toEqual([]);
   });
 });
