@@ -4,6 +4,7 @@ import { AuthService } from './auth/auth.service.js';
 import { SsoEnforcement } from './auth/sso-enforcement.js';
 import { MembersRepository } from './organizations/members.repository.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
+import { OrganizationDataRepository } from './organizations/organization-data.repository.js';
 import { OrganizationErasureJob } from './organizations/organization-erasure.job.js';
 import { OrganizationExportService } from './organizations/organization-export.service.js';
 import { OrganizationsService } from './organizations/organizations.service.js';
@@ -13,6 +14,7 @@ import { SessionService } from './sessions/session.service.js';
 import { SessionsRepository } from './sessions/sessions.repository.js';
 import { TokenService } from './sessions/token.service.js';
 import { OneTimeTokenService } from './tokens/one-time-token.service.js';
+import { OneTimeTokensRepository } from './tokens/one-time-tokens.repository.js';
 import { UsersRepository } from './users/users.repository.js';
 
 const shared = [
@@ -34,7 +36,13 @@ const shared = [
 
 /** What the identity feature modules share: users, organizations, sessions, tokens and the login path. */
 @Module({
-  providers: [...shared, { provide: BEARER_RESOLVER, useExisting: SessionService }],
+  providers: [
+    ...shared,
+    // Read and written only through the services above: not exported.
+    OrganizationDataRepository,
+    OneTimeTokensRepository,
+    { provide: BEARER_RESOLVER, useExisting: SessionService },
+  ],
   exports: [...shared, BEARER_RESOLVER],
 })
 export class IdentityCoreModule {}

@@ -1,10 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { sql } from 'drizzle-orm';
 import { APP_CONFIG, type AppConfig, Clock, JobScheduler, TransactionHost } from '#platform';
-import { type DataCatalogue, ident, readCatalogue, rowsOf } from './organization-data.js';
-import { memberships, organizations } from './organization.schema.js';
+import type { DataCatalogue } from './organization-data.js';
+import { OrganizationDataRepository } from './organization-data.repository.js';
 import { OrganizationsService } from './organizations.service.js';
-import { users } from '../users/user.schema.js';
 
 /** Rows deleted per statement (and per transaction). */
 export const ERASURE_BATCH = 1000;
@@ -39,6 +37,7 @@ export class OrganizationErasureJob implements OnModuleInit {
   constructor(
     private readonly scheduler: JobScheduler,
     private readonly organizations: OrganizationsService,
+    private readonly data: OrganizationDataRepository,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'orgErasureIntervalMs'>,
@@ -77,7 +76,7 @@ export class OrganizationErasureJob implements OnModuleInit {
 
   /** Erases one organization whose grace has ended (nothing when it is not, or no longer, due). */
   async erase(organizationId: string): Promise<ErasureResult> {
-    const catalogue = await readCatalogue(this.tx.db);
+    const catalogue = await this.data.catalogue();
     const deleted: Record<string, number> = {};
     for (const table of catalogue.organizationTables) {
       // Memberships go in the last transaction: they name the users to erase with the organization.
@@ -85,13 +84,7 @@ export class OrganizationErasureJob implements OnModuleInit {
       for (;;) {
         const n = await this.tx.run(async () => {
           if (!(await this.stillDue(organizationId))) return -1;
-          const rows = await rowsOf(
-            this.tx.db,
-            sql`delete from ${ident(table.name)} where ctid = any(array(
-                  select ctid from ${ident(table.name)} where organization_id = ${organizationId}
-                  limit ${ERASURE_BATCH} for update skip locked)) returning 1 as one`,
-          );
-          return rows.length;
+          return this.data.deleteBatch(organizationId, table.name, ERASURE_BATCH);
         });
         if (n < 0) return { organizationId, deleted, complete: false };
         if (n > 0) deleted[table.name] = (deleted[table.name] ?? 0) + n;
@@ -103,14 +96,8 @@ export class OrganizationErasureJob implements OnModuleInit {
   }
 
   /** Whether the organization is still deleted and past its grace; holds a share lock on it until commit. */
-  private async stillDue(organizationId: string): Promise<boolean> {
-    const rows = await rowsOf(
-      this.tx.db,
-      sql`select 1 as one from ${organizations} where ${organizations.id} = ${organizationId}
-            and ${organizations.deletedAt} is not null and ${organizations.eraseAfter} <= ${this.clock.now()}
-          for share`,
-    );
-    return rows.length > 0;
+  private stillDue(organizationId: string): Promise<boolean> {
+    return this.data.lockIfDueForErasure(organizationId, this.clock.now());
   }
 
   /** The last transaction: nothing may be left; memberships, orphaned users and the organization row go. */
@@ -122,34 +109,16 @@ export class OrganizationErasureJob implements OnModuleInit {
     if (!(await this.stillDue(organizationId))) return false;
     for (const table of catalogue.organizationTables) {
       if (table.name === 'memberships') continue;
-      const left = await rowsOf(
-        this.tx.db,
-        sql`select 1 as one from ${ident(table.name)} where organization_id = ${organizationId} limit 1`,
-      );
-      if (left.length > 0) return false;
+      if (await this.data.hasRows(organizationId, table.name)) return false;
     }
-    const members = await this.tx.db
-      .delete(memberships)
-      .where(sql`${memberships.organizationId} = ${organizationId}`)
-      .returning({ userId: memberships.userId });
-    if (members.length > 0) deleted.memberships = members.length;
-    const userIds = members.map((m) => m.userId);
+    const userIds = await this.data.deleteMemberships(organizationId);
     if (userIds.length > 0) {
+      deleted.memberships = userIds.length;
       // The accounts locked first, in id order: two erasures sharing a user, or an invitation accepted by one at
       // this moment, take turns, and the statement below sees what the other committed.
-      await rowsOf(
-        this.tx.db,
-        sql`select ${users.id} from ${users} where ${users.id} = any(${sql.param(userIds)}::text[])
-            order by ${users.id} for update`,
-      );
+      await this.data.lockUsers(userIds);
       // Users left without any membership were people of this organization only: erased with it.
-      const erased = await rowsOf(
-        this.tx.db,
-        sql`delete from ${users} where ${users.id} = any(${sql.param(userIds)}::text[])
-              and not exists (select 1 from ${memberships} m where m.user_id = ${users.id})
-            returning ${users.id} as id`,
-      );
-      const erasedIds = erased.map((row) => String(row.id));
+      const erasedIds = await this.data.deleteUsersWithoutMembership(userIds);
       if (erasedIds.length > 0) {
         deleted.users = erasedIds.length;
         for (const table of [
@@ -158,16 +127,12 @@ export class OrganizationErasureJob implements OnModuleInit {
             .filter((t) => t.hasUserId)
             .map((t) => ({ ...t, hasOrganizationId: true })),
         ]) {
-          const rows = await rowsOf(
-            this.tx.db,
-            sql`delete from ${ident(table.name)} where user_id = any(${sql.param(erasedIds)}::text[])
-                ${table.hasOrganizationId ? sql`and organization_id is null` : sql``} returning 1 as one`,
-          );
-          if (rows.length > 0) deleted[table.name] = (deleted[table.name] ?? 0) + rows.length;
+          const n = await this.data.deleteUserRows(table.name, erasedIds, table.hasOrganizationId);
+          if (n > 0) deleted[table.name] = (deleted[table.name] ?? 0) + n;
         }
       }
     }
-    await this.tx.db.delete(organizations).where(sql`${organizations.id} = ${organizationId}`);
+    await this.data.deleteOrganization(organizationId);
     deleted.organizations = 1;
     return true;
   }

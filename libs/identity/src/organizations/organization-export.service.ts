@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { type SQL, sql } from 'drizzle-orm';
 import { AppError, Clock, type Row, TransactionHost } from '#platform';
-import { AUDIT_TABLE, ident, type OrganizationTable, readCatalogue, rowsOf } from './organization-data.js';
-import { memberships, organizations } from './organization.schema.js';
-import { users } from '../users/user.schema.js';
+import { AUDIT_TABLE, type OrganizationTable } from './organization-data.js';
+import { OrganizationDataRepository } from './organization-data.repository.js';
 
 /** Rows read per query: memory stays bounded whatever the organization holds. */
 export const EXPORT_PAGE = 500;
@@ -46,6 +44,7 @@ export interface ExportEnd {
 export class OrganizationExportService {
   constructor(
     private readonly tx: TransactionHost,
+    private readonly data: OrganizationDataRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -55,12 +54,9 @@ export class OrganizationExportService {
   }
 
   private async *snapshotLines(organizationId: string): AsyncGenerator<ExportLine> {
-    const [organization] = await rowsOf(
-      this.tx.db,
-      sql`select row_to_json(o) as r from ${organizations} o where o.id = ${organizationId}`,
-    );
+    const organization = await this.data.organizationRecord(organizationId);
     if (!organization) throw AppError.notFound('Organization');
-    const catalogue = await readCatalogue(this.tx.db);
+    const catalogue = await this.data.catalogue();
     const tables = catalogue.organizationTables;
     yield {
       export: {
@@ -84,7 +80,7 @@ export class OrganizationExportService {
         yield line;
       }
     };
-    yield { table: 'organizations', record: organization.r as Record<string, unknown> };
+    yield { table: 'organizations', record: organization };
     records.organizations = 1;
     yield* counted(this.memberUsers(organizationId));
     for (const table of tables) yield* counted(this.table(organizationId, table));
@@ -95,21 +91,7 @@ export class OrganizationExportService {
   private async *memberUsers(organizationId: string): AsyncGenerator<ExportLine> {
     let after = '';
     for (;;) {
-      const page = await this.tx.db
-        .select({
-          id: users.id,
-          email: users.email,
-          name: users.name,
-          is_active: users.isActive,
-          created_at: users.createdAt,
-        })
-        .from(users)
-        .where(
-          sql`${users.id} in (select ${memberships.userId} from ${memberships}
-                where ${memberships.organizationId} = ${organizationId}) and ${users.id} > ${after}`,
-        )
-        .orderBy(users.id)
-        .limit(EXPORT_PAGE);
+      const page = await this.data.memberUsersAfter(organizationId, after, EXPORT_PAGE);
       for (const row of page) {
         yield { table: 'users', record: { ...row, created_at: row.created_at.toISOString() } };
       }
@@ -123,39 +105,18 @@ export class OrganizationExportService {
     const key = table.name === AUDIT_TABLE ? ['sequence'] : table.primaryKey;
     if (key.length === 0) {
       // No primary key to page by (none today): read in one go rather than leave the table out.
-      const rows = await rowsOf(
-        this.tx.db,
-        sql`select row_to_json(t) as r from ${ident(table.name)} t where t.organization_id = ${organizationId}`,
-      );
-      for (const row of rows) yield { table: table.name, record: row.r as Record<string, unknown> };
+      for (const record of await this.data.tableRecords(organizationId, table.name)) {
+        yield { table: table.name, record };
+      }
       return;
     }
-    const keyColumns = sql.join(
-      key.map((column) => sql`t.${ident(column)}`),
-      sql`, `,
-    );
     const pageSize = LARGE_ROW_TABLES.has(table.name) ? LARGE_ROW_PAGE : EXPORT_PAGE;
-    let last: Row | null = null;
+    let after: Row | null = null;
     for (;;) {
-      const after: SQL = last
-        ? sql`and (${keyColumns}) > (${sql.join(
-            key.map((column) => sql`${last![`k_${column}`]}`),
-            sql`, `,
-          )})`
-        : sql``;
-      const keySelect = sql.join(
-        key.map((column) => sql`t.${ident(column)}::text as ${ident(`k_${column}`)}`),
-        sql`, `,
-      );
-      const rows = await rowsOf(
-        this.tx.db,
-        sql`select row_to_json(t) as r, ${keySelect} from ${ident(table.name)} t
-            where t.organization_id = ${organizationId} ${after}
-            order by ${keyColumns} limit ${pageSize}`,
-      );
-      for (const row of rows) yield { table: table.name, record: row.r as Record<string, unknown> };
-      if (rows.length < pageSize) return;
-      last = rows[rows.length - 1]!;
+      const page = await this.data.tablePage(organizationId, table.name, key, after, pageSize);
+      for (const record of page.records) yield { table: table.name, record };
+      if (!page.next) return;
+      after = page.next;
     }
   }
 }

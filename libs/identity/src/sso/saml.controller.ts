@@ -25,7 +25,9 @@ import {
   type RequestMeta,
 } from '#platform';
 import { SamlInitiateDto, SamlRedirectDto } from './dto/sso-login.dto.js';
-import { SAML_REQUEST_TTL_MS, SamlLoginService, SamlRefusal } from './saml-login.service.js';
+import { SamlLoginService } from './saml-login.service.js';
+import { SamlLogoutService, SamlRefusal } from './saml-logout.service.js';
+import { SAML_REQUEST_TTL_MS } from './saml-service-provider.js';
 import { readCookie, SAML_BINDING_COOKIE, samlBindingCookie } from './sso-cookies.js';
 import { SignInHandOff } from './sign-in-hand-off.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
@@ -69,6 +71,7 @@ function formOf(request: FastifyRequest, body: Buffer | undefined): URLSearchPar
 export class SamlController {
   constructor(
     private readonly saml: SamlLoginService,
+    private readonly logout: SamlLogoutService,
     private readonly signIns: SsoSignIn,
     private readonly handOff: SignInHandOff,
   ) {}
@@ -169,7 +172,7 @@ export class SamlController {
   @ApiEnvelope(SamlRedirectDto)
   @ApiErrors([401])
   logoutInitiate(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<SamlRedirectDto> {
-    return this.saml.logoutInitiate(actor, meta);
+    return this.logout.initiate(actor, meta);
   }
 
   @Get('logout/callback')
@@ -202,7 +205,7 @@ export class SamlController {
     const at = request.url.indexOf('?');
     const rawQuery = at < 0 ? '' : request.url.slice(at + 1);
     try {
-      const { redirectUrl } = await this.saml.logoutRedirect(rawQuery);
+      const { redirectUrl } = await this.logout.redirectCallback(rawQuery);
       return reply.redirect(redirectUrl, 302);
     } catch (err) {
       if (err instanceof SamlRefusal || err instanceof SsoFailure) throw invalidMessage(err.message);
@@ -235,7 +238,7 @@ export class SamlController {
     const form = formOf(request, body);
     if (!form) throw invalidMessage('The logout callback takes a form post');
     try {
-      const { redirectUrl } = await this.saml.logoutCallback(form, meta);
+      const { redirectUrl } = await this.logout.callback(form, meta);
       return reply.redirect(redirectUrl, 302);
     } catch (err) {
       if (err instanceof SamlRefusal || err instanceof SsoFailure) throw invalidMessage(err.message);

@@ -1,27 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { isEmail } from 'class-validator';
-import { eq, lt } from 'drizzle-orm';
 import * as oidc from 'openid-client';
 import {
   APP_CONFIG,
   type AppConfig,
   Clock,
-  deleteInBatches,
   JobScheduler,
   type RequestMeta,
   safeEqual,
   SecretBox,
   sha256Hex,
-  TransactionHost,
 } from '#platform';
 import { OidcConfigurations } from './oidc-configurations.js';
 import { GROUPS_MAX } from './role-mapping.js';
 import { SamlLoginService } from './saml-login.service.js';
 import type { SignInOutcome } from './sign-in-hand-off.js';
 import { SsoDomainsRepository } from './sso-domains.repository.js';
+import { SsoLoginStatesRepository } from './sso-login-states.repository.js';
 import { domainOf, SsoFailure, SsoSignIn } from './sso-sign-in.js';
-import { ssoLoginStates, type SsoLoginStateRow } from './sso.schema.js';
 import { normaliseEmail } from '../users/email-address.js';
 
 /** A sign-in may take this long between the initiate call and the IdP's return. */
@@ -47,7 +44,7 @@ export class SsoLoginService implements OnModuleInit {
     private readonly saml: SamlLoginService,
     private readonly oidcConfigurations: OidcConfigurations,
     private readonly box: SecretBox,
-    private readonly tx: TransactionHost,
+    private readonly states: SsoLoginStatesRepository,
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'appUrl' | 'publicUrl'>,
@@ -57,14 +54,7 @@ export class SsoLoginService implements OnModuleInit {
     this.scheduler.register({
       name: 'sso-login-states-purge',
       intervalMs: PURGE_INTERVAL_MS,
-      run: () =>
-        deleteInBatches(
-          this.tx.db,
-          ssoLoginStates,
-          ssoLoginStates.id,
-          lt(ssoLoginStates.expiresAt, this.clock.now()),
-          1000,
-        ),
+      run: () => this.states.purgeExpired(this.clock.now()),
     });
   }
 
@@ -126,9 +116,8 @@ export class SsoLoginService implements OnModuleInit {
       return unavailable;
     }
     const now = this.clock.now();
-    await this.tx.db.insert(ssoLoginStates).values({
+    await this.states.insert(organizationId, {
       id: sha256Hex(state),
-      organizationId,
       provider: 'oidc',
       nonce,
       codeVerifierSealed: this.box.seal(verifier),
@@ -149,7 +138,7 @@ export class SsoLoginService implements OnModuleInit {
     const state = query.state;
     if (typeof state !== 'string' || state.length === 0 || state.length > 512)
       throw new SsoFailure('no state');
-    const row = await this.takeState(sha256Hex(state));
+    const row = await this.states.take(sha256Hex(state));
     if (!row) throw new SsoFailure('unknown or used state');
     if (row.expiresAt.getTime() <= this.clock.nowMs()) throw new SsoFailure('expired state');
     if (!binding || !safeEqual(sha256Hex(binding), row.browserHash)) {
@@ -199,11 +188,5 @@ export class SsoLoginService implements OnModuleInit {
       { email, name, subject: claims.sub, groups },
       meta,
     );
-  }
-
-  /** Takes a state once: the row is deleted as it is read. */
-  private async takeState(id: string): Promise<SsoLoginStateRow | undefined> {
-    const [row] = await this.tx.db.delete(ssoLoginStates).where(eq(ssoLoginStates.id, id)).returning();
-    return row;
   }
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { and, eq, gt, isNull, lt } from 'drizzle-orm';
-import { Clock, newId, sha256Hex, TransactionHost } from '#platform';
-import { oneTimeTokens, type OneTimeTokenRow, type TokenPurpose } from './token.schema.js';
+import { Clock, newId, sha256Hex } from '#platform';
+import { OneTimeTokensRepository } from './one-time-tokens.repository.js';
+import type { OneTimeTokenRow, TokenPurpose } from './token.schema.js';
 
 export interface IssueTokenInput {
   purpose: TokenPurpose;
@@ -21,7 +21,7 @@ export interface IssueTokenInput {
 @Injectable()
 export class OneTimeTokenService {
   constructor(
-    private readonly tx: TransactionHost,
+    private readonly tokens: OneTimeTokensRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -29,7 +29,7 @@ export class OneTimeTokenService {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + input.ttlMs);
-    await this.tx.db.insert(oneTimeTokens).values({
+    await this.tokens.insert({
       id: newId(now.getTime()),
       purpose: input.purpose,
       tokenHash: sha256Hex(token),
@@ -46,43 +46,16 @@ export class OneTimeTokenService {
   /** Marks the token used and returns it, or undefined when it is unknown, used, expired or of another purpose. */
   async consume(purpose: TokenPurpose, token: string): Promise<OneTimeTokenRow | undefined> {
     if (typeof token !== 'string' || token.length < 20 || token.length > 200) return undefined;
-    const now = this.clock.now();
-    const [row] = await this.tx.db
-      .update(oneTimeTokens)
-      .set({ usedAt: now })
-      .where(
-        and(
-          eq(oneTimeTokens.tokenHash, sha256Hex(token)),
-          eq(oneTimeTokens.purpose, purpose),
-          isNull(oneTimeTokens.usedAt),
-          gt(oneTimeTokens.expiresAt, now),
-        ),
-      )
-      .returning();
-    return row;
+    return this.tokens.consume(purpose, sha256Hex(token), this.clock.now());
   }
 
   /** Invalidates a user's outstanding tokens of one purpose (a new reset link replaces the old ones). */
   async revokeOutstanding(userId: string, purpose: TokenPurpose): Promise<void> {
-    await this.tx.db
-      .update(oneTimeTokens)
-      .set({ usedAt: this.clock.now() })
-      .where(
-        and(
-          eq(oneTimeTokens.userId, userId),
-          eq(oneTimeTokens.purpose, purpose),
-          isNull(oneTimeTokens.usedAt),
-        ),
-      );
+    await this.tokens.markOutstandingUsed(userId, purpose, this.clock.now());
   }
 
   /** Deletes tokens that expired more than a day ago. */
-  async purgeExpired(): Promise<number> {
-    const cutoff = new Date(this.clock.nowMs() - 24 * 3600 * 1000);
-    const deleted = await this.tx.db
-      .delete(oneTimeTokens)
-      .where(lt(oneTimeTokens.expiresAt, cutoff))
-      .returning({ id: oneTimeTokens.id });
-    return deleted.length;
+  purgeExpired(): Promise<number> {
+    return this.tokens.deleteExpiredBefore(new Date(this.clock.nowMs() - 24 * 3600 * 1000));
   }
 }
