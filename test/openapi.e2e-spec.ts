@@ -18,20 +18,27 @@ describe('OpenAPI document', () => {
       vi.spyOn(Logger.prototype, 'warn').mockImplementation(record),
     ];
     try {
-      ctx = await TestContext.create();
+      ctx = await TestContext.create({ freshDocument: true });
     } finally {
       for (const spy of spies) spy.mockRestore();
     }
   });
   afterAll(async () => ctx?.close());
 
-  it('serves the document at /docs/openapi.json, equal to the committed openapi.json apart from the server URL', async () => {
+  it('serves the document at /docs/openapi.json, byte for byte the committed openapi.json apart from the server URL', async () => {
     const res = await ctx.get('/docs/openapi.json');
     expect(res.statusCode).toBe(200);
     const served = res.json();
-    const committed = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));
+    const text = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8');
+    const committed = JSON.parse(text);
     expect(served.servers).toEqual([{ url: 'http://gov.test', description: 'This deployment' }]);
     expect({ ...served, servers: committed.servers }).toEqual(committed);
+    // The same text as `npm run openapi` writes: key order too, so that moving a decorator cannot reorder the document.
+    const written = `${JSON.stringify({ ...served, servers: committed.servers }, null, 2)}\n`;
+    expect(
+      written === text,
+      'the served document differs from openapi.json in order or spacing: npm run openapi',
+    ).toBe(true);
   });
 
   it('documents every operation with an operationId, a security requirement and the error envelope', async () => {

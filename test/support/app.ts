@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Abstract, ModuleMetadata, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
@@ -42,6 +43,23 @@ export interface TestAppOptions {
   imports?: NonNullable<ModuleMetadata['imports']>;
   /** A database to use instead of a fresh one (a second instance of the application: see `replicaContext`). */
   db?: DatabaseHandle;
+  /** Build the OpenAPI document for this context rather than reuse the worker's (a test of the build itself). */
+  freshDocument?: boolean;
+}
+
+/**
+ * The OpenAPI document by public URL (the only setting it reads), built once per worker: it describes AppModule's
+ * routes, which are the same for every context of a worker (the database tiers share one module graph per worker),
+ * and building it costs about a second. Each context gets its own copy.
+ */
+const documents = new Map<string, OpenAPIObject>();
+function openApiDocument(app: NestFastifyApplication, config: AppConfig, fresh = false): OpenAPIObject {
+  let document = fresh ? undefined : documents.get(config.publicUrl);
+  if (!document) {
+    document = buildOpenApiDocument(app, config);
+    documents.set(config.publicUrl, document);
+  }
+  return structuredClone(document);
 }
 
 export interface RequestOptions {
@@ -133,7 +151,7 @@ export class TestContext extends BuilderContext {
       logger: false,
     });
     await configureHttpApp(app, config);
-    setupDocs(app, buildOpenApiDocument(app, config));
+    setupDocs(app, openApiDocument(app, config, options.freshDocument));
     await app.init();
     await app.getHttpAdapter().getInstance().ready();
     return new TestContext(app, db, clock, config);
