@@ -34,6 +34,7 @@ export * from './http/envelope.js';
 export * from './http/pagination.js';
 export * from './http/if-present.js';
 export * from './http/openapi.js';
+export * from './http/endpoint.js';
 export * from './http/versioning.js';
 export * from './http/http.bootstrap.js';
 export * from './http/body-parser.js';

@@ -1,13 +1,11 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  objectIdParam,
+  Endpoint,
   type Page,
   PaginationQueryDto,
   Permission,
@@ -24,20 +22,8 @@ import {
   WebhookDto,
   WebhookSecretDto,
 } from './dto/webhook.dto.js';
+import { DELIVERY_ID, WEBHOOK_DOCS as DOCS, WEBHOOK_ERRORS as ERRORS, WEBHOOK_ID } from './webhooks.docs.js';
 import { WebhooksService } from './webhooks.service.js';
-
-const ID_PARAM = objectIdParam('id', 'Webhook id');
-const DELIVERY_PARAM = objectIdParam('deliveryId', 'Delivery id');
-const NOT_FOUND = { 404: 'NOT_FOUND (no webhook with this id in the caller’s organization)' };
-const URL_REFUSED = {
-  400: 'VALIDATION_ERROR, or WEBHOOK_URL_NOT_ALLOWED (the host resolves to a loopback, private, link-local or reserved address)',
-};
-const DELIVERY_RULES =
-  'Deliveries follow Standard Webhooks: a POST of `{type, timestamp, data}` with the headers `webhook-id` (the ' +
-  'event id, the same on every retry and redelivery: deduplicate on it), `webhook-timestamp` (Unix seconds) and ' +
-  '`webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the secret’s base64 part). ' +
-  'A 2xx within 10 s is success; redirects are not followed; failures are retried after about 30 s, 2 min, 10 min, ' +
-  '1 h and 6 h (±20 %), a `Retry-After` on 429 or 503 is honoured, and a 410 disables the webhook.';
 
 /** Webhooks: the organization’s events, signed and delivered with retries. */
 @ApiTags('Webhooks')
@@ -47,31 +33,27 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Get()
-  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.read })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List webhooks',
-    description:
-      'Any role, or a workspace key (one scoped to agents sees the webhooks filtered on them). Newest first; limit ' +
-      'default 50, max 100. Secrets are never shown again.',
+    description: DOCS.list,
+    access: { via: ['jwt', 'workspaceKey'], roles: Permission.read },
+    success: { model: WebhookDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(WebhookDto, { paginated: true })
-  @ApiErrors([400])
   list(@CurrentActor() actor: Actor, @Query() query: PaginationQueryDto): Promise<Page<WebhookDto>> {
     return this.webhooks.list(actor, query);
   }
 
   @Post()
-  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.manageOrganization })
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({
+  @Endpoint({
     summary: 'Create a webhook',
-    description:
-      'Owner, admin, or a writable workspace key (a read-only key gets 403; a key scoped to agents must set ' +
-      '`filterAgentId` to one of them). Answers the webhook with its `whsec_` signing secret, shown this once and ' +
-      `stored encrypted. At most 50 per organization (409). ${DELIVERY_RULES} Writes \`webhook.created\`.`,
+    description: DOCS.create,
+    access: { via: ['jwt', 'workspaceKey'], roles: Permission.manageOrganization },
+    success: { model: CreatedWebhookDto, status: 201 },
+    errors: [400, 409],
+    errorCodes: ERRORS.create,
   })
-  @ApiEnvelope(CreatedWebhookDto, { status: 201 })
-  @ApiErrors([400, 409], { ...URL_REFUSED, 409: 'CONFLICT (the organization has 50 webhooks)' })
   create(
     @CurrentActor() actor: Actor,
     @Body() dto: CreateWebhookDto,
@@ -81,26 +63,29 @@ export class WebhooksController {
   }
 
   @Get(':id')
-  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.read })
-  @ApiOperation({ summary: 'Get a webhook', description: 'Any role, or a workspace key.' })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(WebhookDto)
-  @ApiErrors([404], NOT_FOUND)
+  @Endpoint({
+    summary: 'Get a webhook',
+    description: DOCS.get,
+    access: { via: ['jwt', 'workspaceKey'], roles: Permission.read },
+    params: [WEBHOOK_ID],
+    success: WebhookDto,
+    errors: [404],
+    errorCodes: ERRORS.notFound,
+  })
   get(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<WebhookDto> {
     return this.webhooks.get(actor, id);
   }
 
   @Patch(':id')
-  @Access({ roles: Permission.manageOrganization })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Update a webhook',
-    description:
-      'Owner or admin. Any of `url` (checked again by the SSRF guard), `events`, `filterAgentId`, `description` ' +
-      'and `isActive` (`true` enables a webhook a 410 disabled). Writes `webhook.updated`.',
+    description: DOCS.update,
+    access: { roles: Permission.manageOrganization },
+    params: [WEBHOOK_ID],
+    success: WebhookDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.update,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(WebhookDto)
-  @ApiErrors([400, 404], { ...NOT_FOUND, ...URL_REFUSED })
   update(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -111,15 +96,15 @@ export class WebhooksController {
   }
 
   @Delete(':id')
-  @Access({ via: ['jwt', 'workspaceKey'], roles: Permission.manageOrganization })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Delete a webhook',
-    description:
-      'Owner, admin, or a writable workspace key. Its pending deliveries are not sent. Writes `webhook.deleted`.',
+    description: DOCS.delete,
+    access: { via: ['jwt', 'workspaceKey'], roles: Permission.manageOrganization },
+    params: [WEBHOOK_ID],
+    success: DeletedDto,
+    errors: [404],
+    errorCodes: ERRORS.notFound,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(DeletedDto)
-  @ApiErrors([404], NOT_FOUND)
   delete(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -130,18 +115,16 @@ export class WebhooksController {
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  @Access({ roles: Permission.manageOrganization })
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({
+  @Endpoint({
     summary: 'Rotate the signing secret',
-    description:
-      'Owner or admin. Answers the new secret, shown this once. With `gracePeriodSeconds` (0 to 604800, default ' +
-      '0) the old secret keeps signing for that long: deliveries then carry both signatures, space-separated in ' +
-      '`webhook-signature`; with 0 only the new one. Writes `webhook.secret_rotated`.',
+    description: DOCS.rotateSecret,
+    access: { roles: Permission.manageOrganization },
+    params: [WEBHOOK_ID],
+    success: WebhookSecretDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.notFound,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(WebhookSecretDto)
-  @ApiErrors([400, 404], NOT_FOUND)
   rotateSecret(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -153,17 +136,15 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(200)
-  @Access({ roles: Permission.manageOrganization })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Send a test event',
-    description:
-      'Owner or admin. Sends `webhook.test` to this webhook, whatever it subscribes to, and answers the delivery ' +
-      'after its first attempt (up to 10 s): `status` `succeeded`, or `pending` with the error and the next ' +
-      'attempt. A disabled webhook gets 409 `WEBHOOK_DISABLED`. Writes `webhook.tested`.',
+    description: DOCS.test,
+    access: { roles: Permission.manageOrganization },
+    params: [WEBHOOK_ID],
+    success: WebhookDeliveryDto,
+    errors: [404, 409],
+    errorCodes: ERRORS.disabled,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(WebhookDeliveryDto)
-  @ApiErrors([404, 409], { ...NOT_FOUND, 409: 'WEBHOOK_DISABLED' })
   test(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -173,17 +154,15 @@ export class WebhooksController {
   }
 
   @Get(':id/deliveries')
-  @Access({ roles: Permission.read })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List a webhook’s deliveries',
-    description:
-      'Any role. Newest first; limit default 50, max 100; `status` filters. Each delivery shows its attempts, the ' +
-      'last answer (status and the first 1 KiB of the body) or error, and when the next attempt runs. Kept as ' +
-      'long as events (EVENT_RETENTION_DAYS).',
+    description: DOCS.deliveries,
+    access: { roles: Permission.read },
+    params: [WEBHOOK_ID],
+    success: { model: WebhookDeliveryDto, paginated: true },
+    errors: [400, 404],
+    errorCodes: ERRORS.notFound,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(WebhookDeliveryDto, { paginated: true })
-  @ApiErrors([400, 404], NOT_FOUND)
   deliveries(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -193,18 +172,15 @@ export class WebhooksController {
   }
 
   @Post(':id/deliveries/:deliveryId/redeliver')
-  @Access({ roles: Permission.manageOrganization })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Redeliver an event',
-    description:
-      'Owner or admin. A new delivery of the same event (the same `webhook-id`, so receivers can tell), answered ' +
-      'after its first attempt. A disabled webhook gets 409 `WEBHOOK_DISABLED`; an event past its retention 404. ' +
-      'Writes `webhook.redelivered`.',
+    description: DOCS.redeliver,
+    access: { roles: Permission.manageOrganization },
+    params: [WEBHOOK_ID, DELIVERY_ID],
+    success: { model: WebhookDeliveryDto, status: 201 },
+    errors: [404, 409],
+    errorCodes: ERRORS.disabled,
   })
-  @ApiParam(ID_PARAM)
-  @ApiParam(DELIVERY_PARAM)
-  @ApiEnvelope(WebhookDeliveryDto, { status: 201 })
-  @ApiErrors([404, 409], { ...NOT_FOUND, 409: 'WEBHOOK_DISABLED' })
   redeliver(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,

@@ -105,7 +105,7 @@ export function ApiErrors(
   );
 }
 
-interface EnvelopeOptions {
+export interface EnvelopeOptions {
   status?: number;
   description?: string;
   isArray?: boolean;
