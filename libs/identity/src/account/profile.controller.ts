@@ -1,17 +1,15 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
+  Endpoint,
   type Page,
   PaginationQueryDto,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
-import { SSO_REQUIRED } from '../auth/auth.errors.js';
 import { UserDto } from '../users/user.mapper.js';
 import {
   LoginActivityDto,
@@ -20,15 +18,15 @@ import {
   UpdateProfileDto,
   UserOrganizationDto,
 } from './dto/profile.dto.js';
-import { PREFERENCES_MAX_BYTES, PREFERENCES_MAX_DEPTH, type Preferences } from './preferences-merge.js';
-import { LOGIN_ACTIVITY_PAGE, ProfileService } from './profile.service.js';
+import type { Preferences } from './preferences-merge.js';
+import {
+  PREFERENCES_BODY,
+  PROFILE_DOCS as DOCS,
+  PROFILE_ERRORS as ERRORS,
+  PROFILE_RESPONSES as RESPONSES,
+} from './profile.docs.js';
+import { ProfileService } from './profile.service.js';
 import { SessionsManagementService } from './sessions-management.service.js';
-
-const PREFERENCES_SCHEMA = {
-  type: 'object',
-  additionalProperties: true,
-  example: { notifications: { weeklyDigest: false }, theme: 'dark' },
-} as const;
 
 @ApiTags('Auth')
 @Controller('auth')
@@ -40,31 +38,25 @@ export class ProfileController {
   ) {}
 
   @Get('me/orgs')
-  @Access()
-  @ApiOperation({
+  @Endpoint({
     summary: 'The organizations the caller belongs to',
-    description: 'Organizations with an active membership of the caller, oldest membership first.',
+    description: DOCS.organizations,
+    access: {},
+    success: { model: UserOrganizationDto, isArray: true },
   })
-  @ApiEnvelope(UserOrganizationDto, { isArray: true })
   organizations(@CurrentActor() actor: Actor): Promise<UserOrganizationDto[]> {
     return this.profile.organizationsOf(actor);
   }
 
   @Post('switch-org')
-  @Access()
   @HttpCode(200)
-  @ApiOperation({
+  @Endpoint({
     summary: 'Get a token for another organization of the caller',
-    description:
-      'Mints a token bound to an organization where the caller’s membership is active; the presented token stays ' +
-      'valid. Writes `auth.org_switched` in the target organization; its id is the new session id.',
-  })
-  @ApiEnvelope(SwitchOrgResultDto)
-  @ApiErrors([400, 403, 404], {
-    403:
-      `FORBIDDEN (the presented session came through another organization’s SSO); ${SSO_REQUIRED}: into an ` +
-      'organization that enforces SSO for the caller’s address',
-    404: 'NOT_FOUND (unknown organization, or no active membership of the caller in it)',
+    description: DOCS.switchOrganization,
+    access: {},
+    success: SwitchOrgResultDto,
+    errors: [400, 403, 404],
+    errorCodes: ERRORS.switchOrganization,
   })
   switchOrganization(
     @CurrentActor() actor: Actor,
@@ -75,15 +67,13 @@ export class ProfileController {
   }
 
   @Patch('profile')
-  @Access({ accountWide: true })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Update the caller’s name, locale or time zone',
-    description:
-      '`locale` is a BCP 47 tag (stored in canonical form), `timezone` an IANA zone name. Writes `user.profile_updated` ' +
-      'when something changes.',
+    description: DOCS.updateProfile,
+    access: { accountWide: true },
+    success: UserDto,
+    errors: [400],
   })
-  @ApiEnvelope(UserDto)
-  @ApiErrors([400])
   updateProfile(
     @CurrentActor() actor: Actor,
     @Body() dto: UpdateProfileDto,
@@ -93,37 +83,24 @@ export class ProfileController {
   }
 
   @Get('me/preferences')
-  @Access()
-  @ApiOperation({ summary: 'The caller’s dashboard preferences' })
-  @ApiOkResponse({
-    description: '`{success: true, data: <preferences object>}`',
-    schema: {
-      type: 'object',
-      properties: { success: { type: 'boolean', enum: [true] }, data: PREFERENCES_SCHEMA },
-    },
+  @Endpoint({
+    summary: 'The caller’s dashboard preferences',
+    access: {},
+    responses: RESPONSES.preferences,
   })
   preferences(@CurrentActor() actor: Actor): Promise<Preferences> {
     return this.profile.preferences(actor);
   }
 
   @Patch('me/preferences')
-  @Access({ accountWide: true })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Merge into the caller’s dashboard preferences',
-    description:
-      'The body is a JSON Merge Patch (RFC 7396): members merge recursively, `null` removes a member, other values ' +
-      `replace. Patch and result are each limited to ${PREFERENCES_MAX_BYTES} bytes of JSON and ${PREFERENCES_MAX_DEPTH} ` +
-      'levels of nesting. Returns the merged preferences. Writes `user.preferences_updated` naming the members touched.',
+    description: DOCS.updatePreferences,
+    access: { accountWide: true },
+    body: PREFERENCES_BODY,
+    responses: RESPONSES.updatePreferences,
+    errors: [400],
   })
-  @ApiBody({ schema: PREFERENCES_SCHEMA })
-  @ApiOkResponse({
-    description: '`{success: true, data: <merged preferences>}`',
-    schema: {
-      type: 'object',
-      properties: { success: { type: 'boolean', enum: [true] }, data: PREFERENCES_SCHEMA },
-    },
-  })
-  @ApiErrors([400])
   updatePreferences(
     @CurrentActor() actor: Actor,
     // Free-form by design: typed as a plain object so the validation pipe passes it through; the service checks it.
@@ -134,13 +111,13 @@ export class ProfileController {
   }
 
   @Get('login-activity')
-  @Access()
-  @ApiOperation({
+  @Endpoint({
     summary: 'The caller’s login attempts',
-    description: `Successful and failed logins on the caller’s account, newest first; limit default ${LOGIN_ACTIVITY_PAGE.limit}, at most ${LOGIN_ACTIVITY_PAGE.max} (larger values are clamped).`,
+    description: DOCS.loginActivity,
+    access: {},
+    success: { model: LoginActivityDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(LoginActivityDto, { paginated: true })
-  @ApiErrors([400])
   loginActivity(
     @CurrentActor() actor: Actor,
     @Query() query: PaginationQueryDto,

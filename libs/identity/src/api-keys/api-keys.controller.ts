@@ -1,28 +1,20 @@
 import { Body, Controller, Delete, Get, Header, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  objectIdParam,
+  Endpoint,
   type Page,
   PaginationQueryDto,
   Permission,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
+import { API_KEY_DOCS as DOCS, API_KEY_ERRORS as ERRORS, KEY_ID } from './api-keys.docs.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto.js';
-
-const ID_PARAM = objectIdParam('id', 'Key id');
-const NOT_FOUND = { 404: 'NOT_FOUND (no live workspace key with this id in the caller’s organization)' };
-const AGENT_IDS_RULE =
-  'Every id in `scope.agentIds` must be an agent of the caller’s organization: an unknown, deleted or other ' +
-  'organization’s agent id is a 400 VALIDATION_ERROR with a detail naming its position (`scope.agentIds.0`), ' +
-  'the same answer in each case, and nothing is stored.';
 
 /** Workspace API keys. Managed from a user session only: a key cannot mint or change keys. */
 @ApiTags('Auth')
@@ -32,17 +24,14 @@ export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}
 
   @Post()
-  @Access({ roles: Permission.manageOrganization })
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({
+  @Endpoint({
     summary: 'Create a workspace API key',
-    description:
-      'Owner or admin. Returns the `svc_live_` key once: only its SHA-256 is stored and it cannot be shown again. ' +
-      `Send it as \`X-API-Key\`. ${AGENT_IDS_RULE} Writes \`auth.key_created\` (name, prefix and scope; never ` +
-      'the key).',
+    description: DOCS.create,
+    access: { roles: Permission.manageOrganization },
+    success: { model: CreatedApiKeyDto, status: 201 },
+    errors: [400],
   })
-  @ApiEnvelope(CreatedApiKeyDto, { status: 201 })
-  @ApiErrors([400])
   create(
     @CurrentActor() actor: Actor,
     @Body() dto: CreateApiKeyDto,
@@ -52,30 +41,27 @@ export class ApiKeysController {
   }
 
   @Get()
-  @Access({ roles: Permission.manageOrganization })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List workspace API keys',
-    description:
-      'Owner or admin. Live (not revoked) keys, newest first, with their prefix only. limit default 50, max 100.',
+    description: DOCS.list,
+    access: { roles: Permission.manageOrganization },
+    success: { model: ApiKeyDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(ApiKeyDto, { paginated: true })
-  @ApiErrors([400])
   list(@CurrentActor() actor: Actor, @Query() query: PaginationQueryDto): Promise<Page<ApiKeyDto>> {
     return this.keys.list(actor, query);
   }
 
   @Patch(':id')
-  @Access({ roles: Permission.manageOrganization })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Rename a workspace API key or change its scope',
-    description:
-      'Owner or admin. `scope` is merged: only the fields sent change (`agentIds: null` lifts the agent restriction). ' +
-      `${AGENT_IDS_RULE} Takes effect on the key’s next request. Writes \`auth.key_updated\` when something ` +
-      'changed.',
+    description: DOCS.update,
+    access: { roles: Permission.manageOrganization },
+    params: [KEY_ID],
+    success: ApiKeyDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.notFound,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(ApiKeyDto)
-  @ApiErrors([400, 404], NOT_FOUND)
   update(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -86,16 +72,15 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
-  @Access({ roles: Permission.manageOrganization })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Revoke a workspace API key',
-    description:
-      'Owner or admin. The key is refused (401) from the next request on; it is kept, revoked, for the audit trail. ' +
-      'Writes `auth.key_revoked`.',
+    description: DOCS.revoke,
+    access: { roles: Permission.manageOrganization },
+    params: [KEY_ID],
+    success: DeletedDto,
+    errors: [404],
+    errorCodes: ERRORS.notFound,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(DeletedDto)
-  @ApiErrors([404], NOT_FOUND)
   revoke(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,

@@ -1,7 +1,8 @@
 import { Controller, Delete, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiErrors, Public } from '#platform';
+import { ApiTags } from '@nestjs/swagger';
+import { ApiErrors, Endpoint, Public } from '#platform';
 import { PlaceholderDto } from './dto/email-flows.dto.js';
+import { DEVICE_ID, PASSKEY_ID } from './placeholders.docs.js';
 
 const unavailable = (message: string): PlaceholderDto => ({ available: false, message });
 const PASSKEYS = unavailable('Passkeys are not available yet; sign in with a password, a magic link or SSO.');
@@ -19,80 +20,78 @@ const PASSKEYS = unavailable('Passkeys are not available yet; sign in with a pas
 export class PlaceholdersController {
   @Post('passkeys/registration/options')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Passkey registration options (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({ summary: 'Passkey registration options (not available)', success: PlaceholderDto })
   registrationOptions(): PlaceholderDto {
     return PASSKEYS;
   }
 
   @Post('passkeys/registration/verify')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Passkey registration (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({ summary: 'Passkey registration (not available)', success: PlaceholderDto })
   registrationVerify(): PlaceholderDto {
     return PASSKEYS;
   }
 
   @Post('passkeys/authentication/options')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Passkey authentication options (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({ summary: 'Passkey authentication options (not available)', success: PlaceholderDto })
   authenticationOptions(): PlaceholderDto {
     return PASSKEYS;
   }
 
   @Post('passkeys/authentication/verify')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Passkey authentication (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({ summary: 'Passkey authentication (not available)', success: PlaceholderDto })
   authenticationVerify(): PlaceholderDto {
     return PASSKEYS;
   }
 
   @Delete('passkeys/:id')
-  @ApiParam({ name: 'id', type: String })
-  @ApiOperation({ summary: 'Delete a passkey (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({ summary: 'Delete a passkey (not available)', params: [PASSKEY_ID], success: PlaceholderDto })
   deletePasskey(): PlaceholderDto {
     return PASSKEYS;
   }
 
   @Delete('trusted-devices/:deviceId')
-  @ApiParam({ name: 'deviceId', type: String })
-  @ApiOperation({ summary: 'Forget a trusted device (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({
+    summary: 'Forget a trusted device (not available)',
+    params: [DEVICE_ID],
+    success: PlaceholderDto,
+  })
   forgetDevice(): PlaceholderDto {
     return unavailable('Trusted devices are not available yet.');
   }
 
   @Post('account/unlock-request')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Request an account unlock (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({ summary: 'Request an account unlock (not available)', success: PlaceholderDto })
   unlockRequest(): PlaceholderDto {
     return unavailable('Accounts are not locked by failed logins; use "Forgot password" to regain access.');
   }
 
   @Post('password-history/check')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Check a password against history (not available)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({ summary: 'Check a password against history (not available)', success: PlaceholderDto })
   passwordHistory(): PlaceholderDto {
     return unavailable('Password history is not kept.');
   }
 
   @Post('verify-email')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Verify an e-mail address (not available; use complete-signup)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({
+    summary: 'Verify an e-mail address (not available; use complete-signup)',
+    success: PlaceholderDto,
+  })
   verifyEmail(): PlaceholderDto {
     return unavailable('E-mail addresses are verified by POST /auth/complete-signup.');
   }
 
   @Post('resend-verification')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Resend a verification e-mail (not available; use request-signup)' })
-  @ApiEnvelope(PlaceholderDto)
+  @Endpoint({
+    summary: 'Resend a verification e-mail (not available; use request-signup)',
+    success: PlaceholderDto,
+  })
   resendVerification(): PlaceholderDto {
     return unavailable('Send POST /auth/request-signup again to receive a new confirmation link.');
   }

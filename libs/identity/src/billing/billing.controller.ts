@@ -1,16 +1,8 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import {
-  Access,
-  type Actor,
-  ApiEnvelope,
-  ApiErrors,
-  CurrentActor,
-  Permission,
-  PLAN_FEATURES,
-  PLANS,
-} from '#platform';
+import { ApiProperty, ApiTags } from '@nestjs/swagger';
+import { type Actor, ApiErrors, CurrentActor, Endpoint, Permission, PLAN_FEATURES, PLANS } from '#platform';
 import { PlaceholderDto } from '../auth/dto/email-flows.dto.js';
+import { BILLING_DOCS as DOCS } from './billing.docs.js';
 
 export class BillingPlanDto {
   @ApiProperty({ enum: PLANS }) plan: string;
@@ -31,33 +23,36 @@ const NOT_CONFIGURED =
 @ApiErrors([401, 403])
 export class BillingController {
   @Get('plan')
-  @Access({ roles: Permission.read })
-  @ApiOperation({ summary: 'The organization’s plan', description: 'Any role. `{plan, features}`.' })
-  @ApiEnvelope(BillingPlanDto)
+  @Endpoint({
+    summary: 'The organization’s plan',
+    description: DOCS.plan,
+    access: { roles: Permission.read },
+    success: BillingPlanDto,
+  })
   plan(@CurrentActor() actor: Actor): BillingPlanDto {
     return { plan: actor.plan, features: [...PLAN_FEATURES[actor.plan]] };
   }
 
   @Post('checkout')
   @HttpCode(200)
-  @Access({ roles: Permission.billing })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Start a payment checkout (not available)',
-    description: 'Owner or admin. `{available: false, message}` until a payment provider is configured.',
+    description: DOCS.checkout,
+    access: { roles: Permission.billing },
+    success: PlaceholderDto,
   })
-  @ApiEnvelope(PlaceholderDto)
   checkout(): PlaceholderDto {
     return { available: false, message: NOT_CONFIGURED };
   }
 
   @Post('portal')
   @HttpCode(200)
-  @Access({ roles: Permission.billing })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Open the customer portal (not available)',
-    description: 'Owner or admin. `{available: false, message}` until a payment provider is configured.',
+    description: DOCS.portal,
+    access: { roles: Permission.billing },
+    success: PlaceholderDto,
   })
-  @ApiEnvelope(PlaceholderDto)
   portal(): PlaceholderDto {
     return { available: false, message: NOT_CONFIGURED };
   }

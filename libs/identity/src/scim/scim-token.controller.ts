@@ -1,22 +1,17 @@
 import { Controller, Delete, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
+  Endpoint,
   Permission,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
 import { ScimTokenCreatedDto, ScimTokenDeletedDto, ScimTokenStatusDto } from './dto/scim-token.dto.js';
+import { SCIM_TOKEN_DOCS as DOCS } from './scim-token.docs.js';
 import { ScimTokensService } from './scim-tokens.service.js';
-
-const WHO = 'Owner or admin, on plans with `scim` (Enterprise).';
-const OWNER =
-  'Owner only, on plans with `scim` (Enterprise): the token provisions, deactivates and re-roles members, owners ' +
-  'included, so an admin may see whether it exists but not mint or revoke it.';
 
 /**
  * The organization's SCIM bearer token (docs/identity-administrators.md, "SCIM provisioning"), which the IdP's
@@ -30,33 +25,34 @@ export class ScimTokenController {
 
   @Post()
   @HttpCode(200)
-  @Access({ roles: Permission.connectIdentityProvider, feature: 'scim' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Generate the SCIM token',
-    description:
-      `${OWNER} Answers the token once (\`scim_\` and 48 hexadecimal characters); only its SHA-256 is kept. A new ` +
-      'token revokes the previous one at once (it then gets 401). Writes `scim.token.created`.',
+    description: DOCS.rotate,
+    access: { roles: Permission.connectIdentityProvider, feature: 'scim' },
+    success: ScimTokenCreatedDto,
   })
-  @ApiEnvelope(ScimTokenCreatedDto)
   rotate(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<ScimTokenCreatedDto> {
     return this.tokens.rotate(actor, meta);
   }
 
   @Get()
-  @Access({ roles: Permission.manageOrganization, feature: 'scim' })
-  @ApiOperation({ summary: 'Whether a SCIM token exists, when it was made and last used', description: WHO })
-  @ApiEnvelope(ScimTokenStatusDto)
+  @Endpoint({
+    summary: 'Whether a SCIM token exists, when it was made and last used',
+    description: DOCS.status,
+    access: { roles: Permission.manageOrganization, feature: 'scim' },
+    success: ScimTokenStatusDto,
+  })
   status(@CurrentActor() actor: Actor): Promise<ScimTokenStatusDto> {
     return this.tokens.status(actor);
   }
 
   @Delete()
-  @Access({ roles: Permission.connectIdentityProvider, feature: 'scim' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Revoke the SCIM token',
-    description: `${OWNER} The token stops working at once. Writes \`scim.token.revoked\` when there was one.`,
+    description: DOCS.revoke,
+    access: { roles: Permission.connectIdentityProvider, feature: 'scim' },
+    success: ScimTokenDeletedDto,
   })
-  @ApiEnvelope(ScimTokenDeletedDto)
   revoke(@CurrentActor() actor: Actor, @ReqMeta() meta: RequestMeta): Promise<ScimTokenDeletedDto> {
     return this.tokens.revoke(actor, meta);
   }

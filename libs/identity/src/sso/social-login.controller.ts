@@ -1,55 +1,18 @@
-import { applyDecorators, Controller, Get, Logger, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Logger, Req, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiErrors, AppError, Public, RawResponse, ReqMeta, type RequestMeta } from '#platform';
+import { AppError, Endpoint, RawResponse, ReqMeta, type RequestMeta } from '#platform';
 import { AuthErrorCode } from '../auth/auth.errors.js';
 import { AUTH_COOKIE_PATH, SignInHandOff } from './sign-in-hand-off.js';
+import {
+  RETURN_QUERY,
+  SOCIAL_LOGIN_DOCS as DOCS,
+  SOCIAL_LOGIN_RESPONSES as RESPONSES,
+} from './social-login.docs.js';
 import { readCookie } from './sso-cookies.js';
 import { SOCIAL_STATE_TTL_MS, SocialFailure, SocialLoginService } from './social-login.service.js';
 
 export const SOCIAL_STATE_COOKIE = 'svc_oauth_state';
-
-/** The decorators of a provider's start route. */
-function StartRoute(provider: string, extra = ''): MethodDecorator {
-  return applyDecorators(
-    Public(),
-    RawResponse(),
-    ApiOperation({
-      summary: `Sign in with ${provider}`,
-      description:
-        `Browser redirect (302) to ${provider}${extra}, with state and PKCE (S256) in the sealed httpOnly cookie ` +
-        '`svc_oauth_state` (10 minutes). 404 when the provider is not configured.',
-    }),
-    ApiResponse({ status: 302, description: `To ${provider}.` }),
-    ApiErrors([404]),
-  );
-}
-
-/** The decorators of a provider's return route. */
-function ReturnRoute(provider: string): MethodDecorator {
-  return applyDecorators(
-    Public(),
-    RawResponse(),
-    ApiOperation({
-      summary: `${provider}’s return (browser redirect)`,
-      description:
-        'Checks the state against the cookie, exchanges the code (PKCE), takes the e-mail (GitHub: the primary ' +
-        'verified address; Google: only when verified), and signs in the user with that e-mail or creates one with ' +
-        'an organization. Success: 302 to `APP_URL/auth/callback` with the httpOnly `svc_oauth_token` cookie (7 ' +
-        'days; `Secure; SameSite=None` in production), collected by `GET /auth/oauth-token`; a user with TOTP goes ' +
-        'to `APP_URL/login?ssoMfa=1` with `svc_sso_mfa`. Failure: 302 to `APP_URL/login?error=oauth_failed`, or ' +
-        '`error=sso_required` when the organization of every membership enforces its SSO for the address. Writes ' +
-        '`auth.login` with `metadata.method = "oauth"` and the provider. No token in any URL.',
-    }),
-    ApiQuery({ name: 'state', required: false, type: String }),
-    ApiQuery({ name: 'code', required: false, type: String }),
-    ApiResponse({
-      status: 302,
-      description: 'To the dashboard: signed in, MFA next, `error=oauth_failed` or `error=sso_required`.',
-    }),
-    ApiErrors([404]),
-  );
-}
 
 /**
  * Social login's browser routes (docs/identity-administrators.md, "Social login"): one start and one return per
@@ -96,37 +59,82 @@ export class SocialLoginController {
   }
 
   @Get('github')
-  @StartRoute('GitHub', ' (scope `read:user user:email`)')
+  @RawResponse()
+  @Endpoint({
+    summary: 'Sign in with GitHub',
+    description: DOCS.github,
+    access: 'public',
+    responses: RESPONSES.github,
+    errors: [404],
+  })
   github(@Res() reply: FastifyReply) {
     return this.start('github', reply);
   }
 
   @Get('github/callback')
-  @ReturnRoute('GitHub')
+  @RawResponse()
+  @Endpoint({
+    summary: 'GitHub’s return (browser redirect)',
+    description: DOCS.callback,
+    access: 'public',
+    query: RETURN_QUERY,
+    responses: RESPONSES.callback,
+    errors: [404],
+  })
   githubCallback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
     return this.finish('github', request, reply, meta);
   }
 
   @Get('google')
-  @StartRoute('Google')
+  @RawResponse()
+  @Endpoint({
+    summary: 'Sign in with Google',
+    description: DOCS.google,
+    access: 'public',
+    responses: RESPONSES.google,
+    errors: [404],
+  })
   google(@Res() reply: FastifyReply) {
     return this.start('google', reply);
   }
 
   @Get('google/callback')
-  @ReturnRoute('Google')
+  @RawResponse()
+  @Endpoint({
+    summary: 'Google’s return (browser redirect)',
+    description: DOCS.callback,
+    access: 'public',
+    query: RETURN_QUERY,
+    responses: RESPONSES.callback,
+    errors: [404],
+  })
   googleCallback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
     return this.finish('google', request, reply, meta);
   }
 
   @Get('microsoft')
-  @StartRoute('Microsoft', ' (`prompt=select_account`)')
+  @RawResponse()
+  @Endpoint({
+    summary: 'Sign in with Microsoft',
+    description: DOCS.microsoft,
+    access: 'public',
+    responses: RESPONSES.microsoft,
+    errors: [404],
+  })
   microsoft(@Res() reply: FastifyReply) {
     return this.start('microsoft', reply);
   }
 
   @Get('microsoft/callback')
-  @ReturnRoute('Microsoft')
+  @RawResponse()
+  @Endpoint({
+    summary: 'Microsoft’s return (browser redirect)',
+    description: DOCS.callback,
+    access: 'public',
+    query: RETURN_QUERY,
+    responses: RESPONSES.callback,
+    errors: [404],
+  })
   microsoftCallback(
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,

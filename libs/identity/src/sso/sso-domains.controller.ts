@@ -1,22 +1,23 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
+  Endpoint,
   Permission,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
 import { ClaimSsoDomainDto, domainTransform, SsoDomainDto } from './dto/sso-domain.dto.js';
+import {
+  DOMAIN,
+  SSO_DOMAIN_DOCS as DOCS,
+  SSO_DOMAIN_ERRORS as ERRORS,
+  SSO_DOMAIN_RESPONSES as RESPONSES,
+} from './sso-domains.docs.js';
 import { SsoDomainsService } from './sso-domains.service.js';
 
-const WHO =
-  'Owner only, on plans with `sso` (Governance and above): a verified domain routes its addresses’ sign-in to ' +
-  'this organization’s IdP.';
-const DOMAIN_PARAM = { name: 'domain', description: 'The claimed domain, e.g. `bigcorp.example`.' };
 const domainOf = (raw: string): string => domainTransform({ value: raw }) as string;
 
 /**
@@ -30,28 +31,24 @@ export class SsoDomainsController {
   constructor(private readonly domains: SsoDomainsService) {}
 
   @Get()
-  @Access({ roles: Permission.connectIdentityProvider, feature: 'sso' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'The organization’s domain claims',
-    description: `${WHO} Each domain with its state and the TXT record to publish.`,
+    description: DOCS.list,
+    access: { roles: Permission.connectIdentityProvider, feature: 'sso' },
+    success: { model: SsoDomainDto, isArray: true },
   })
-  @ApiEnvelope(SsoDomainDto, { isArray: true })
   list(@CurrentActor() actor: Actor): Promise<SsoDomainDto[]> {
     return this.domains.list(actor);
   }
 
   @Post()
-  @Access({ roles: Permission.connectIdentityProvider, feature: 'sso' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Claim an e-mail domain',
-    description:
-      `${WHO} Answers a pending claim with the record to publish: TXT \`_governance-challenge.<domain>\` holding ` +
-      '`record.value`. Claiming again answers the same claim. Several organizations may hold pending claims on ' +
-      'one domain; the first to verify owns it. A public suffix (Public Suffix List) or a free-mail provider is ' +
-      '400. Writes `sso.domain.claimed`.',
+    description: DOCS.claim,
+    access: { roles: Permission.connectIdentityProvider, feature: 'sso' },
+    success: { model: SsoDomainDto, status: 201 },
+    errors: [400],
   })
-  @ApiEnvelope(SsoDomainDto, { status: 201 })
-  @ApiErrors([400])
   claim(
     @CurrentActor() actor: Actor,
     @Body() dto: ClaimSsoDomainDto,
@@ -62,20 +59,14 @@ export class SsoDomainsController {
 
   @Post(':domain/verify')
   @HttpCode(200)
-  @Access({ roles: Permission.connectIdentityProvider, feature: 'sso' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Verify a domain claim by its DNS record',
-    description:
-      `${WHO} Looks the TXT record up now (the system resolver, or \`SSO_DNS_SERVERS\`). Found: the domain is ` +
-      '`verified` and routes sign-in to this organization; writes `sso.domain.verified`. Verified by another ' +
-      'organization first: 409 SSO_DOMAIN_TAKEN. Not found: 400 DOMAIN_NOT_VERIFIED with `record`.',
-  })
-  @ApiParam(DOMAIN_PARAM)
-  @ApiEnvelope(SsoDomainDto)
-  @ApiErrors([400, 404, 409], {
-    400: 'DOMAIN_NOT_VERIFIED (no TXT record holds the value; the body names `record`)',
-    404: 'NOT_FOUND (the organization has no claim on this domain)',
-    409: 'SSO_DOMAIN_TAKEN (another organization verified the domain first)',
+    description: DOCS.verify,
+    access: { roles: Permission.connectIdentityProvider, feature: 'sso' },
+    params: [DOMAIN],
+    success: SsoDomainDto,
+    errors: [400, 404, 409],
+    errorCodes: ERRORS.verify,
   })
   verify(
     @CurrentActor() actor: Actor,
@@ -87,14 +78,14 @@ export class SsoDomainsController {
 
   @Delete(':domain')
   @HttpCode(204)
-  @Access({ roles: Permission.connectIdentityProvider, feature: 'sso' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Drop a domain claim',
-    description: `${WHO} The claim goes, and with it the domain’s routing. Writes \`sso.domain.removed\`.`,
+    description: DOCS.drop,
+    access: { roles: Permission.connectIdentityProvider, feature: 'sso' },
+    params: [DOMAIN],
+    responses: RESPONSES.drop,
+    errors: [404],
   })
-  @ApiParam(DOMAIN_PARAM)
-  @ApiNoContentResponse({ description: 'Dropped.' })
-  @ApiErrors([404])
   async drop(
     @CurrentActor() actor: Actor,
     @Param('domain') domain: string,

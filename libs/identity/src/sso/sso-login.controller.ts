@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiEnvelope, ApiErrors, AppError, Public, RawResponse, ReqMeta, type RequestMeta } from '#platform';
+import { AppError, Endpoint, RawResponse, ReqMeta, type RequestMeta } from '#platform';
 import {
   OAuthTokenDto,
   SsoInitiateDto,
@@ -18,6 +18,7 @@ import {
 import { SSO_STATE_TTL_MS, SsoLoginService } from './sso-login.service.js';
 import { SsoFailure, SsoSignIn } from './sso-sign-in.js';
 import { AUTH_COOKIE_PATH, SignInHandOff, SSO_COOKIE_PATH } from './sign-in-hand-off.js';
+import { CODE, SSO_LOGIN_DOCS as DOCS, SSO_LOGIN_RESPONSES as RESPONSES, STATE } from './sso-login.docs.js';
 
 /** The browser side of enterprise sign-in: the dispatcher, the IdP's return, and the cookie hand-offs. */
 @ApiTags('Auth')
@@ -30,20 +31,14 @@ export class SsoLoginController {
   ) {}
 
   @Post('sso/initiate')
-  @Public()
   @HttpCode(200)
-  @ApiOperation({
+  @Endpoint({
     summary: 'Start SSO sign-in from an e-mail address',
-    description:
-      'Always 200 `{redirectUrl}`: for an e-mail of an SSO domain, the IdP’s authorization URL (OIDC: code flow ' +
-      'with PKCE S256, state and nonce, with the cookie `svc_sso_binding` that ties the sign-in to this browser for ' +
-      '10 minutes; SAML: the entry point carrying a deflated AuthnRequest on the HTTP-Redirect binding, with the ' +
-      'cookie `svc_saml_binding` (`SameSite=None; Secure`, since the IdP posts back cross-site)); otherwise ' +
-      '`APP_URL/login?sso=unavailable`. The answer depends on the domain only, never on ' +
-      'whether an account exists. Call it with credentials, so that the browser keeps the cookie.',
+    description: DOCS.initiate,
+    access: 'public',
+    success: SsoInitiateResultDto,
+    errors: [400, 429],
   })
-  @ApiEnvelope(SsoInitiateResultDto)
-  @ApiErrors([400, 429])
   async initiate(
     @Body() dto: SsoInitiateDto,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -60,22 +55,14 @@ export class SsoLoginController {
   }
 
   @Get('sso/callback')
-  @Public()
   @RawResponse()
-  @ApiOperation({
+  @Endpoint({
     summary: 'The OIDC IdP’s return (browser redirect)',
-    description:
-      'The redirect URI registered at the IdP. Takes the state once (it must come from this browser: the ' +
-      '`svc_sso_binding` cookie), exchanges the code (PKCE) and checks the ID token (issuer, audience, expiry, ' +
-      'nonce, signature; `none` refused), requires a verified e-mail of the organization’s SSO domains, and signs ' +
-      'in a member or provisions an unknown e-mail (role from the mapping rules; an existing account that is not a ' +
-      'member is refused). Success: 302 to `APP_URL/auth/callback` with the httpOnly `svc_oauth_token` cookie, or, ' +
-      'with `requireMfaEvenWithSso`, 302 to `APP_URL/login?ssoMfa=1` with `svc_sso_mfa`. Any failure: 302 to ' +
-      '`APP_URL/login?error=sso_failed`, no session cookie. Writes `auth.login` with `metadata.method = "sso"`.',
+    description: DOCS.callback,
+    access: 'public',
+    query: [STATE, CODE],
+    responses: RESPONSES.callback,
   })
-  @ApiQuery({ name: 'state', required: false, type: String })
-  @ApiQuery({ name: 'code', required: false, type: String })
-  @ApiResponse({ status: 302, description: 'To the dashboard: signed in, MFA next, or `error=sso_failed`.' })
   async callback(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @ReqMeta() meta: RequestMeta) {
     const clearBinding = this.handOff.cookie(SSO_BINDING_COOKIE, '', SSO_COOKIE_PATH, 0);
     const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
@@ -95,15 +82,13 @@ export class SsoLoginController {
   }
 
   @Get('oauth-token')
-  @Public()
-  @ApiOperation({
+  @Endpoint({
     summary: 'Take the session token a sign-in callback left in a cookie',
-    description:
-      'Answers `{token}` from the httpOnly `svc_oauth_token` cookie and clears it (once). No cookie: 401. The token ' +
-      'never appears in a URL.',
+    description: DOCS.oauthToken,
+    access: 'public',
+    success: OAuthTokenDto,
+    errors: [401],
   })
-  @ApiEnvelope(OAuthTokenDto)
-  @ApiErrors([401])
   oauthToken(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): OAuthTokenDto {
     const token = readCookie(request.headers.cookie, OAUTH_TOKEN_COOKIE);
     if (!token) throw AppError.unauthorized('No sign-in to collect');
@@ -112,16 +97,13 @@ export class SsoLoginController {
   }
 
   @Get('sso/mfa-exchange')
-  @Public()
-  @ApiOperation({
+  @Endpoint({
     summary: 'Take the MFA tempToken of an SSO sign-in',
-    description:
-      'With `requireMfaEvenWithSso`, the callback leaves a 5-minute tempToken in the httpOnly `svc_sso_mfa` cookie ' +
-      'and sends the browser to `APP_URL/login?ssoMfa=1`. This answers `{tempToken}` and clears the cookie; post it ' +
-      'with a TOTP code to `/auth/mfa/login`. No cookie: 401.',
+    description: DOCS.mfaExchange,
+    access: 'public',
+    success: SsoMfaExchangeDto,
+    errors: [401],
   })
-  @ApiEnvelope(SsoMfaExchangeDto)
-  @ApiErrors([401])
   mfaExchange(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,

@@ -1,13 +1,11 @@
 import { Body, Controller, Delete, Get, Param, Patch, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  objectIdParam,
+  Endpoint,
   type Page,
   PaginationQueryDto,
   Permission,
@@ -15,15 +13,8 @@ import {
   type RequestMeta,
 } from '#platform';
 import { ChangeRoleDto, SuspendMemberDto, TeamMemberDto } from './dto/team-member.dto.js';
+import { TEAM_DOCS as DOCS, TEAM_ERRORS as ERRORS, USER_ID } from './team.docs.js';
 import { TeamService } from './team.service.js';
-
-const USER_ID_PARAM = objectIdParam('userId', 'User id of the member');
-const NOT_FOUND = { 404: 'NOT_FOUND (no member with this user id in the caller’s organization)' };
-const OWNER_RULE = {
-  403: 'FORBIDDEN (role lacks permission; only an owner may grant the owner role or change an owner)',
-};
-const LAST_OWNER =
-  'VALIDATION_ERROR (invalid body, or the change would leave the organization without an active owner)';
 
 /** Members of the caller's organization. Mutations are serialised per organization. */
 @ApiTags('Team')
@@ -33,30 +24,27 @@ export class TeamController {
   constructor(private readonly team: TeamService) {}
 
   @Get('members')
-  @Access({ roles: Permission.read })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List the members of the organization',
-    description:
-      'Any role. Active and suspended members, oldest membership first. Paginated: limit default 100, max 200.',
+    description: DOCS.list,
+    access: { roles: Permission.read },
+    success: { model: TeamMemberDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(TeamMemberDto, { paginated: true })
-  @ApiErrors([400])
   list(@CurrentActor() actor: Actor, @Query() query: PaginationQueryDto): Promise<Page<TeamMemberDto>> {
     return this.team.list(actor, query);
   }
 
   @Patch('members/:userId/role')
-  @Access({ roles: Permission.manageTeam })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Change a member’s role',
-    description:
-      'Owner or admin; only an owner may grant the owner role or change an owner. Several owners are allowed, but ' +
-      'the organization always keeps one active owner. Takes effect on the member’s next request. Writes ' +
-      '`team.member.role_changed` with `{from, to}` (nothing when the role is unchanged).',
+    description: DOCS.changeRole,
+    access: { roles: Permission.manageTeam },
+    params: [USER_ID],
+    success: TeamMemberDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.change,
   })
-  @ApiParam(USER_ID_PARAM)
-  @ApiEnvelope(TeamMemberDto)
-  @ApiErrors([400, 404], { ...NOT_FOUND, ...OWNER_RULE, 400: LAST_OWNER })
   changeRole(
     @CurrentActor() actor: Actor,
     @Param('userId') userId: string,
@@ -67,17 +55,15 @@ export class TeamController {
   }
 
   @Patch('members/:userId/status')
-  @Access({ roles: Permission.manageTeam })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Suspend a member',
-    description:
-      'Owner or admin; only an owner may suspend an owner, and the last active owner cannot be suspended. The body ' +
-      'is optional (`{isActive: false}` or none). The member’s open sessions get 401 ACCOUNT_DEACTIVATED and login ' +
-      'skips this organization until reactivation. Writes `team.member.suspended` (nothing when already suspended).',
+    description: DOCS.suspend,
+    access: { roles: Permission.manageTeam },
+    params: [USER_ID],
+    success: TeamMemberDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.change,
   })
-  @ApiParam(USER_ID_PARAM)
-  @ApiEnvelope(TeamMemberDto)
-  @ApiErrors([400, 404], { ...NOT_FOUND, ...OWNER_RULE, 400: LAST_OWNER })
   suspend(
     @CurrentActor() actor: Actor,
     @Param('userId') userId: string,
@@ -88,16 +74,15 @@ export class TeamController {
   }
 
   @Patch('members/:userId/reactivate')
-  @Access({ roles: Permission.manageTeam })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Reactivate a suspended member',
-    description:
-      'Owner or admin; only an owner may reactivate an owner. The same membership, with its role, becomes active ' +
-      'again. Writes `team.member.reactivated` (nothing when already active).',
+    description: DOCS.reactivate,
+    access: { roles: Permission.manageTeam },
+    params: [USER_ID],
+    success: TeamMemberDto,
+    errors: [404],
+    errorCodes: ERRORS.reactivate,
   })
-  @ApiParam(USER_ID_PARAM)
-  @ApiEnvelope(TeamMemberDto)
-  @ApiErrors([404], { ...NOT_FOUND, ...OWNER_RULE })
   reactivate(
     @CurrentActor() actor: Actor,
     @Param('userId') userId: string,
@@ -107,17 +92,15 @@ export class TeamController {
   }
 
   @Delete('members/:userId')
-  @Access({ roles: Permission.manageTeam })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Remove a member',
-    description:
-      'Owner or admin; only an owner may remove an owner, and the last active owner cannot be removed. Deletes the ' +
-      'membership; the user account survives with its other organizations. The member’s sessions in this ' +
-      'organization are refused from the next request. Writes `team.member.removed`.',
+    description: DOCS.remove,
+    access: { roles: Permission.manageTeam },
+    params: [USER_ID],
+    success: DeletedDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.change,
   })
-  @ApiParam(USER_ID_PARAM)
-  @ApiEnvelope(DeletedDto)
-  @ApiErrors([400, 404], { ...NOT_FOUND, ...OWNER_RULE, 400: LAST_OWNER })
   remove(
     @CurrentActor() actor: Actor,
     @Param('userId') userId: string,

@@ -1,5 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { UserDto } from '../../users/user.mapper.js';
@@ -87,23 +86,4 @@ export class MeDto {
 
 export class MessageDto {
   @ApiProperty({ example: 'Logged out' }) message: string;
-}
-
-/** A login answer: `{token, user}`, or the MFA challenge when the user has MFA enabled. */
-export function ApiLoginResponse(): MethodDecorator {
-  return applyDecorators(
-    ApiExtraModels(LoginResultDto, MfaChallengeDto),
-    ApiOkResponse({
-      description: '`{token, user}`, or `{mfaRequired: true, tempToken}` when the user has MFA enabled',
-      schema: {
-        type: 'object',
-        properties: {
-          success: { type: 'boolean', enum: [true] },
-          data: {
-            oneOf: [{ $ref: getSchemaPath(LoginResultDto) }, { $ref: getSchemaPath(MfaChallengeDto) }],
-          },
-        },
-      },
-    }),
-  );
 }

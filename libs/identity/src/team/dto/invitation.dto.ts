@@ -1,15 +1,7 @@
-import { applyDecorators } from '@nestjs/common';
-import {
-  ApiExtraModels,
-  ApiProperty,
-  ApiPropertyOptional,
-  ApiResponse,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, IsNotEmpty, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { IfPresent, type Role, ROLES } from '#platform';
-import { MfaChallengeDto } from '../../auth/dto/auth.dto.js';
 import { IsStrongPassword, PASSWORD_MAX_LENGTH } from '../../auth/password.js';
 import { OrganizationDto } from '../../organizations/dto/organization.dto.js';
 import { UserDto } from '../../users/user.mapper.js';
@@ -96,28 +88,6 @@ export class AcceptedInvitationDto {
   @ApiProperty({ type: UserDto }) user: UserDto;
   @ApiProperty({ type: OrganizationDto }) organization: OrganizationDto;
   @ApiProperty({ enum: ROLES }) role: Role;
-}
-
-/** An accept answer: the session, or the MFA challenge when the existing account has MFA enabled. */
-export function ApiAcceptResponse(): MethodDecorator {
-  return applyDecorators(
-    ApiExtraModels(AcceptedInvitationDto, MfaChallengeDto),
-    ApiResponse({
-      status: 200,
-      description:
-        '`{token, user, organization, role}`, or `{mfaRequired: true, tempToken}` when the existing account has ' +
-        'MFA enabled (finish with `/auth/mfa/login`; the session opens in the inviting organization)',
-      schema: {
-        type: 'object',
-        properties: {
-          success: { type: 'boolean', enum: [true] },
-          data: {
-            oneOf: [{ $ref: getSchemaPath(AcceptedInvitationDto) }, { $ref: getSchemaPath(MfaChallengeDto) }],
-          },
-        },
-      },
-    }),
-  );
 }
 
 /** An invitation as the inviting organization sees it: never the token or its hash. */

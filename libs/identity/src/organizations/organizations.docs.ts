@@ -1,0 +1,18 @@
+/** The OpenAPI text of the organization routes (organizations.controller.ts), kept out of the controller. */
+
+export const ORGANIZATION_DOCS = {
+  update:
+    'Owner or admin. `name` and/or `traceRetentionDays` (at least 183, or null to keep traces for ever; the ' +
+    'scheduler purges older traces daily). Writes `organization.updated` with the changes.',
+  remove:
+    'Body `{confirmName}`, which must equal the organization’s name exactly (else 400 `VALIDATION_ERROR` and ' +
+    'nothing changes). From the answer on, every session, membership, workspace key, agent key and pending ' +
+    'invitation of the organization is refused (401). Its data is erased after `ORG_DELETION_GRACE_DAYS` ' +
+    '(default 30, `eraseAfter`); until then the operator can restore it (`org:restore`) and export it ' +
+    '(`org:export`). Writes `organization.delete_requested`.',
+} as const;
+
+/** The codes of each route's error statuses, where they differ from the generic ones. */
+export const ORGANIZATION_ERRORS = {
+  remove: { 400: 'VALIDATION_ERROR (confirmName missing or not the organization’s name)' },
+} as const;
