@@ -9,6 +9,8 @@ import tseslint from 'typescript-eslint';
 // Inside a library, a module's tables are private to it too: a relative path into a sibling module's *.schema is
 // refused, unless it imports only types (a row's shape is not access to the table). The identity core is one module
 // in several folders (identity-core.module.ts provides users, organizations, sessions, tokens and the login path).
+// And within a module, its repositories own its tables: a value import of its own *.schema is refused everywhere but
+// in the files of TABLE_OWNERS, so that services, jobs and workers go through a repository.
 const NOT_A_SCHEMA = '(?!.*\\.schema(\\.js)?$)';
 const LIBRARIES = ['platform', 'identity', 'governance', 'compliance'];
 const IDENTITY_CORE = ['users', 'organizations', 'sessions', 'tokens', 'auth'];
@@ -30,13 +32,49 @@ const boundaryPatterns = (climbIntoLibrary) => [
   },
 ];
 
+/** A path that climbs out of this module into a sibling's folder (not out of the library), then to a *.schema. */
+const siblingSchema = (sameModule) =>
+  `(\\.\\./)+${sameModule.length ? `(?!(${sameModule.join('|')})/)` : ''}[^./][^/]*/(.*/)?[^/]*\\.schema(\\.js)?$`;
+
 /** A sibling module's tables, by a path that climbs out of this module (not out of the library). */
 const moduleSchemaPattern = (sameModule = []) => ({
-  regex: `^(?!.*/src/)(\\.\\./)+${sameModule.length ? `(?!(${sameModule.join('|')})/)` : ''}[^./][^/]*/(.*/)?[^/]*\\.schema(\\.js)?$`,
+  regex: `^(?!.*/src/)${siblingSchema(sameModule)}`,
   allowTypeImports: true,
   message:
     "Another module's tables are private to it: use its repository, service or exported query (its row types may be imported with `import type`).",
 });
+
+/**
+ * The module's own tables: a relative path to a *.schema that does not climb into another folder, a sibling module's
+ * or (through its src/) another library's, which have their own message, so an import gets one. Type imports stay
+ * allowed: with `allowTypeImports`, a type import matching any pattern that allows it passes, which is why this one
+ * must never match another library's tables.
+ */
+const ownSchemaPattern = (sameModule = []) => ({
+  regex: `^(?!${siblingSchema(sameModule)})\\.\\.?/(.*/)?[^/]*\\.schema(\\.js)?$`,
+  allowTypeImports: true,
+  message:
+    "A module's tables are read and written by its repositories: go through the module's repository (move the query into its *.repository.ts, or into a *.queries.ts for SQL that other modules embed); row types may be imported with `import type`.",
+});
+
+/**
+ * Files that may import their module's tables: repositories, queries other modules embed, the tables themselves, a
+ * library's entry (the platform's re-exports audit_entries for its reading side, the governance audit module's
+ * repository), and ALLOWED_TABLE_USERS.
+ */
+const ALLOWED_TABLE_USERS = [
+  // The transactional outbox is its table's repository: its statements (the claim with SKIP LOCKED, the lease, the
+  // outcomes) are its mechanism, and its SQL builders (leasedInsertSql, recordOutcomesSql) are embedded by other
+  // modules' statements.
+  'libs/platform/src/outbox/outbox.ts',
+];
+const TABLE_OWNERS = [
+  '**/*.repository.ts',
+  '**/*.queries.ts',
+  '**/*.schema.ts',
+  'libs/*/src/index.ts',
+  ...ALLOWED_TABLE_USERS,
+];
 
 /** The libraries above `library`, which it must not import. */
 const directionPattern = (library) => {
@@ -48,14 +86,34 @@ const directionPattern = (library) => {
 };
 
 const LIBRARY_CLIMB = '(\\.\\./)+((libs|apps)/)?[^./][^/]*/src(/|$)';
-const libraryRule = (library, sameModule) => [
+const libraryRule = (library, sameModule, { ownTables = false } = {}) => [
   'error',
   {
     patterns: [
       ...boundaryPatterns(LIBRARY_CLIMB),
       moduleSchemaPattern(sameModule),
+      ...(ownTables ? [ownSchemaPattern(sameModule)] : []),
       ...(library === 'compliance' ? [] : [directionPattern(library)]),
     ],
+  },
+];
+
+/**
+ * The rule for `files` of a library: the boundaries everywhere, and, in files outside TABLE_OWNERS, the module's own
+ * tables as well. One rule list per file: flat config replaces a rule's options, it does not merge them.
+ */
+const libraryConfigs = (files, library, sameModule) => [
+  {
+    files,
+    ignores: ['**/*.spec.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': libraryRule(library, sameModule) },
+  },
+  {
+    files,
+    ignores: ['**/*.spec.ts', ...TABLE_OWNERS],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': libraryRule(library, sameModule, { ownTables: true }),
+    },
   },
 ];
 
@@ -103,16 +161,13 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   // From libs/<name>/src/...: up and into a sibling's src/ (or an app's); and the rules above, library by library.
-  ...LIBRARIES.map((library) => ({
-    files: [`libs/${library}/**/*.ts`],
-    ignores: ['**/*.spec.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': libraryRule(library) },
-  })),
-  {
-    files: IDENTITY_CORE.map((folder) => `libs/identity/src/${folder}/**/*.ts`),
-    ignores: ['**/*.spec.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': libraryRule('identity', IDENTITY_CORE) },
-  },
+  // The identity core comes last, so that its folders get its rules.
+  ...LIBRARIES.flatMap((library) => libraryConfigs([`libs/${library}/**/*.ts`], library, [])),
+  ...libraryConfigs(
+    IDENTITY_CORE.map((folder) => `libs/identity/src/${folder}/**/*.ts`),
+    'identity',
+    IDENTITY_CORE,
+  ),
   {
     // From apps/<name>/src/...: up to the repository root and into libs/.
     files: ['apps/**/*.ts'],

@@ -27,6 +27,7 @@ const DEEP_ALIAS = /not a path inside it/;
 const TABLES = /Another library's tables are private/;
 const MODULE_TABLES = /Another module's tables are private/;
 const DIRECTION = /Libraries depend one way/;
+const OWN_TABLES = /tables are read and written by its repositories: go through the module's repository/;
 
 describe('library boundaries', () => {
   it('refuses a relative import that climbs into another library', async () => {
@@ -72,7 +73,8 @@ describe('library boundaries', () => {
           "export { agents } from './agent.schema.js';\n" +
           "export { traces } from '../trace.schema.js';\n" +
           "export { AgentsRepository } from '../agents/agents.repository.js';\n",
-        'libs/governance/src/traces/dto/x.ts',
+        // A repository: elsewhere the module's own tables are refused too (below).
+        'libs/governance/src/traces/dto/x.repository.ts',
       ),
     ).toEqual([]);
     expect(
@@ -95,7 +97,7 @@ describe('library boundaries', () => {
   it('treats the identity core (users, organizations, sessions, tokens, auth) as one module', async () => {
     const core =
       "export { users } from '../users/user.schema.js';\nexport { revokedTokens } from '../sessions/session.schema.js';\n";
-    expect(await boundaryErrors(core, 'libs/identity/src/organizations/x.ts')).toEqual([]);
+    expect(await boundaryErrors(core, 'libs/identity/src/organizations/x.repository.ts')).toEqual([]);
     expect(await boundaryErrors(core, 'libs/identity/src/team/x.ts')).toEqual([
       expect.stringMatching(MODULE_TABLES),
       expect.stringMatching(MODULE_TABLES),
@@ -131,5 +133,87 @@ describe('library boundaries', () => {
       filePath: 'libs/identity/src/x.ts',
     });
     expect(result!.errorCount).toBe(1);
+  });
+});
+
+describe("a module's tables: read and written by its repositories", () => {
+  it('refuses a service importing its own table', async () => {
+    expect(
+      await boundaryErrors(
+        "import { webhooks } from './webhook.schema.js';\nexport const t = webhooks;\n",
+        'libs/governance/src/webhooks/webhooks.service.ts',
+      ),
+    ).toEqual([expect.stringMatching(OWN_TABLES)]);
+  });
+
+  it('refuses a job and a worker importing their own tables, from a subfolder or across the identity core', async () => {
+    expect(
+      await boundaryErrors(
+        "import { organizations } from './organization.schema.js';\n" +
+          "import { users } from '../users/user.schema.js';\n" +
+          'export const t = [organizations, users];\n',
+        'libs/identity/src/organizations/organization-erasure.job.ts',
+      ),
+    ).toEqual([expect.stringMatching(OWN_TABLES), expect.stringMatching(OWN_TABLES)]);
+    expect(
+      await boundaryErrors(
+        "export { traces } from '../trace.schema.js';\n",
+        'libs/governance/src/traces/workers/x.worker.ts',
+      ),
+    ).toEqual([expect.stringMatching(OWN_TABLES)]);
+  });
+
+  it('refuses a value imported beside types from the table file', async () => {
+    expect(
+      await boundaryErrors(
+        "import { type WebhookRow, webhooks } from './webhook.schema.js';\nexport const t: WebhookRow[] = [];\nexport const w = webhooks;\n",
+        'libs/governance/src/webhooks/webhook-delivery.worker.ts',
+      ),
+    ).toEqual([expect.stringMatching(OWN_TABLES)]);
+  });
+
+  it('accepts a repository, a queries file, a table file and the library entry', async () => {
+    const tables = "import { webhooks } from './webhook.schema.js';\nexport const t = webhooks;\n";
+    for (const file of [
+      'libs/governance/src/webhooks/webhooks.repository.ts',
+      'libs/governance/src/webhooks/webhook.queries.ts',
+      'libs/governance/src/webhooks/webhook-delivery.schema.ts',
+    ]) {
+      expect(await boundaryErrors(tables, file)).toEqual([]);
+    }
+    expect(
+      await boundaryErrors("export * from './audit/audit.schema.js';\n", 'libs/platform/src/index.ts'),
+    ).toEqual([]);
+  });
+
+  it('accepts type imports of the tables anywhere', async () => {
+    expect(
+      await boundaryErrors(
+        "import type { WebhookRow } from './webhook.schema.js';\n" +
+          "import { type WebhookDeliveryRow } from './webhook.schema.js';\n" +
+          "export type { DeliveryStatus } from './webhook.schema.js';\n" +
+          'export type R = WebhookRow | WebhookDeliveryRow;\n',
+        'libs/governance/src/webhooks/webhooks.service.ts',
+      ),
+    ).toEqual([]);
+  });
+
+  it('accepts the allow-listed outbox, and only that file of its folder', async () => {
+    const tables = "import { outboxMessages } from './outbox.schema.js';\nexport const t = outboxMessages;\n";
+    expect(await boundaryErrors(tables, 'libs/platform/src/outbox/outbox.ts')).toEqual([]);
+    expect(await boundaryErrors(tables, 'libs/platform/src/outbox/outbox-topics.ts')).toEqual([
+      expect.stringMatching(OWN_TABLES),
+    ]);
+  });
+
+  it("gives another module's and another library's tables their own message, once, type imports included", async () => {
+    expect(
+      await boundaryErrors(
+        "import { traces } from '../traces/trace.schema.js';\n" +
+          "import type { UserRow } from '../../../identity/src/users/user.schema.js';\n" +
+          'export type U = UserRow;\nexport const t = traces;\n',
+        'libs/governance/src/webhooks/webhooks.service.ts',
+      ),
+    ).toEqual([expect.stringMatching(MODULE_TABLES), expect.stringMatching(TABLES)]);
   });
 });

@@ -2,11 +2,13 @@ import { Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { ConfigModule } from './config/config.module.js';
 import { AuditLog } from './audit/audit-log.js';
+import { AuditLogRepository } from './audit/audit-log.repository.js';
 import { Clock } from './clock/clock.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { MailService } from './mail/mail.service.js';
 import { Outbox } from './outbox/outbox.js';
 import { DomainEvents } from './events/domain-events.js';
+import { DomainEventsRepository } from './events/domain-events.repository.js';
 import { JobScheduler } from './scheduler/job-scheduler.js';
 import { RateLimitService } from './security/rate-limit.js';
 import { DatabaseModule } from './db/database.module.js';
@@ -35,6 +37,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     JobScheduler,
     Outbox,
     DomainEvents,
+    DomainEventsRepository,
     MailService,
     RateLimitService,
     EventLoopMonitor,
@@ -42,6 +45,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
     VersioningService,
     ApiKeyResolverRegistry,
     AuditLog,
+    AuditLogRepository,
     { provide: APP_PIPE, useFactory: createValidationPipe },
     { provide: APP_FILTER, useClass: GlobalExceptionFilter },
     { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '#governance';
-import { FriaLookup } from './fria-lookup.js';
 import { FriaController } from './fria.controller.js';
 import { FriaRepository } from './fria.repository.js';
 import { FriaService } from './fria.service.js';
@@ -9,7 +8,7 @@ import { FriaService } from './fria.service.js';
 @Module({
   imports: [AuditModule],
   controllers: [FriaController],
-  providers: [FriaLookup, FriaRepository, FriaService],
-  exports: [FriaLookup, FriaRepository],
+  providers: [FriaRepository, FriaService],
+  exports: [FriaRepository],
 })
 export class FriaModule {}

@@ -54,8 +54,15 @@ export class FriaRepository {
     return row;
   }
 
+  /** Whether the assessment exists, for modules that reference assessments (evidence refs). */
   async exists(organizationId: string, id: string): Promise<boolean> {
-    return (await this.find(organizationId, id)) !== undefined;
+    const f = friaAssessments;
+    const [row] = await this.tx.db
+      .select({ id: f.id })
+      .from(f)
+      .where(and(eq(f.organizationId, organizationId), eq(f.id, id)))
+      .limit(1);
+    return row !== undefined;
   }
 
   async insert(row: FriaInsert): Promise<FriaRow> {

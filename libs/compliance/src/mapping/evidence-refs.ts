@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService, PoliciesRepository } from '#governance';
 import { AppError, type ErrorDetail } from '#platform';
-import { FriaLookup } from '../fria/fria-lookup.js';
+import { FriaRepository } from '../fria/fria.repository.js';
 import { IncidentsRepository } from '../incidents/incidents.repository.js';
 import type { EvidenceRef } from './compliance-mapping.schema.js';
 
@@ -12,7 +12,7 @@ import type { EvidenceRef } from './compliance-mapping.schema.js';
 @Injectable()
 export class EvidenceRefs {
   constructor(
-    private readonly frias: FriaLookup,
+    private readonly frias: FriaRepository,
     private readonly policies: PoliciesRepository,
     private readonly audit: AuditService,
     private readonly incidents: IncidentsRepository,

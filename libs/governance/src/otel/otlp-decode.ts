@@ -9,7 +9,7 @@ import {
   tooManyElements,
 } from './otlp-normalize.js';
 import { otlpProtobufWithinLimit } from './otlp-wire-count.js';
-import { ExportTraceServiceRequestType, PROTO_TO_OBJECT_OPTIONS } from './otlp-proto.schema.js';
+import { ExportTraceServiceRequestType, PROTO_TO_OBJECT_OPTIONS } from './otlp-proto.js';
 import type { OtlpTraceRequest } from './otlp-trace.types.js';
 
 /** Default cap on the decoded (inflated) body: gzip compresses OTLP JSON 10–20×, so bound what we inflate. */

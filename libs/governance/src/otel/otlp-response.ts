@@ -1,4 +1,4 @@
-import { ExportTraceServiceResponseType } from './otlp-proto.schema.js';
+import { ExportTraceServiceResponseType } from './otlp-proto.js';
 
 /** OTLP ExportTraceServiceResponse in its OTLP/JSON form. */
 export interface ExportTraceServiceResponseJson {

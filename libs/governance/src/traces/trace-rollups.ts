@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { sql, type SQL } from 'drizzle-orm';
 import { Clock, TransactionHost } from '#platform';
-import { traceDailyRollups, traceRollupDays, traces, type TraceStatus } from './trace.schema.js';
+import type { TraceStatus } from './trace.schema.js';
+import { type LiveRange, type RollupSpans, TraceRollupsRepository } from './trace-rollups.repository.js';
 
 const DAY_MS = 86_400_000;
 /**
@@ -31,12 +31,6 @@ export interface RollupRow {
 
 /** What `summed` can group by. */
 export type RollupKey = 'day' | 'agentId' | 'status' | 'humanOverride';
-const ROLLUP_COLUMNS: Record<RollupKey, string> = {
-  day: 'day',
-  agentId: 'agent_id',
-  status: 'status',
-  humanOverride: 'human_override',
-};
 
 /** What of a trace the rollups count. */
 export interface RolledUpTrace {
@@ -63,19 +57,12 @@ export class TraceRollups {
   constructor(
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly repo: TraceRollupsRepository,
   ) {}
 
   /** The rows of the filter's traces, by day (UTC), agent, status and override. */
   async rows(organizationId: string, filter: RollupFilter = {}): Promise<RollupRow[]> {
-    const result = await this.tx.db.execute(await this.union(organizationId, filter));
-    return (result as unknown as { rows: Record<string, unknown>[] }).rows.map((r) => ({
-      day: String(r.day),
-      agentId: String(r.agent_id),
-      status: r.status as TraceStatus,
-      humanOverride: r.human_override === true,
-      traces: Number(r.traces),
-      confidenceSum: Number(r.confidence_sum),
-    }));
+    return this.repo.rows(organizationId, await this.split(organizationId, filter), filter);
   }
 
   /**
@@ -89,60 +76,12 @@ export class TraceRollups {
   ): Promise<
     Array<Partial<Omit<RollupRow, 'traces' | 'confidenceSum'>> & Pick<RollupRow, 'traces' | 'confidenceSum'>>
   > {
-    const keys = by.map((key) => sql.raw(ROLLUP_COLUMNS[key]));
-    const select = keys.length > 0 ? sql`${sql.join(keys, sql`, `)}, ` : sql``;
-    const group = keys.length > 0 ? sql` group by ${sql.join(keys, sql`, `)}` : sql``;
-    const result = await this.tx.db.execute(sql`select ${select}coalesce(sum(traces), 0)::bigint as traces,
-        coalesce(sum(confidence_sum), 0)::float8 as confidence_sum
-      from (${await this.union(organizationId, filter)}) as rolled${group}`);
-    return (result as unknown as { rows: Record<string, unknown>[] }).rows.map((r) => ({
-      ...(by.includes('day') ? { day: String(r.day) } : {}),
-      ...(by.includes('agentId') ? { agentId: String(r.agent_id) } : {}),
-      ...(by.includes('status') ? { status: r.status as TraceStatus } : {}),
-      ...(by.includes('humanOverride') ? { humanOverride: r.human_override === true } : {}),
-      traces: Number(r.traces),
-      confidenceSum: Number(r.confidence_sum),
-    }));
-  }
-
-  /** The rollup rows of the filter's closed days and the live counts of the rest, as one union. */
-  private async union(organizationId: string, filter: RollupFilter): Promise<SQL> {
-    const { closed, live } = await this.split(organizationId, filter);
-    const { agents, status } = filterConditions(filter);
-    const parts: SQL[] = [];
-    if (closed) {
-      parts.push(sql`select day::text as day, agent_id, status, human_override, traces, confidence_sum
-        from ${traceDailyRollups}
-        where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
-          and traces > 0 ${agents} ${status}`);
-    }
-    for (const range of live) {
-      parts.push(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, agent_id, status,
-          human_override, count(*)::int as traces, sum(confidence)::float8 as confidence_sum
-        from ${traces}
-        where organization_id = ${organizationId} and ${range} ${agents} ${status}
-        group by 1, 2, 3, 4`);
-    }
-    return sql.join(parts, sql` union all `);
+    return this.repo.summed(organizationId, by, await this.split(organizationId, filter), filter);
   }
 
   /** How many traces the filter matches (what a list's `total` says): the rollups plus a live count of the rest. */
   async count(organizationId: string, filter: RollupFilter = {}): Promise<number> {
-    const { closed, live } = await this.split(organizationId, filter);
-    const { agents, status } = filterConditions(filter);
-    const rolled = closed
-      ? sql`(select coalesce(sum(traces), 0) from ${traceDailyRollups}
-          where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
-            ${agents} ${status})`
-      : sql`0`;
-    const counted = live.map(
-      (range) => sql`(select count(*) from ${traces}
-        where organization_id = ${organizationId} and ${range} ${agents} ${status})`,
-    );
-    const result = await this.tx.db.execute(
-      sql`select ${rolled}::bigint + ${sql.join(counted, sql` + `)} as total`,
-    );
-    return Number((result as unknown as { rows: { total: unknown }[] }).rows[0]!.total);
+    return this.repo.count(organizationId, await this.split(organizationId, filter), filter);
   }
 
   /**
@@ -164,19 +103,8 @@ export class TraceRollups {
     const day = dayOf(before.createdAt.getTime());
     await this.tx.run(async () => {
       await this.tx.lock(lockKey(organizationId, day));
-      const rolledUp = sql`exists (select 1 from ${traceRollupDays} where organization_id = ${organizationId} and day = ${day}::date)`;
-      await this.tx.db.execute(sql`update ${traceDailyRollups}
-        set traces = traces - 1, confidence_sum = confidence_sum - ${before.confidence}
-        where organization_id = ${organizationId} and day = ${day}::date and agent_id = ${before.agentId}
-          and status = ${before.status} and human_override = ${before.humanOverride}`);
-      await this.tx.db.execute(sql`insert into ${traceDailyRollups}
-          (organization_id, day, agent_id, status, human_override, traces, confidence_sum)
-        select ${organizationId}, ${day}::date, ${before.agentId}, ${after.status}, ${after.humanOverride}, 1,
-          ${after.confidence}::float8
-        where ${rolledUp}
-        on conflict (organization_id, day, agent_id, status, human_override) do update
-          set traces = ${traceDailyRollups.traces} + 1,
-              confidence_sum = ${traceDailyRollups.confidenceSum} + excluded.confidence_sum`);
+      await this.repo.removeTrace(organizationId, day, before);
+      await this.repo.addTraceIfRolledUp(organizationId, day, { ...after, agentId: before.agentId });
     });
   }
 
@@ -185,10 +113,8 @@ export class TraceRollups {
     await this.tx.run(async () => {
       const first = dayOf(from.getTime());
       const last = dayOf(to.getTime());
-      await this.tx.db.execute(sql`delete from ${traceRollupDays}
-        where organization_id = ${organizationId} and day >= ${first}::date and day <= ${last}::date`);
-      await this.tx.db.execute(sql`delete from ${traceDailyRollups}
-        where organization_id = ${organizationId} and day >= ${first}::date and day <= ${last}::date`);
+      await this.repo.deleteDays(organizationId, first, last);
+      await this.repo.deleteRows(organizationId, first, last);
     });
   }
 
@@ -197,10 +123,7 @@ export class TraceRollups {
    * one or two ranges of created_at (before and after the closed days), counted live. Two ranges rather than one
    * condition with `or`, which PostgreSQL would apply as a filter over the whole span of the index.
    */
-  private async split(
-    organizationId: string,
-    filter: RollupFilter,
-  ): Promise<{ closed: { first: string; last: string } | null; live: SQL[] }> {
+  private async split(organizationId: string, filter: RollupFilter): Promise<RollupSpans> {
     const closedBefore = startOfDay(this.clock.nowMs() - ROLLUP_GRACE_MS);
     const fromMs = filter.from?.getTime();
     const toMs = filter.to?.getTime();
@@ -208,78 +131,40 @@ export class TraceRollups {
     const firstDay =
       fromMs === undefined ? null : startOfDay(fromMs) === fromMs ? fromMs : startOfDay(fromMs) + DAY_MS;
     const endDay = Math.min(closedBefore, toMs === undefined ? Infinity : startOfDay(toMs + 1));
-    const range = (lower: SQL | undefined, upper: SQL | undefined): SQL => {
-      const bounds = [lower, upper].filter((b): b is SQL => b !== undefined);
-      return bounds.length > 0 ? sql.join(bounds, sql` and `) : sql`true`;
-    };
-    const from = filter.from ? sql`created_at >= ${filter.from.toISOString()}::timestamptz` : undefined;
-    const to = filter.to ? sql`created_at <= ${filter.to.toISOString()}::timestamptz` : undefined;
-    if (firstDay !== null && firstDay >= endDay) return { closed: null, live: [range(from, to)] };
+    const whole: LiveRange = { from: filter.from, to: filter.to };
+    if (firstDay !== null && firstDay >= endDay) return { closed: null, live: [whole] };
     const first = firstDay === null ? await this.firstDay(organizationId) : dayOf(firstDay);
-    if (first === null || Date.parse(first) >= endDay) return { closed: null, live: [range(from, to)] };
+    if (first === null || Date.parse(first) >= endDay) return { closed: null, live: [whole] };
     const last = dayOf(endDay - DAY_MS);
     await this.ensure(organizationId, first, last);
-    const start = `${first}T00:00:00.000Z`;
-    const end = new Date(endDay).toISOString();
     return {
       closed: { first, last },
       live: [
-        range(from, sql`created_at < ${start}::timestamptz`),
-        range(sql`created_at >= ${end}::timestamptz`, to),
+        { from: filter.from, before: new Date(Date.parse(first)) },
+        { from: new Date(endDay), to: filter.to },
       ],
     };
   }
 
-  /** The day of the organization's oldest trace (index traces_org_created_idx, read backwards). */
+  /** The day of the organization's oldest trace. */
   private async firstDay(organizationId: string): Promise<string | null> {
-    const result = await this.tx.db.execute(
-      sql`select min(created_at) as first from ${traces} where organization_id = ${organizationId}`,
-    );
-    const first = (result as unknown as { rows: { first: unknown }[] }).rows[0]?.first;
-    if (first === null || first === undefined) return null;
-    return dayOf(new Date(first as string | Date).getTime());
+    const first = await this.repo.firstTraceAt(organizationId);
+    return first === null ? null : dayOf(first.getTime());
   }
 
   /** Rolls up the days in [first, last] that are not yet, each under its advisory lock. */
   private async ensure(organizationId: string, first: string, last: string): Promise<void> {
-    const missing = await this.missingDays(organizationId, first, last);
+    const missing = await this.repo.missingDays(organizationId, first, last);
     if (missing.length === 0) return;
     await this.tx.run(async () => {
       await this.tx.lock(...missing.map((day) => lockKey(organizationId, day)));
       // Another reader may have rolled some up while this one waited for the locks.
-      const still = await this.missingDays(organizationId, first, last);
+      const still = await this.repo.missingDays(organizationId, first, last);
       if (still.length === 0) return;
-      const days = sql.param(still);
-      await this.tx.db.execute(sql`insert into ${traceDailyRollups}
-          (organization_id, day, agent_id, status, human_override, traces, confidence_sum)
-        select organization_id, (created_at at time zone 'UTC')::date, agent_id, status, human_override, count(*),
-          sum(confidence)
-        from ${traces}
-        where organization_id = ${organizationId}
-          and created_at >= ${`${still[0]}T00:00:00.000Z`}::timestamptz
-          and created_at < (${still[still.length - 1]}::date + 1)::timestamp at time zone 'UTC'
-          and (created_at at time zone 'UTC')::date = any(${days}::date[])
-        group by 1, 2, 3, 4, 5`);
-      await this.tx.db.execute(sql`insert into ${traceRollupDays} (organization_id, day, computed_at)
-        select ${organizationId}, d, ${this.clock.now().toISOString()}::timestamptz from unnest(${days}::date[]) as d`);
+      await this.repo.rollUp(organizationId, still);
+      await this.repo.markRolledUp(organizationId, still, this.clock.now());
     });
   }
-
-  private async missingDays(organizationId: string, first: string, last: string): Promise<string[]> {
-    const result = await this.tx.db.execute(sql`select to_char(d, 'YYYY-MM-DD') as day
-      from generate_series(${first}::date, ${last}::date, interval '1 day') as d
-      where not exists (select 1 from ${traceRollupDays} r where r.organization_id = ${organizationId} and r.day = d::date)
-      order by d`);
-    return (result as unknown as { rows: { day: string }[] }).rows.map((r) => r.day);
-  }
-}
-
-/** The filter's agent and status conditions, each `and …` or empty: the same on rollup rows and on traces. */
-function filterConditions(filter: RollupFilter): { agents: SQL; status: SQL } {
-  return {
-    agents: filter.agentIds ? sql`and agent_id = any(${sql.param([...filter.agentIds])}::text[])` : sql``,
-    status: filter.status ? sql`and status = ${filter.status}` : sql``,
-  };
 }
 
 const lockKey = (organizationId: string, day: string): string => `trace-rollup:${organizationId}:${day}`;

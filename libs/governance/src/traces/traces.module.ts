@@ -11,6 +11,7 @@ import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
 import { TraceRollups } from './trace-rollups.js';
+import { TraceRollupsRepository } from './trace-rollups.repository.js';
 import { TracesService } from './traces.service.js';
 import { TraceIngestPipeline } from './trace-ingest.pipeline.js';
 import { TraceWriter } from './trace-writer.js';
@@ -23,6 +24,7 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
   providers: [
     TracesRepository,
     TraceRollups,
+    TraceRollupsRepository,
     TraceWriter,
     TraceIngestPipeline,
     TracesService,

@@ -7,12 +7,10 @@ import {
   Logger,
   type OnModuleInit,
 } from '@nestjs/common';
-import { and, lt, ne, sql } from 'drizzle-orm';
 import {
   APP_CONFIG,
   type AppConfig,
   Clock,
-  deleteInBatches,
   type DomainEventRow,
   DomainEvents,
   JobScheduler,
@@ -28,8 +26,8 @@ import {
 } from '#platform';
 import { type SendResult, sendWebhook } from './webhook-sender.js';
 import { signWebhook } from './webhook-secret.js';
-import { webhookDeliveries, type WebhookDeliveryRow, type WebhookRow, webhooks } from './webhook.schema.js';
-import { type AttemptOutcome, WebhooksRepository } from './webhooks.repository.js';
+import type { WebhookDeliveryRow } from './webhook.schema.js';
+import { type AttemptOutcome, type EventDelivery, WebhooksRepository } from './webhooks.repository.js';
 
 /**
  * Attempts of one delivery at most, and the pauses between them (about 30 s, 2 min, 10 min, 1 h, 6 h:
@@ -50,12 +48,8 @@ const FIRST_ATTEMPT_LEASE_MS = 60_000;
 const PURGE_INTERVAL_MS = 3600 * 1000;
 const PURGE_BATCH = 5000;
 
-/** A 24-hex id made in SQL (time in seconds, then 64 random bits), for the rows a statement creates. */
-const sqlObjectId = sql`lpad(to_hex(floor(extract(epoch from clock_timestamp()))::bigint), 8, '0')
-  || substr(md5(random()::text || clock_timestamp()::text), 1, 16)`;
-
 /** What an attempt needs of a webhook. */
-type Signer = Pick<WebhookRow, 'url' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'>;
+type Signer = EventDelivery['webhook'];
 
 /** A delivery created with its event, and its first attempt's outbox message, leased to this process. */
 interface FirstAttempt {
@@ -194,51 +188,15 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
     const now = this.clock.now();
     const leasedUntil = new Date(now.getTime() + FIRST_ATTEMPT_LEASE_MS);
     const byId = new Map(candidates.map((event) => [event.id, event]));
-    const statement = sql`with ev(id, organization_id, type, agent_id) as (
-        select * from unnest(
-          ${sql.param(candidates.map((e) => e.id))}::text[],
-          ${sql.param(candidates.map((e) => e.organizationId))}::text[],
-          ${sql.param(candidates.map((e) => e.type))}::text[],
-          ${sql.param(candidates.map((e) => e.agentId))}::text[])
-      ), matched as (
-        select ${sqlObjectId} as delivery_id, ${sqlObjectId} as outbox_id, w.id as webhook_id, w.organization_id,
-          w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at,
-          ev.id as event_id, ev.type as event_type
-        from ev join ${webhooks} w on w.organization_id = ev.organization_id and w.is_active
-          and w.events @> to_jsonb(ev.type) and (w.filter_agent_id is null or w.filter_agent_id = ev.agent_id)
-      ), deliveries as (
-        insert into ${webhookDeliveries} (id, organization_id, webhook_id, event_id, event_type, status, attempts,
-          next_attempt_at, created_at)
-        select delivery_id, organization_id, webhook_id, event_id, event_type, 'pending', 0,
-          ${leasedUntil.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz from matched
-      ), attempts as (
-        ${this.outbox.leasedInsertSql(
-          'webhook.deliver',
-          sql`select outbox_id as id, organization_id, jsonb_build_object('deliveryId', delivery_id) as payload
-            from matched`,
-          leasedUntil,
-          now,
-        )}
-      )
-      select delivery_id, outbox_id, webhook_id, organization_id, url, secret_sealed, previous_secret_sealed,
-        previous_secret_expires_at, event_id from matched`;
+    const query = this.repo.eventDeliveriesQuery(candidates, leasedUntil, now, (source) =>
+      this.outbox.leasedInsertSql('webhook.deliver', source, leasedUntil, now),
+    );
     return {
-      statements: [statement],
-      read: ([rows]) => {
-        const firsts: FirstAttempt[] = rows!.map((r) => ({
-          deliveryId: String(r.delivery_id),
-          outboxId: String(r.outbox_id),
-          webhookId: String(r.webhook_id),
-          organizationId: String(r.organization_id),
-          webhook: {
-            url: String(r.url),
-            secretSealed: String(r.secret_sealed),
-            previousSecretSealed: r.previous_secret_sealed ? String(r.previous_secret_sealed) : null,
-            previousSecretExpiresAt: r.previous_secret_expires_at
-              ? new Date(r.previous_secret_expires_at as string)
-              : null,
-          },
-          event: byId.get(String(r.event_id))!,
+      statements: query.statements,
+      read: (results) => {
+        const firsts: FirstAttempt[] = query.read(results).map(({ eventId, ...delivery }) => ({
+          ...delivery,
+          event: byId.get(eventId)!,
         }));
         return () => {
           for (const first of firsts) this.track(this.runFirst(first));
@@ -430,12 +388,6 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
   /** Deletes finished deliveries older than the events' retention. */
   async purge(): Promise<number> {
     const cutoff = new Date(this.clock.nowMs() - this.config.eventRetentionDays * 24 * 3600 * 1000);
-    return deleteInBatches(
-      this.tx.db,
-      webhookDeliveries,
-      webhookDeliveries.id,
-      and(lt(webhookDeliveries.createdAt, cutoff), ne(webhookDeliveries.status, 'pending')),
-      PURGE_BATCH,
-    );
+    return this.repo.purgeFinished(cutoff, PURGE_BATCH);
   }
 }

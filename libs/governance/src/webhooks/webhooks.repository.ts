@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { bulkInsert, type PageRequest, pageWithTotal, type Query, TransactionHost } from '#platform';
+import { and, count, desc, eq, lt, ne, sql, type SQL } from 'drizzle-orm';
+import {
+  bulkInsert,
+  deleteInBatches,
+  type DomainEventRow,
+  type PageRequest,
+  pageWithTotal,
+  type Query,
+  TransactionHost,
+} from '#platform';
 import {
   type DeliveryStatus,
   webhookDeliveries,
@@ -20,6 +28,20 @@ export interface AttemptOutcome {
   nextAttemptAt: Date | null;
   /** The receiver answered 410: the webhook is to be disabled. */
   gone: boolean;
+}
+
+/** A 24-hex id made in SQL (time in seconds, then 64 random bits), for the rows a statement creates. */
+const sqlObjectId = sql`lpad(to_hex(floor(extract(epoch from clock_timestamp()))::bigint), 8, '0')
+  || substr(md5(random()::text || clock_timestamp()::text), 1, 16)`;
+
+/** A delivery created with its event (`eventDeliveriesQuery`), and what its first attempt needs of the webhook. */
+export interface EventDelivery {
+  deliveryId: string;
+  outboxId: string;
+  webhookId: string;
+  organizationId: string;
+  webhook: Pick<WebhookRow, 'url' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'>;
+  eventId: string;
 }
 
 /** The webhooks and webhook_deliveries tables; every method takes the organization id. */
@@ -85,6 +107,65 @@ export class WebhooksRepository {
               and ${webhooks.isActive}`,
       ],
       read: ([rows]) => new Set(rows!.map((row) => String(row.organization_id))),
+    };
+  }
+
+  /**
+   * For the transaction that publishes these events (of any organizations): one statement that finds the active
+   * webhooks each event is for (subscribed to its type, and of its agent if filtered), inserts their deliveries
+   * (pending, next attempt at `leasedUntil`) and, through `firstAttempts`, the outbox messages of their first
+   * attempts, selected from `source` (columns `id`, `organization_id`, `payload`: `{deliveryId}`); reads the
+   * deliveries created.
+   */
+  eventDeliveriesQuery(
+    events: readonly Pick<DomainEventRow, 'id' | 'organizationId' | 'type' | 'agentId'>[],
+    leasedUntil: Date,
+    now: Date,
+    firstAttempts: (source: SQL) => SQL,
+  ): Query<EventDelivery[]> {
+    const statement = sql`with ev(id, organization_id, type, agent_id) as (
+        select * from unnest(
+          ${sql.param(events.map((e) => e.id))}::text[],
+          ${sql.param(events.map((e) => e.organizationId))}::text[],
+          ${sql.param(events.map((e) => e.type))}::text[],
+          ${sql.param(events.map((e) => e.agentId))}::text[])
+      ), matched as (
+        select ${sqlObjectId} as delivery_id, ${sqlObjectId} as outbox_id, w.id as webhook_id, w.organization_id,
+          w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at,
+          ev.id as event_id, ev.type as event_type
+        from ev join ${webhooks} w on w.organization_id = ev.organization_id and w.is_active
+          and w.events @> to_jsonb(ev.type) and (w.filter_agent_id is null or w.filter_agent_id = ev.agent_id)
+      ), deliveries as (
+        insert into ${webhookDeliveries} (id, organization_id, webhook_id, event_id, event_type, status, attempts,
+          next_attempt_at, created_at)
+        select delivery_id, organization_id, webhook_id, event_id, event_type, 'pending', 0,
+          ${leasedUntil.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz from matched
+      ), attempts as (
+        ${firstAttempts(
+          sql`select outbox_id as id, organization_id, jsonb_build_object('deliveryId', delivery_id) as payload
+            from matched`,
+        )}
+      )
+      select delivery_id, outbox_id, webhook_id, organization_id, url, secret_sealed, previous_secret_sealed,
+        previous_secret_expires_at, event_id from matched`;
+    return {
+      statements: [statement],
+      read: ([rows]) =>
+        rows!.map((r) => ({
+          deliveryId: String(r.delivery_id),
+          outboxId: String(r.outbox_id),
+          webhookId: String(r.webhook_id),
+          organizationId: String(r.organization_id),
+          webhook: {
+            url: String(r.url),
+            secretSealed: String(r.secret_sealed),
+            previousSecretSealed: r.previous_secret_sealed ? String(r.previous_secret_sealed) : null,
+            previousSecretExpiresAt: r.previous_secret_expires_at
+              ? new Date(r.previous_secret_expires_at as string)
+              : null,
+          },
+          eventId: String(r.event_id),
+        })),
     };
   }
 
@@ -213,5 +294,16 @@ export class WebhooksRepository {
         ${sql.param(outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null))}::text[]
       ) as u(id, status, attempts, response_status, response_body, error, next_attempt_at)
       where ${d.id} = u.id`;
+  }
+
+  /** Deletes finished deliveries (of every organization) created before `createdBefore`, `batch` at a time. */
+  purgeFinished(createdBefore: Date, batch: number): Promise<number> {
+    return deleteInBatches(
+      this.tx.db,
+      webhookDeliveries,
+      webhookDeliveries.id,
+      and(lt(webhookDeliveries.createdAt, createdBefore), ne(webhookDeliveries.status, 'pending')),
+      batch,
+    );
   }
 }

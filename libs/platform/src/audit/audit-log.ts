@@ -1,15 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, eq, gt, gte, inArray, or, sql } from 'drizzle-orm';
 import { Clock } from '../clock/clock.js';
-import { bulkInsert } from '../db/bulk-insert.js';
-import { type Query, writeQuery } from '../db/query.js';
+import type { Query } from '../db/query.js';
 import { lockStatement, TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
 import { type NewOutboxMessage, Outbox } from '../outbox/outbox.js';
 import type { OutboxTopic } from '../outbox/outbox-topics.js';
 import type { Actor, RequestMeta } from '../security/actor.js';
 import { chainHash, cleanText, GENESIS_HASH, normaliseMetadata } from './audit-hash.js';
-import { type AuditActor, auditEntries, type AuditEntryRow } from './audit.schema.js';
+import type { AuditActor, AuditEntryRow } from './audit.schema.js';
+import { AuditLogRepository } from './audit-log.repository.js';
 
 export interface AuditInput {
   organizationId: string;
@@ -44,24 +43,6 @@ const isGuardActor = (subject: AuditSubject): subject is Actor => 'credential' i
 
 /** The key of an organization's write lock: the lock of its audit chain. */
 const organizationLockKey = (organizationId: string) => `audit:${organizationId}`;
-
-function headsQuery(organizationIds: string[]): Query<Map<string, ChainHead>> {
-  return {
-    statements: [
-      sql`select o.id as organization_id, h.sequence, h.hash
-          from unnest(${sql.param(organizationIds)}::text[]) as o(id)
-          join lateral (
-            select ${auditEntries.sequence} as sequence, ${auditEntries.hash} as hash from ${auditEntries}
-              where ${auditEntries.organizationId} = o.id order by ${auditEntries.sequence} desc limit 1
-          ) h on true`,
-    ],
-    // bigint arrives as a number from node-postgres (its type parser) and may arrive otherwise from PGlite.
-    read: ([rows]) =>
-      new Map(
-        rows!.map((r) => [String(r.organization_id), { sequence: Number(r.sequence), hash: String(r.hash) }]),
-      ),
-  };
-}
 
 /**
  * Chains locked by the current transaction, from their heads: `next` computes the entries that follow (sequence,
@@ -149,6 +130,7 @@ export class AuditLog {
 
   constructor(
     private readonly tx: TransactionHost,
+    private readonly repo: AuditLogRepository,
     private readonly clock: Clock,
     private readonly outbox: Outbox,
   ) {}
@@ -225,7 +207,7 @@ export class AuditLog {
       await this.tx.lock(...organizationIds.map(organizationLockKey));
       const chains = new OpenChains(
         organizationIds,
-        await this.tx.query(headsQuery(organizationIds)),
+        await this.tx.query(this.repo.headsQuery(organizationIds)),
         this.clock,
       );
       const entries = chains.next(inputs);
@@ -241,7 +223,7 @@ export class AuditLog {
    * the same transaction.
    */
   openChainsQuery(organizationIds: string[]): Query<OpenChains> {
-    const heads = headsQuery(organizationIds);
+    const heads = this.repo.headsQuery(organizationIds);
     return {
       statements: [lockStatement(organizationIds.map(organizationLockKey)), ...heads.statements],
       read: ([, rows]) => new OpenChains(organizationIds, heads.read([rows!]), this.clock),
@@ -251,10 +233,7 @@ export class AuditLog {
   /** Entries by id (any organization: the caller checks), for the events that audit entries announce. */
   byIds(ids: readonly string[]): Promise<AuditEntryRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.tx.db
-      .select()
-      .from(auditEntries)
-      .where(inArray(auditEntries.id, [...ids]));
+    return this.repo.byIds(ids);
   }
 
   /**
@@ -268,25 +247,10 @@ export class AuditLog {
     after: { createdAt: Date; id: string },
     limit: number,
   ): Promise<AuditEntryRow[]> {
-    return this.tx.db
-      .select()
-      .from(auditEntries)
-      .where(
-        and(
-          eq(auditEntries.organizationId, organizationId),
-          gte(auditEntries.createdAt, from),
-          inArray(auditEntries.eventType, [...eventTypes]),
-          or(
-            gt(auditEntries.createdAt, after.createdAt),
-            and(eq(auditEntries.createdAt, after.createdAt), gt(auditEntries.id, after.id)),
-          ),
-        ),
-      )
-      .orderBy(asc(auditEntries.createdAt), asc(auditEntries.id))
-      .limit(limit);
+    return this.repo.entriesAfter(organizationId, eventTypes, from, after, limit);
   }
 
   insertQuery(entries: AuditEntryRow[]): Query<void> {
-    return writeQuery(bulkInsert(auditEntries, entries));
+    return this.repo.insertQuery(entries);
   }
 }

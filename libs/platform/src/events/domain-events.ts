@@ -1,19 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { and, asc, eq, gt, gte, inArray, lt, or } from 'drizzle-orm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
-import { bulkInsert } from '../db/bulk-insert.js';
-import { deleteInBatches } from '../db/delete-in-batches.js';
 import { DATABASE, type DatabaseHandle } from '../db/database.js';
-import { writeQuery, type Query } from '../db/query.js';
+import type { Query } from '../db/query.js';
 import { TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
 import { NotificationBus } from '../notifications/notification-bus.js';
 import { JobScheduler } from '../scheduler/job-scheduler.js';
 import type { AuditEntryRow } from '../audit/audit.schema.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { domainEvents, type DomainEventRow } from './domain-event.schema.js';
+import type { DomainEventRow } from './domain-event.schema.js';
+import { DomainEventsRepository } from './domain-events.repository.js';
 
 export type { DomainEventRow } from './domain-event.schema.js';
 
@@ -106,6 +104,7 @@ export class DomainEvents implements OnModuleInit {
 
   constructor(
     private readonly tx: TransactionHost,
+    private readonly repo: DomainEventsRepository,
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
     private readonly audit: AuditLog,
@@ -204,8 +203,7 @@ export class DomainEvents implements OnModuleInit {
       createdAt: now,
     }));
     const rows = [...announced, ...stored];
-    const queries: Query<(() => void) | void>[] =
-      stored.length > 0 ? [writeQuery(bulkInsert(domainEvents, stored))] : [];
+    const queries: Query<(() => void) | void>[] = stored.length > 0 ? [this.repo.insertQuery(stored)] : [];
     for (const planner of this.planners) {
       const query = planner.plan(rows, interest?.get(planner));
       if (query) queries.push(query);
@@ -266,12 +264,7 @@ export class DomainEvents implements OnModuleInit {
       else if (!row) missing.push(id);
     }
     if (missing.length > 0) {
-      found.push(
-        ...(await this.tx.db
-          .select()
-          .from(domainEvents)
-          .where(and(eq(domainEvents.organizationId, organizationId), inArray(domainEvents.id, missing)))),
-      );
+      found.push(...(await this.repo.byIds(organizationId, missing)));
       if (found.length < ids.length && this.announcements.size > 0) {
         // By primary key only, then checked here: the organization's other indexes are no use for a few ids.
         const cutoff = this.retentionCutoff().getTime();
@@ -305,21 +298,7 @@ export class DomainEvents implements OnModuleInit {
     const last = await this.get(organizationId, afterId);
     if (!last) return [];
     const from = since.getTime() > this.retentionCutoff().getTime() ? since : this.retentionCutoff();
-    const stored = await this.tx.db
-      .select()
-      .from(domainEvents)
-      .where(
-        and(
-          eq(domainEvents.organizationId, organizationId),
-          gte(domainEvents.createdAt, from),
-          or(
-            gt(domainEvents.createdAt, last.createdAt),
-            and(eq(domainEvents.createdAt, last.createdAt), gt(domainEvents.id, last.id)),
-          ),
-        ),
-      )
-      .orderBy(asc(domainEvents.createdAt), asc(domainEvents.id))
-      .limit(limit);
+    const stored = await this.repo.after(organizationId, from, last, limit);
     const announced =
       this.announcements.size === 0
         ? []
@@ -341,12 +320,6 @@ export class DomainEvents implements OnModuleInit {
     );
     // Ids begin with their creation time (8 hex digits of seconds): the primary key orders them by age.
     const cutoffId = cutoffSeconds.toString(16).padStart(8, '0');
-    return deleteInBatches(
-      this.tx.db,
-      domainEvents,
-      domainEvents.id,
-      lt(domainEvents.id, cutoffId),
-      PURGE_BATCH,
-    );
+    return this.repo.purgeBefore(cutoffId, PURGE_BATCH);
   }
 }
