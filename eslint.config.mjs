@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import ownModuleGraph from './test/own-module-graph.json' with { type: 'json' };
 
 // Libraries are imported through their public entries only: #platform, #identity, #governance (package.json
 // `imports`). Refused in libs/ and apps/ (tests may reach inside): a relative path into another library, a path
@@ -182,6 +183,46 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts', '**/*.spec.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    // A route says who may call it and what it answers in one @Endpoint (libs/platform/src/http/endpoint.ts), its
+    // long text in the module's *.docs.ts; HTTP behaviour (@HttpCode, @Header) stays beside it. Class-level
+    // decorators (@ApiTags, a controller-wide @ApiErrors or @Access) are not route methods' and stay allowed.
+    files: ['libs/**/*.controller.ts', 'apps/**/*.controller.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'MethodDefinition > Decorator > CallExpression[callee.name=/^(Access|Public|Roles|RequiresFeature|Api[A-Z][A-Za-z]*)$/]',
+          message:
+            'Document a route with one @Endpoint({ access, summary, description, params, success, errors }) instead; put its long text in the module’s *.docs.ts.',
+        },
+      ],
+    },
+  },
+  {
+    // The project's own size rule for test files (ARCHITECTURE.md, "Tests"): one file per behaviour, under 500 lines.
+    files: ['test/**/*.e2e-spec.ts', 'test/**/*.medium-spec.ts'],
+    rules: { 'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    // The database tiers share one module graph per Vitest worker (vitest.config.ts): a module replaced with
+    // vi.mock would leak into the next file, or not apply at all. A file that must mock is listed in
+    // test/own-module-graph.json and runs in a graph of its own.
+    files: ['test/**/*.e2e-spec.ts', 'test/**/*.medium-spec.ts', 'test/support/**/*.ts'],
+    ignores: ownModuleGraph,
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.object.name='vi'][callee.property.name=/^(mock|doMock|unmock|doUnmock)$/]",
+          message:
+            'The database tiers share one module graph per worker: list this file in test/own-module-graph.json (the e2e-isolated project) to mock a module.',
+        },
+      ],
+    },
   },
   {
     // Command-line tools (the route fuzzer) and the examples, which a reader runs, report on the console.

@@ -217,3 +217,56 @@ describe("a module's tables: read and written by its repositories", () => {
     ).toEqual([expect.stringMatching(MODULE_TABLES), expect.stringMatching(TABLES)]);
   });
 });
+
+/** The messages of `ruleId` for `code` linted as `filePath`. */
+async function ruleErrors(ruleId: string, code: string, filePath: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.filter((m) => m.ruleId === ruleId).map((m) => m.message);
+}
+
+describe('one documentation decorator per route', () => {
+  const controller = (route: string) =>
+    "import { Controller, Get, HttpCode } from '@nestjs/common';\n" +
+    "import { ApiTags } from '@nestjs/swagger';\n" +
+    "import { Access, ApiErrors, ApiEnvelope, Endpoint } from '#platform';\n" +
+    "@ApiTags('X')\n@Controller('x')\n@ApiErrors([401])\n@Access()\n" +
+    `export class XController {\n  @Get()\n  @HttpCode(200)\n${route}\n  list() { return []; }\n}\n` +
+    'export const unused = [ApiEnvelope];\n';
+
+  it('refuses @Api* and @Access on a route method', async () => {
+    const errors = await ruleErrors(
+      'no-restricted-syntax',
+      controller("  @Access({ roles: ['owner'] })\n  @ApiEnvelope(Object)\n  @ApiErrors([404])"),
+      'libs/governance/src/x/x.controller.ts',
+    );
+    expect(errors).toHaveLength(3);
+    for (const e of errors) expect(e).toMatch(/one @Endpoint/);
+  });
+
+  it('accepts @Endpoint beside HTTP decorators, and class-level documentation', async () => {
+    const errors = await ruleErrors(
+      'no-restricted-syntax',
+      controller("  @Endpoint({ summary: 'List', access: {}, errors: [404] })"),
+      'libs/identity/src/x/x.controller.ts',
+    );
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('test files', () => {
+  it('refuses an end-to-end or medium file over 500 lines', async () => {
+    const body = (lines: number) =>
+      Array.from({ length: lines }, (_, i) => `export const v${i} = ${i};`).join('\n');
+    expect(await ruleErrors('max-lines', body(501), 'test/x.e2e-spec.ts')).toHaveLength(1);
+    expect(await ruleErrors('max-lines', body(501), 'test/medium/x.medium-spec.ts')).toHaveLength(1);
+    expect(await ruleErrors('max-lines', body(500), 'test/x.e2e-spec.ts')).toEqual([]);
+  });
+
+  it('refuses vi.mock in a database-tier file outside test/own-module-graph.json', async () => {
+    const code = "import { vi } from 'vitest';\nvi.mock('node:dns/promises');\n";
+    expect(await ruleErrors('no-restricted-syntax', code, 'test/x.e2e-spec.ts')).toEqual([
+      expect.stringMatching(/own-module-graph\.json/),
+    ]);
+    expect(await ruleErrors('no-restricted-syntax', code, 'test/openapi-examples.e2e-spec.ts')).toEqual([]);
+  });
+});
