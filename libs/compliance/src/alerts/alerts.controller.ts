@@ -1,17 +1,16 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
-  objectIdParam,
+  Endpoint,
   type Page,
   Permission,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
+import { ALERT_DOCS as DOCS, ALERT_ID } from './alerts.docs.js';
 import { AlertsService } from './alerts.service.js';
 import {
   AlertDeletedDto,
@@ -23,8 +22,6 @@ import {
   UpdateAlertDto,
 } from './dto/alert.dto.js';
 
-const ID_PARAM = objectIdParam('id', 'Alert rule id');
-
 /** Alert rules on the organization's metrics, evaluated by the scheduler (docs/compliance-officers.md, "Alerts"). */
 @ApiTags('Alerts')
 @Controller('alerts')
@@ -33,29 +30,25 @@ export class AlertsController {
   constructor(private readonly alerts: AlertsService) {}
 
   @Get()
-  @Access({ roles: Permission.read })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List alert rules',
-    description: 'Any role. Newest first; filter by `state` and `isActive`; limit default 50, max 100.',
+    description: DOCS.list,
+    access: { roles: Permission.read },
+    success: { model: AlertDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(AlertDto, { paginated: true })
-  @ApiErrors([400])
   list(@CurrentActor() actor: Actor, @Query() query: ListAlertsQueryDto): Promise<Page<AlertDto>> {
     return this.alerts.list(actor, query);
   }
 
   @Post()
-  @Access({ roles: Permission.editAgents })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Create an alert rule',
-    description:
-      'Owner, admin or member. Starts in state `ok`; evaluated at the next tick of the scheduler (every ' +
-      '`ALERT_INTERVAL_MS`), then every interval. A change ok → firing or back notifies each integration once, ' +
-      'writes the audit entry and publishes the event `alert.triggered` or `alert.resolved`. At most 100 rules per ' +
-      'organization (409). Unknown `agentId` or `integrationIds`: 400. Writes `alert.create`.',
+    description: DOCS.create,
+    access: { roles: Permission.editAgents },
+    success: { model: AlertDto, status: 201 },
+    errors: [400, 409],
   })
-  @ApiEnvelope(AlertDto, { status: 201 })
-  @ApiErrors([400, 409])
   create(
     @CurrentActor() actor: Actor,
     @Body() dto: CreateAlertDto,
@@ -65,25 +58,27 @@ export class AlertsController {
   }
 
   @Get(':id')
-  @Access({ roles: Permission.read })
-  @ApiOperation({ summary: 'Get an alert rule', description: 'Any role.' })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(AlertDto)
-  @ApiErrors([404])
+  @Endpoint({
+    summary: 'Get an alert rule',
+    description: DOCS.get,
+    access: { roles: Permission.read },
+    params: [ALERT_ID],
+    success: AlertDto,
+    errors: [404],
+  })
   get(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<AlertDto> {
     return this.alerts.get(actor, id);
   }
 
   @Get(':id/history')
-  @Access({ roles: Permission.read })
-  @ApiOperation({
+  @Endpoint({
     summary: 'The transitions of an alert rule',
-    description:
-      'Any role. Each ok ↔ firing change with the value measured; newest first; limit default 50, max 100.',
+    description: DOCS.history,
+    access: { roles: Permission.read },
+    params: [ALERT_ID],
+    success: { model: AlertTransitionDto, paginated: true },
+    errors: [400, 404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(AlertTransitionDto, { paginated: true })
-  @ApiErrors([400, 404])
   history(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -93,16 +88,14 @@ export class AlertsController {
   }
 
   @Patch(':id')
-  @Access({ roles: Permission.editAgents })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Update an alert rule',
-    description:
-      'Owner, admin, or the member who created it. A change of what is measured is evaluated at the next tick; ' +
-      '`isActive: false` stops evaluation and rests the state at ok without a notification. Writes `alert.update`.',
+    description: DOCS.update,
+    access: { roles: Permission.editAgents },
+    params: [ALERT_ID],
+    success: AlertDto,
+    errors: [400, 404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(AlertDto)
-  @ApiErrors([400, 404])
   update(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -113,14 +106,14 @@ export class AlertsController {
   }
 
   @Delete(':id')
-  @Access({ roles: Permission.deleteAlerts })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Delete an alert rule',
-    description: 'The owner only (the role table). Its history is kept for digests. Writes `alert.delete`.',
+    description: DOCS.remove,
+    access: { roles: Permission.deleteAlerts },
+    params: [ALERT_ID],
+    success: AlertDeletedDto,
+    errors: [404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(AlertDeletedDto)
-  @ApiErrors([404])
   remove(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,

@@ -1,12 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
-  objectIdParam,
+  Endpoint,
   type Page,
   Permission,
   ReqMeta,
@@ -23,52 +21,38 @@ import {
   TransitionFriaDto,
   UpdateFriaDto,
 } from './dto/fria.dto.js';
+import { ASSESSMENT_ID, FRIA_DOCS as DOCS, FRIA_ERRORS as ERRORS } from './fria.docs.js';
 import { FriaService } from './fria.service.js';
 
-const ID_PARAM = objectIdParam('id', 'Assessment id');
 const EDITORS = Permission.editAgents;
-const TRANSITION_400 = {
-  400: 'VALIDATION_ERROR (status missing or unknown); FRIA_TRANSITION_FAILED (a move the lifecycle does not allow)',
-};
 
 /** Fundamental-rights impact assessments (EU AI Act article 27), plan feature friaWizard. */
 @ApiTags('FRIA')
 @Controller('fria')
-@ApiErrors([401, 403, 500], {
-  500:
-    'An unexpected failure of the operation, logged with its cause; the body carries only the request id and the ' +
-    'operation’s code: FRIA_LIST_FAILED, FRIA_GET_FAILED (read, verify, history), FRIA_CREATE_FAILED, ' +
-    'FRIA_UPDATE_FAILED (update, transitions), FRIA_DELETE_FAILED',
-})
+@ApiErrors([401, 403, 500], ERRORS.operationFailed)
 export class FriaController {
   constructor(private readonly fria: FriaService) {}
 
   @Get()
-  @Access({ roles: Permission.read, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List assessments',
-    description:
-      'Any role; plan feature friaWizard (403 UPGRADE_REQUIRED otherwise). Filters: status, search ' +
-      '(case-insensitive substring of systemName). Most recently updated first; limit default 50, max 100. ' +
-      'Each row carries its completeness.',
+    description: DOCS.list,
+    access: { roles: Permission.read, feature: 'friaWizard' },
+    success: { model: FriaDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(FriaDto, { paginated: true })
-  @ApiErrors([400])
   list(@CurrentActor() actor: Actor, @Query() query: ListFriaQueryDto): Promise<Page<FriaDto>> {
     return this.fria.list(actor, query);
   }
 
   @Post()
-  @Access({ roles: EDITORS, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Create an assessment',
-    description:
-      'Owner, admin or member; plan feature friaWizard. Created as a draft. systemName required (trimmed, ' +
-      '1–200). Risks as structured rows (identifiedRisks) or the wizard fields risksIdentified/mitigations, ' +
-      'collapsed into one row; both at once is 400 VALIDATION_ERROR. Writes `fria.create`.',
+    description: DOCS.create,
+    access: { roles: EDITORS, feature: 'friaWizard' },
+    success: { model: FriaDto, status: 201 },
+    errors: [400],
   })
-  @ApiEnvelope(FriaDto, { status: 201 })
-  @ApiErrors([400])
   create(
     @CurrentActor() actor: Actor,
     @Body() dto: CreateFriaDto,
@@ -78,48 +62,40 @@ export class FriaController {
   }
 
   @Get(':id')
-  @Access({ roles: Permission.read, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Get an assessment',
-    description:
-      'Any role; plan feature friaWizard. With completeness: the share (0–100) of the 8 assessed fields ' +
-      'populated. 404 for an unknown id or another organization’s assessment.',
+    description: DOCS.get,
+    access: { roles: Permission.read, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: FriaDto,
+    errors: [404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaDto)
-  @ApiErrors([404])
   get(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<FriaDto> {
     return this.fria.get(actor, id);
   }
 
   @Get(':id/verify')
-  @Access({ roles: Permission.read, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Verify an assessment against its anchor',
-    description:
-      'Any role; plan feature friaWizard. Recomputes the SHA-256 of the canonical stored contents and compares ' +
-      'it with chainHash: matches is null when nothing was ever anchored. In review after edits it is false by ' +
-      'design (the anchor is the submitted version); after approval false means the row changed outside the API.',
+    description: DOCS.verify,
+    access: { roles: Permission.read, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: FriaVerificationDto,
+    errors: [404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaVerificationDto)
-  @ApiErrors([404])
   verify(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<FriaVerificationDto> {
     return this.fria.verify(actor, id);
   }
 
   @Get(':id/history')
-  @Access({ roles: Permission.read, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Audit history of an assessment',
-    description:
-      'Any role; plan feature friaWizard. The assessment’s audit entries (fria.create, fria.update, ' +
-      'fria.transition), oldest first, without ip or user agent; limit default 50, max 200. 404 for an unknown ' +
-      'id or another organization’s assessment.',
+    description: DOCS.history,
+    access: { roles: Permission.read, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: { model: FriaHistoryEntryDto, paginated: true },
+    errors: [400, 404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaHistoryEntryDto, { paginated: true })
-  @ApiErrors([400, 404])
   history(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -129,17 +105,14 @@ export class FriaController {
   }
 
   @Patch(':id')
-  @Access({ roles: EDITORS, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Edit an assessment',
-    description:
-      'Owner, admin or member; plan feature friaWizard. Only a draft or an assessment in review; approved or ' +
-      'archived is 409 CONFLICT (an edit is not a move). In review the anchored chainHash is kept: it is the ' +
-      'hash of the submitted version. Writes `fria.update` with the changed field names.',
+    description: DOCS.update,
+    access: { roles: EDITORS, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: FriaDto,
+    errors: [400, 404, 409],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaDto)
-  @ApiErrors([400, 404, 409])
   update(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -151,18 +124,15 @@ export class FriaController {
 
   @Post(':id/transition')
   @HttpCode(200)
-  @Access({ roles: EDITORS, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Move an assessment',
-    description:
-      'Owner, admin or member; a move to approved needs owner or admin (403 FORBIDDEN). Allowed: draft→review, ' +
-      'review→approved, review→draft, approved→draft, any non-archived→archived; anything else (including the ' +
-      'current state) is 400 FRIA_TRANSITION_FAILED. Entering review or approved anchors chainHash over the ' +
-      'current contents; approval stamps approvedBy/approvedAt and emits `fria.approved`. Writes `fria.transition`.',
+    description: DOCS.transition,
+    access: { roles: EDITORS, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: FriaDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.transition,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaDto)
-  @ApiErrors([400, 404], TRANSITION_400)
   transition(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -174,14 +144,15 @@ export class FriaController {
 
   @Post(':id/submit')
   @HttpCode(200)
-  @Access({ roles: EDITORS, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Submit an assessment for review',
-    description: 'Same as a transition to review: owner, admin or member; only from draft.',
+    description: DOCS.submit,
+    access: { roles: EDITORS, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: FriaDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.transition,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaDto)
-  @ApiErrors([400, 404], TRANSITION_400)
   submit(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -192,16 +163,15 @@ export class FriaController {
 
   @Post(':id/approve')
   @HttpCode(200)
-  @Access({ roles: Permission.manageOrganization, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Approve an assessment',
-    description:
-      'Same as a transition to approved: owner or admin; only from review. Emits `fria.approved` with ' +
-      '{id, systemName, chainHash, approvedBy, approvedAt}.',
+    description: DOCS.approve,
+    access: { roles: Permission.manageOrganization, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: FriaDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.transition,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaDto)
-  @ApiErrors([400, 404], TRANSITION_400)
   approve(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -211,16 +181,14 @@ export class FriaController {
   }
 
   @Delete(':id')
-  @Access({ roles: EDITORS, feature: 'friaWizard' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Delete a draft',
-    description:
-      'Owner, admin or member; plan feature friaWizard. Only a draft that was never submitted; any other ' +
-      'assessment is 404 NOT_FOUND. Writes `fria.delete`.',
+    description: DOCS.remove,
+    access: { roles: EDITORS, feature: 'friaWizard' },
+    params: [ASSESSMENT_ID],
+    success: FriaDeletedDto,
+    errors: [404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(FriaDeletedDto)
-  @ApiErrors([404])
   remove(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,

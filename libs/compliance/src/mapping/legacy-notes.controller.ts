@@ -1,24 +1,19 @@
 import { Body, Controller, Get, Put, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
+  Endpoint,
   Permission,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
+import { LEGACY_NOTES_DOCS as DOCS, LEGACY_NOTES_HEADERS } from './compliance-mapping.docs.js';
 import { FrameworkQueryDto } from './dto/mapping.dto.js';
 import { LegacyNotesDto, ReplaceLegacyNotesDto } from './dto/legacy-notes.dto.js';
 import { LegacyNotesService } from './legacy-notes.service.js';
-
-const DEPRECATION =
-  ' Deprecated: answered with `Deprecation: true`, a `Sunset` date at least 90 days ahead (2027-04-12 unless ' +
-  'that is nearer) and `Link: <…/docs/migrations/compliance-mapping-notes>; rel="deprecation"`. Use ' +
-  '`/compliance/mapping`.';
 
 /** The deprecated free-text notes per clause, kept for clients of the earlier API. */
 @ApiTags('Compliance mapping')
@@ -28,19 +23,15 @@ export class LegacyNotesController {
   constructor(private readonly notes: LegacyNotesService) {}
 
   @Get()
-  @Access({ roles: Permission.read, feature: 'complianceMapping' })
-  @ApiOperation({
-    deprecated: true,
+  @Endpoint({
     summary: 'Legacy clause notes (deprecated)',
-    description:
-      'Any role; plan feature complianceMapping. `{notes: {clauseId: text}}` for the framework (default ' +
-      'iso-42001): the structured notes’ evidence, with the legacy strings merged over them. 400 ' +
-      'VALIDATION_ERROR for an unknown framework.' +
-      DEPRECATION,
+    description: DOCS.read,
+    deprecated: true,
+    access: { roles: Permission.read, feature: 'complianceMapping' },
+    headers: LEGACY_NOTES_HEADERS,
+    success: LegacyNotesDto,
+    errors: [400],
   })
-  @ApiEnvelope(LegacyNotesDto)
-  @ApiErrors([400])
-  @ApiHeader({ name: 'Sunset', required: false, description: 'Response header: the retirement date.' })
   async read(
     @CurrentActor() actor: Actor,
     @Query() query: FrameworkQueryDto,
@@ -51,19 +42,14 @@ export class LegacyNotesController {
   }
 
   @Put()
-  @Access({ roles: Permission.manageOrganization, feature: 'complianceMapping' })
-  @ApiOperation({
-    deprecated: true,
+  @Endpoint({
     summary: 'Replace legacy clause notes (deprecated)',
-    description:
-      'Owner or admin; plan feature complianceMapping. Replaces the framework’s legacy map (default iso-42001) ' +
-      'and nothing else: the structured notes are untouched. Keys must be clause ids of the framework, values ' +
-      'strings of at most 4,000 characters (400 VALIDATION_ERROR with details `notes.<clauseId>` otherwise). ' +
-      'Audited `compliance.mapping_notes.updated`. Answers the merged view, like the GET.' +
-      DEPRECATION,
+    description: DOCS.replace,
+    deprecated: true,
+    access: { roles: Permission.manageOrganization, feature: 'complianceMapping' },
+    success: LegacyNotesDto,
+    errors: [400],
   })
-  @ApiEnvelope(LegacyNotesDto)
-  @ApiErrors([400])
   async replace(
     @CurrentActor() actor: Actor,
     @Body() dto: ReplaceLegacyNotesDto,

@@ -1,12 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
-  objectIdParam,
+  Endpoint,
   type Page,
   Permission,
   ReqMeta,
@@ -20,11 +18,10 @@ import {
   SendNowResultDto,
   UpdateScheduledReportDto,
 } from './dto/scheduled-report.dto.js';
+import { REPORT_DOCS as DOCS, REPORT_ERRORS as ERRORS, SCHEDULED_REPORT_ID } from './reports.docs.js';
 import { ScheduledReportsService } from './scheduled-reports.service.js';
 
-const ID_PARAM = objectIdParam('id', 'Scheduled report id');
 const ACCESS = { roles: Permission.manageOrganization, feature: 'scheduledReports' } as const;
-const WHO = 'Owner or admin; plan feature scheduledReports (Governance and above).';
 
 /**
  * Scheduled reports: digests e-mailed daily, weekly or monthly (docs/compliance-officers.md, "Scheduled reports").
@@ -36,13 +33,13 @@ export class ScheduledReportsController {
   constructor(private readonly reports: ScheduledReportsService) {}
 
   @Get('schedule')
-  @Access(ACCESS)
-  @ApiOperation({
+  @Endpoint({
     summary: 'List scheduled reports',
-    description: `${WHO} Active reports, newest first; includeInactive=true lists all. Limit default 50, max 100.`,
+    description: DOCS.list,
+    access: ACCESS,
+    success: { model: ScheduledReportDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(ScheduledReportDto, { paginated: true })
-  @ApiErrors([400])
   list(
     @CurrentActor() actor: Actor,
     @Query() query: ListScheduledReportsQueryDto,
@@ -51,16 +48,13 @@ export class ScheduledReportsController {
   }
 
   @Post('schedule')
-  @Access(ACCESS)
-  @ApiOperation({
+  @Endpoint({
     summary: 'Schedule a report',
-    description:
-      `${WHO} Recipients are lower-cased and de-duplicated, then 1 to 20 are allowed. nextSendAt is the creation ` +
-      'time, so the first digest goes out on the scheduler’s next tick. Records the creator and their e-mail. ' +
-      'Writes `report.schedule.create`.',
+    description: DOCS.create,
+    access: ACCESS,
+    success: { model: ScheduledReportDto, status: 201 },
+    errors: [400],
   })
-  @ApiEnvelope(ScheduledReportDto, { status: 201 })
-  @ApiErrors([400])
   create(
     @CurrentActor() actor: Actor,
     @Body() dto: CreateScheduledReportDto,
@@ -70,26 +64,27 @@ export class ScheduledReportsController {
   }
 
   @Get('schedule/:id')
-  @Access(ACCESS)
-  @ApiOperation({ summary: 'Get a scheduled report', description: WHO })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(ScheduledReportDto)
-  @ApiErrors([404])
+  @Endpoint({
+    summary: 'Get a scheduled report',
+    description: DOCS.get,
+    access: ACCESS,
+    params: [SCHEDULED_REPORT_ID],
+    success: ScheduledReportDto,
+    errors: [404],
+  })
   get(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<ScheduledReportDto> {
     return this.reports.get(actor, id);
   }
 
   @Patch('schedule/:id')
-  @Access(ACCESS)
-  @ApiOperation({
+  @Endpoint({
     summary: 'Update a scheduled report',
-    description:
-      `${WHO} Any field, including isActive (false pauses it, true resumes it) and nextSendAt. ` +
-      'Writes `report.schedule.update`.',
+    description: DOCS.update,
+    access: ACCESS,
+    params: [SCHEDULED_REPORT_ID],
+    success: ScheduledReportDto,
+    errors: [400, 404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(ScheduledReportDto)
-  @ApiErrors([400, 404])
   update(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -100,14 +95,14 @@ export class ScheduledReportsController {
   }
 
   @Delete('schedule/:id')
-  @Access(ACCESS)
-  @ApiOperation({
+  @Endpoint({
     summary: 'Delete a scheduled report',
-    description: `${WHO} A hard delete. Writes \`report.schedule.delete\`.`,
+    description: DOCS.remove,
+    access: ACCESS,
+    params: [SCHEDULED_REPORT_ID],
+    success: ScheduledReportDeletedDto,
+    errors: [404],
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(ScheduledReportDeletedDto)
-  @ApiErrors([404])
   remove(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -118,17 +113,15 @@ export class ScheduledReportsController {
 
   @Post('send-now/:id')
   @HttpCode(200)
-  @Access(ACCESS)
-  @ApiOperation({
+  @Endpoint({
     summary: 'Send a scheduled report now',
-    description:
-      `${WHO} Renders the digest for the period since the last send and sends it at once, active or not: ` +
-      'sentCount and lastSentAt change, nextSendAt does not. 502 SEND_FAILED when the mail server does not ' +
-      'accept it (nothing changes).',
+    description: DOCS.sendNow,
+    access: ACCESS,
+    params: [SCHEDULED_REPORT_ID],
+    success: SendNowResultDto,
+    errors: [404, 502],
+    errorCodes: ERRORS.sendNow,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(SendNowResultDto)
-  @ApiErrors([404, 502], { 502: 'SEND_FAILED (the mail server refused the digest, or none is configured)' })
   sendNow(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<SendNowResultDto> {
     return this.reports.sendNow(actor, id);
   }

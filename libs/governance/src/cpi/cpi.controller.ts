@@ -1,25 +1,11 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import {
-  Access,
-  type Actor,
-  ApiEnvelope,
-  ApiErrors,
-  CurrentActor,
-  ReqMeta,
-  type RequestMeta,
-} from '#platform';
+import { ApiTags } from '@nestjs/swagger';
+import { type Actor, ApiErrors, CurrentActor, Endpoint, ReqMeta, type RequestMeta } from '#platform';
+import { CPI_DOCS as DOCS, CPI_ERRORS as ERRORS } from './cpi.docs.js';
 import { CpiIngestService } from './cpi-ingest.service.js';
 import { CpiReadsService } from './cpi-reads.service.js';
 import { CpiIngestDto, CpiIngestResultDto } from './dto/cpi-ingest.dto.js';
 import { CpiAnalyticsDto, CpiRollupDto } from './dto/cpi-reads.dto.js';
-
-const READ_LIMIT =
-  'Counted by the CPI read limiter, which GET /cpi and GET /cpi/analytics share: 60 requests per user per 15 ' +
-  'minutes (CPI_RATE_LIMIT_MAX, CPI_RATE_LIMIT_WINDOW_MS), shared by the replicas through Redis when REDIS_URL is ' +
-  'set; every authenticated answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and ' +
-  'beyond the limit 429 RATE_LIMITED with Retry-After.';
-const RATE_LIMITED = { 429: 'RATE_LIMITED (the CPI read limiter; see Retry-After)' };
 
 /**
  * Human feedback on traces (docs/compliance-officers.md,
@@ -35,53 +21,40 @@ export class CpiController {
   ) {}
 
   @Get()
-  @Access({ rateLimit: 'cpiRead' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Compliance-performance rollup',
-    description:
-      'Every role. Over all the organization’s traces: counts by status, human verdicts (a review item approved ' +
-      'or rejected, or feedback through POST /cpi/ingest; a trace with both counts once, by the later), the ' +
-      'correct-flag rate (decided flags rejected or corrected), false-flag rate (decided flags approved), ' +
-      'human-override rate (humanOverride among traces with a verdict), mean confidence per status and 30 daily ' +
-      `points. Computed in SQL from daily rollups, never by loading traces. ${READ_LIMIT}`,
+    description: DOCS.rollup,
+    access: { rateLimit: 'cpiRead' },
+    success: CpiRollupDto,
+    errors: [429],
+    errorCodes: ERRORS.rateLimited,
   })
-  @ApiEnvelope(CpiRollupDto)
-  @ApiErrors([429], RATE_LIMITED)
   rollup(@CurrentActor() actor: Actor): Promise<CpiRollupDto> {
     return this.reads.rollup(actor.organizationId);
   }
 
   @Get('analytics')
-  @Access({ rateLimit: 'cpiRead' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Human-feedback analytics',
-    description:
-      'Every role. Per agent: traces, verdicts, overrides and override rate (overrides / traces); the 10 most ' +
-      'frequent notes of traces whose latest feedback is a correction; the mean confidence before and after corrections that gave one; and how long ' +
-      `after a trace its first correction came (<1h, 1-24h, 1-7d, >7d). ${READ_LIMIT}`,
+    description: DOCS.analytics,
+    access: { rateLimit: 'cpiRead' },
+    success: CpiAnalyticsDto,
+    errors: [429],
+    errorCodes: ERRORS.rateLimited,
   })
-  @ApiEnvelope(CpiAnalyticsDto)
-  @ApiErrors([429], RATE_LIMITED)
   analytics(@CurrentActor() actor: Actor): Promise<CpiAnalyticsDto> {
     return this.reads.analytics(actor.organizationId);
   }
 
   @Post('ingest')
   @HttpCode(200)
-  @Access({ via: ['workspaceKey'], write: true, feature: 'cpiFeedbackIngest' })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Submit a human verdict on a trace',
-    description:
-      'Workspace key only (not read-only); enterprise and custom plans (cpiFeedbackIngest), else 403 FORBIDDEN. ' +
-      'approve sets the trace to success with humanOverride false; correct (or a correctedDecision without action) ' +
-      'replaces the decision, keeps the original, sets humanOverride true. A pending or escalated review item of ' +
-      'the trace closes in the same transaction, `approved` for approve and `rejected` for correct, with ' +
-      '`resolution: feedback`: audited `review.approved|rejected` naming the key and userEmail, announced as ' +
-      '`review.completed`; deciding it afterwards answers 409 ALREADY_DECIDED. Errors: 400 VALIDATION_ERROR, ' +
-      '404 NOT_FOUND (trace not in the organization).',
+    description: DOCS.ingest,
+    access: { via: ['workspaceKey'], write: true, feature: 'cpiFeedbackIngest' },
+    success: CpiIngestResultDto,
+    errors: [400, 404],
   })
-  @ApiEnvelope(CpiIngestResultDto)
-  @ApiErrors([400, 404])
   ingest(
     @CurrentActor() actor: Actor,
     @Body() dto: CpiIngestDto,

@@ -1,13 +1,11 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
   DeletedDto,
-  objectIdParam,
+  Endpoint,
   type Page,
   Permission,
   ReqMeta,
@@ -20,15 +18,8 @@ import {
   PolicyTemplateDto,
   UpdatePolicyDto,
 } from './dto/policy.dto.js';
+import { POLICY_DOCS as DOCS, POLICY_ERRORS as ERRORS, POLICY_ID } from './policies.docs.js';
 import { PoliciesService } from './policies.service.js';
-
-const ID_PARAM = objectIdParam('id', 'Policy id');
-const NOT_FOUND = { 404: 'NOT_FOUND (no policy with this id in the caller’s organization)' };
-const CHANGE_EFFECT = 'Trace evaluation uses the change from the next trace on, on every replica.';
-const AGENT_IDS_RULE =
-  'Every id in `agentIds` must be an agent of the caller’s organization: an unknown, deleted or other ' +
-  'organization’s agent id is a 400 VALIDATION_ERROR with a detail naming its position (`agentIds.2`), the ' +
-  'same answer in each case, and nothing is stored.';
 
 /** Policies evaluated against every trace. Any role reads; owners and admins write. */
 @ApiTags('Policies')
@@ -38,53 +29,50 @@ export class PoliciesController {
   constructor(private readonly policies: PoliciesService) {}
 
   @Get()
-  @Access({ roles: Permission.read })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List policies',
-    description:
-      'Active policies in evaluation order (priority, then creation). `includeInactive=true` lists all. ' +
-      'limit default 100, max 100.',
+    description: DOCS.list,
+    access: { roles: Permission.read },
+    success: { model: PolicyDto, paginated: true },
+    errors: [400],
   })
-  @ApiEnvelope(PolicyDto, { paginated: true })
-  @ApiErrors([400])
   list(@CurrentActor() actor: Actor, @Query() query: ListPoliciesQueryDto): Promise<Page<PolicyDto>> {
     return this.policies.list(actor, query);
   }
 
   // Declared before `:id` so that the static path is never read as an id.
   @Get('templates')
-  @Access({ roles: Permission.read })
-  @ApiOperation({
+  @Endpoint({
     summary: 'List policy templates',
-    description: 'Pre-built policies; `POST /policies {templateId, name?}` creates one from a template.',
+    description: DOCS.templates,
+    access: { roles: Permission.read },
+    success: { model: PolicyTemplateDto, isArray: true },
   })
-  @ApiEnvelope(PolicyTemplateDto, { isArray: true })
   templates(): PolicyTemplateDto[] {
     return this.policies.templates();
   }
 
   @Get(':id')
-  @Access({ roles: Permission.read })
-  @ApiOperation({ summary: 'Get a policy' })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(PolicyDto)
-  @ApiErrors([404], NOT_FOUND)
+  @Endpoint({
+    summary: 'Get a policy',
+    access: { roles: Permission.read },
+    params: [POLICY_ID],
+    success: PolicyDto,
+    errors: [404],
+    errorCodes: ERRORS.notFound,
+  })
   get(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<PolicyDto> {
     return this.policies.get(actor, id);
   }
 
   @Post()
-  @Access({ roles: Permission.editPolicies })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Create a policy',
-    description:
-      'Owner or admin. Either a full policy (`name`, `outcome`, `conditions` required) or `{templateId, name?}`. ' +
-      'Conditions are validated by the engine: an unknown field or operator, a bad pattern, a wrongly typed ' +
-      'value or too many conditions is a 400 VALIDATION_ERROR whose `details` name the path ' +
-      `(\`conditions[0].operator\`). ${AGENT_IDS_RULE} Writes \`policy.created\`. ${CHANGE_EFFECT}`,
+    description: DOCS.create,
+    access: { roles: Permission.editPolicies },
+    success: { model: PolicyDto, status: 201 },
+    errors: [400],
   })
-  @ApiEnvelope(PolicyDto, { status: 201 })
-  @ApiErrors([400])
   create(
     @CurrentActor() actor: Actor,
     @Body() dto: CreatePolicyDto,
@@ -94,17 +82,15 @@ export class PoliciesController {
   }
 
   @Patch(':id')
-  @Access({ roles: Permission.editPolicies })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Update a policy',
-    description:
-      'Owner or admin. Partial: only the fields sent change (`conditions` is replaced whole); the resulting ' +
-      `policy is validated as a whole. ${AGENT_IDS_RULE} Writes \`policy.updated\` with the changed keys when ` +
-      `something changed. ${CHANGE_EFFECT}`,
+    description: DOCS.update,
+    access: { roles: Permission.editPolicies },
+    params: [POLICY_ID],
+    success: PolicyDto,
+    errors: [400, 404],
+    errorCodes: ERRORS.notFound,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(PolicyDto)
-  @ApiErrors([400, 404], NOT_FOUND)
   update(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,
@@ -115,14 +101,15 @@ export class PoliciesController {
   }
 
   @Delete(':id')
-  @Access({ roles: Permission.editPolicies })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Delete a policy',
-    description: `Owner or admin. Writes \`policy.deleted\` (the audit entry is kept). ${CHANGE_EFFECT}`,
+    description: DOCS.remove,
+    access: { roles: Permission.editPolicies },
+    params: [POLICY_ID],
+    success: DeletedDto,
+    errors: [404],
+    errorCodes: ERRORS.notFound,
   })
-  @ApiParam(ID_PARAM)
-  @ApiEnvelope(DeletedDto)
-  @ApiErrors([404], NOT_FOUND)
   remove(
     @CurrentActor() actor: Actor,
     @Param('id') id: string,

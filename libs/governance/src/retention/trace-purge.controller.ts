@@ -1,16 +1,16 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import {
-  Access,
   type Actor,
-  ApiEnvelope,
   ApiErrors,
   CurrentActor,
+  Endpoint,
   Permission,
   ReqMeta,
   type RequestMeta,
 } from '#platform';
 import { PurgeResultDto, PurgeTracesDto } from './dto/purge.dto.js';
+import { TRACE_PURGE_DOCS as DOCS } from './trace-purge.docs.js';
 import { TracePurgeService } from './trace-purge.service.js';
 
 @ApiTags('Traces')
@@ -21,17 +21,13 @@ export class TracePurgeController {
 
   @Post('purge')
   @HttpCode(200)
-  @Access({ roles: Permission.purge })
-  @ApiOperation({
+  @Endpoint({
     summary: 'Purge traces',
-    description:
-      'Owner only. Deletes the organization’s traces created before `before` (optionally one agent’s, one ' +
-      'status’s), with their review items and feedback, 1,000 per transaction so ingestion is not held up. Audit ' +
-      'entries are never deleted, so the chain still verifies; one entry `traces.purged` records the filter and ' +
-      'the count. `dryRun: true` counts and deletes nothing. Answers `{matched, purged}`.',
+    description: DOCS.purge,
+    access: { roles: Permission.purge },
+    success: PurgeResultDto,
+    errors: [400],
   })
-  @ApiEnvelope(PurgeResultDto)
-  @ApiErrors([400])
   purge(
     @CurrentActor() actor: Actor,
     @Body() dto: PurgeTracesDto,

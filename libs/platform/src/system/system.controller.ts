@@ -1,18 +1,18 @@
 import { Controller, Get, HttpCode, Inject } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { sql } from 'drizzle-orm';
 import { Clock } from '../clock/clock.js';
 import { DATABASE, type DatabaseHandle } from '../db/database.js';
 import { AppError, ErrorCode } from '../http/app-error.js';
-import { ApiEnvelope, ApiErrors } from '../http/openapi.js';
+import { Endpoint } from '../http/endpoint.js';
 import { VersioningService } from '../http/versioning.js';
-import { Public } from '../security/access.decorator.js';
 import {
   EVENT_LOOP_SETTLING_MS,
   type EventLoopCheck,
   EventLoopMonitor,
   SLOW_EVENT_LOOP_MS,
 } from './event-loop.monitor.js';
+import { SYSTEM_DOCS as DOCS, SYSTEM_ERRORS as ERRORS } from './system.docs.js';
 
 class HealthChecksDto {
   @ApiProperty({ enum: ['up', 'down'] }) database: 'up' | 'down';
@@ -116,17 +116,15 @@ export class SystemController {
   ) {}
 
   @Get('health')
-  @Public()
   @HttpCode(200)
-  @ApiOperation({
+  @Endpoint({
     summary: 'Liveness, database and event-loop checks',
-    description:
-      'Also served at `/health`. Answers within 100 ms when the service is not saturated; 503 SERVICE_UNAVAILABLE ' +
-      '(with `checks`) when the database does not answer within 250 ms. A slow event loop (CPU-bound work) is reported as `checks.eventLoop: slow`, not as ' +
-      'a database failure.',
+    description: DOCS.health,
+    access: 'public',
+    success: HealthDto,
+    errors: [503],
+    errorCodes: ERRORS.health,
   })
-  @ApiEnvelope(HealthDto)
-  @ApiErrors([503], { 503: 'SERVICE_UNAVAILABLE (database check failed)' })
   async health(): Promise<HealthDto> {
     const up = await answersWithin(this.database.db.execute(sql`select 1`), DB_CHECK_TIMEOUT_MS);
     const { eventLoop, eventLoopDelayMs } = this.eventLoop.check();
@@ -144,13 +142,12 @@ export class SystemController {
   }
 
   @Get('versions')
-  @Public()
-  @ApiOperation({
+  @Endpoint({
     summary: 'Schema-version registry',
-    description:
-      'Versions selectable with the `X-Svc-Version` request header, with status, sunset date and trace limits.',
+    description: DOCS.versions,
+    access: 'public',
+    success: { model: SchemaVersionDto, isArray: true },
   })
-  @ApiEnvelope(SchemaVersionDto, { isArray: true })
   versions(): readonly SchemaVersionDto[] {
     return this.versioning.list();
   }
