@@ -6,6 +6,9 @@ export const SCIM = '/scim/v2';
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+export const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+/** The versioned API's route that shows, rotates and revokes an organization's SCIM token. */
+export const SCIM_TOKEN_API = '/api/v1/sso/scim-token';
 
 /** An organization on the Enterprise plan with a SCIM token, and a client that speaks SCIM JSON with it. */
 export async function scimOrganization(ctx: TestContext, name = 'SCIM Org') {
@@ -36,6 +39,26 @@ export function scimClient(ctx: TestContext, token: () => string | undefined) {
     patch: (path: string, body: unknown) => call('PATCH', path, body),
     delete: (path: string) => call('DELETE', path),
   };
+}
+
+export type ScimClient = ReturnType<typeof scimClient>;
+
+/** Provisions a user and answers its SCIM id. */
+export async function provisionUser(
+  client: ScimClient,
+  userName: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await client.post('/Users', scimUser(userName, extra));
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id;
+}
+
+/** The userNames a filter returns (up to 200), sorted. */
+export async function filteredUserNames(client: ScimClient, expression: string): Promise<string[]> {
+  const res = await client.get(`/Users?count=200&filter=${encodeURIComponent(expression)}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return (res.json().Resources as { userName: string }[]).map((r) => r.userName).sort();
 }
 
 /** A SCIM error body with this status and scimType (undefined: none). */

@@ -69,7 +69,7 @@ export const memberships = pgTable(
     /**
      * `scim` when an identity provider deactivated the membership over SCIM: sign-in is refused as for a
      * suspension, but sessions already open stay valid until they expire or are revoked, where a suspension ends
-     * them at once (docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts).
+     * them at once (docs/identity-administrators.md, "SCIM provisioning"; test/scim-users-update.e2e-spec.ts).
      */
     deactivatedBy: varchar('deactivated_by', { length: 8 }).$type<'scim'>(),
     /** The last sign-in into this organization: what its member list shows (never another organization's). */

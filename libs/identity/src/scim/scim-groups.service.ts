@@ -10,7 +10,7 @@ import {
 } from '#platform';
 import { MembersRepository } from '../organizations/members.repository.js';
 import { listResponse, SCHEMA } from './scim-discovery.js';
-import { matchesScimFilter, parseScimFilter } from './scim-filter.js';
+import { matchesScimFilter, parseScimFilter } from './scim-filter/index.js';
 import { patchOperations } from './scim-patch.js';
 import {
   type Bucket,
@@ -75,7 +75,7 @@ function memberFilter(path: string): (userId: string) => boolean {
  * SCIM Groups: the four fixed role buckets `owner`, `admin`, `member`, `reviewer` (the viewer role).
  * A group's members are the organization's members with that role. PATCH adds members (they get the role), removes
  * them (they become `member`), or replaces the list; all-or-nothing, and the organization keeps an active owner.
- * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, "Groups".
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim-groups.e2e-spec.ts.
  */
 @Injectable()
 export class ScimGroupsService {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Role, scimError } from '#platform';
 import { SCHEMA, SCIM_DEFAULT_COUNT, SCIM_MAX_RESULTS } from './scim-discovery.js';
-import { ScimFilterError } from './scim-filter.js';
+import { ScimFilterError } from './scim-filter/index.js';
 import type { ScimUserRecord } from './scim-users.repository.js';
 
 /** The four role buckets (docs/identity-administrators.md, "SCIM provisioning"); `reviewer` is the viewer role. */

@@ -28,7 +28,7 @@ export interface ScimPrincipal {
 /**
  * The SCIM token: `scim_` and 48 hexadecimal characters, shown once, stored as its SHA-256, one per
  * organization; a new one revokes the old at once; `lastUsedAt` kept.
- * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, "the token".
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim-token.e2e-spec.ts.
  */
 @Injectable()
 export class ScimTokensService {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { and, asc, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { type Role, TransactionHost } from '#platform';
 import { MembersRepository } from '../organizations/members.repository.js';
-import type { ScimAttributeMap } from './scim-filter.js';
+import type { ScimAttributeMap } from './scim-filter/index.js';
 import { type ScimEmail, scimIdentities, type ScimIdentityRow } from './scim.schema.js';
 
 /** A member as SCIM shows it: the account, the membership, and what the IdP said over SCIM. */

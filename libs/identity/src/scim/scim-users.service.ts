@@ -15,7 +15,7 @@ import { OrganizationsRepository } from '../organizations/organizations.reposito
 import { UsersRepository } from '../users/users.repository.js';
 import { GROUPS_MAX, mapRole, type RoleMappingRule } from '../sso/role-mapping.js';
 import { listResponse } from './scim-discovery.js';
-import { compileScimFilter, parseScimFilter } from './scim-filter.js';
+import { compileScimFilter, parseScimFilter } from './scim-filter/index.js';
 import {
   applyObject,
   displayNameOf,
@@ -52,8 +52,8 @@ const isUniqueViolation = (err: unknown): boolean =>
  * membership atomically (role from the body's groups and the mapping rules); PUT replaces; PATCH applies every
  * operation to a draft first, then writes it in one transaction; DELETE and `active: false` deactivate the
  * membership (sign-in and open sessions refused, as a suspension), `active: true` restores it.
- * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, test/scim-dialects.e2e-spec.ts and
- * test/scim-emails.e2e-spec.ts.
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim-users*.e2e-spec.ts, test/scim-filtering, the
+ * dialects (test/scim-entra-*, test/scim-okta, test/scim-idp-cycles), test/scim-emails and test/scim-names.
  */
 @Injectable()
 export class ScimUsersService {

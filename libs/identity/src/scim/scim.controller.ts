@@ -49,7 +49,7 @@ const ScimDiscovery = () => applyDecorators(RawResponse(), Header('Content-Type'
 /**
  * SCIM 2.0 at `/scim/v2`, outside the versioned API: the public discovery documents, and the Users and
  * role-bucket Groups of the token's organization. Bodies and errors follow RFC 7643/7644, as `application/scim+json`.
- * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts and test/scim-dialects.e2e-spec.ts.
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim-*.e2e-spec.ts.
  */
 @ApiTags('SCIM')
 @Controller('scim/v2')

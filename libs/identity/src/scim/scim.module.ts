@@ -10,7 +10,7 @@ import { ScimUsersService } from './scim-users.service.js';
 import { ScimController } from './scim.controller.js';
 
 /**
- * SCIM 2.0 provisioning (docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts): the token API,
+ * SCIM 2.0 provisioning (docs/identity-administrators.md, "SCIM provisioning"; test/scim-*.e2e-spec.ts): the token API,
  * discovery, Users and the role-bucket Groups.
  */
 @Module({

@@ -3,7 +3,7 @@ import { index, jsonb, pgTable, primaryKey, timestamp, uniqueIndex, varchar } fr
 /**
  * An organization's SCIM token: one per organization (the primary key), stored as its SHA-256. A new
  * token replaces the row, so the old one stops working at once; `id` names the token in audit entries.
- * See docs/identity-administrators.md, "SCIM provisioning"; test/scim.e2e-spec.ts, "the token".
+ * See docs/identity-administrators.md, "SCIM provisioning"; test/scim-token.e2e-spec.ts.
  */
 export const scimTokens = pgTable(
   'scim_tokens',
