@@ -1,33 +1,34 @@
 // Audit log benchmark (PostgreSQL): one organization whose chain holds AUDIT_BENCH_ENTRIES trace entries (default
 // 1,000,000) after its own (registration, agents), written with SQL in batches of 10,000 (the non-primary indexes of
-// audit_entries dropped during the load and rebuilt after it, then VACUUM ANALYZE), each entry's hash computed here
-// from the exact bytes the service hashes: prevHash + "\n" + canonical JSON of the hashed content (UTF-8).
-// The raw SHA-256 floor over the same bytes, in the same run: only the hashing of each batch is timed, with Node's
-// one-shot crypto.hash and with createHash().update().digest(), the batch's bytes built beforehand (one batch in
-// memory at a time). Then measures: GET /audit/verify?full=true (wall clock, entries/s, ratio to the one-shot floor,
-// the service's peak RSS during it, VmHWM reset through /proc/<pid>/clear_refs), the CLI's audit:verify --full (and
-// again with a 64 MiB heap cap, which it passes only if its memory does not grow with the chain), PostgreSQL's own
-// floor (COPY of the rows verification reads to /dev/null on the server), GET /audit/verify after 1,000 more
-// entries (incremental: after the verified prefix), GET /audit/export streamed and
-// counted (entries/s, peak RSS) and GET /audit page 1 with each filter (p50/p99 of 50 requests after 3 warm-ups).
+// audit_entries dropped during the load and rebuilt after it, then VACUUM ANALYZE), each entry's hash computed from
+// the exact bytes the service hashes, and the raw SHA-256 floor over the same bytes measured in the same run
+// (bench/audit-seed.mjs). Then measures: GET /audit/verify?full=true (wall clock, entries/s, ratio to the one-shot
+// floor, the service's peak RSS during it, VmHWM reset through /proc/<pid>/clear_refs), the CLI's audit:verify --full
+// (and again with a 64 MiB heap cap, which it passes only if its memory does not grow with the chain), PostgreSQL's
+// own floor (COPY of the rows verification reads to /dev/null on the server), GET /audit/verify after 1,000 more
+// entries (incremental: after the verified prefix), GET /audit/export streamed and counted (entries/s, peak RSS) and
+// GET /audit page 1 with each filter (p50/p99 of 50 requests after 3 warm-ups).
 // Prints figures; asserts only correctness (a valid chain of the expected length, an export of every entry). A step
 // that fails is reported and the next one runs; the run then exits 1. Needs PostgreSQL: DATABASE_URL
 // (default the local server); the data goes to a scratch database that is dropped afterwards. AUDIT_BENCH_ENTRIES.
 import { execFile } from 'node:child_process';
-import { createHash, hash as oneShotHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
-import { chainHash, GENESIS_HASH, hashedContent } from '../dist/libs/platform/src/audit/audit-hash.js';
-import { canonicalJson } from '../dist/libs/platform/src/crypto/canonical-json.js';
-import { BENCH_AUDIT_SIGNING_KEY, registerOrganization, startService } from './support.mjs';
+import { appendEntries, Incorrect, seedChain } from './audit-seed.mjs';
+import {
+  BENCH_AUDIT_SIGNING_KEY,
+  procStatusKib,
+  seedOrganization,
+  startOnPostgres,
+  startService,
+  timedGet,
+  timeRepeated,
+} from './support.mjs';
 
-const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ENTRIES = Number(process.env.AUDIT_BENCH_ENTRIES ?? 1_000_000);
 const INCREMENTAL = 1_000;
-const BATCH = 10_000;
 const AGENTS = 10;
 const REPEAT = 50;
 const WARMUP = 3;
@@ -46,26 +47,9 @@ const SERVICE_HEAP_MIB = 128;
 if (!Number.isInteger(ENTRIES) || ENTRIES < 1)
   throw new Error('AUDIT_BENCH_ENTRIES must be a positive integer');
 
-/** A correctness failure: stops the run (a timing never does). */
-class Incorrect extends Error {}
-
 const n = (value) => Math.round(value).toLocaleString('en');
 const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const mb = (kib) => `${(kib / 1024).toFixed(0)} MB`;
-const percentile = (sorted, p) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-
-/** A field of /proc/<pid>/status in KiB (VmRSS, VmHWM), or undefined. */
-function procStatusKib(pid, field) {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(
-      readFileSync(`/proc/${pid}/status`, 'utf8'),
-    );
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Resets the peak RSS of a process (VmHWM) to its current RSS: writing 5 to /proc/<pid>/clear_refs (Linux). Returns
@@ -98,227 +82,24 @@ async function step(name, fn) {
   }
 }
 
-// Entry g of the run (1, 2, 3 … across the main load and the incremental one): a trace decision of one of the agents,
-// approved / flagged / blocked in about 88 / 10 / 2 proportions, a few milliseconds after entry g - 1.
-const mix = (g) => {
-  let x = Math.imul(g ^ (g >>> 15), 0x2c1b3c6d);
-  x = Math.imul(x ^ (x >>> 12), 0x297a2d39);
-  return (x ^ (x >>> 15)) >>> 0;
-};
-const hex = (value, width) => value.toString(16).padStart(width, '0');
-const POLICY_IDS = {
-  flagged: ['6650f0a1c2d3e4f5a6b7c801', '6650f0a1c2d3e4f5a6b7c802'],
-  blocked: ['6650f0a1c2d3e4f5a6b7c803'],
-};
-const IPS = ['10.0.4.17', '10.0.4.18', '10.0.7.2', '172.16.3.40'];
-
-function traceEntry(g, sequence, organizationId, agentIds, ms) {
-  const r = mix(g);
-  const bucket = r % 100;
-  const outcome = bucket < 2 ? 'blocked' : bucket < 12 ? 'flagged' : 'approved';
-  const sec = Math.floor(ms / 1000);
-  const agentId = agentIds[(r >>> 8) % agentIds.length];
-  const confidence = outcome === 'flagged' ? (40 + (g % 29)) / 100 : (80 + (g % 19)) / 100;
-  const metadata = {
-    agentId,
-    confidence,
-    schemaVersion: '2026-04-11',
-    policyIds:
-      outcome === 'approved' ? [] : outcome === 'blocked' ? POLICY_IDS.blocked : [POLICY_IDS.flagged[g % 2]],
-    ...(outcome === 'flagged' ? { reviewItemId: `${hex(sec, 8)}ee${hex(g, 14)}` } : {}),
-  };
-  return {
-    id: `${hex(sec, 8)}a0${hex(g, 14)}`,
-    sequence,
-    organizationId,
-    eventType: `trace.${outcome}`,
-    userId: null,
-    actor: { type: 'agent', id: agentId, email: null },
-    targetType: 'trace',
-    targetId: `${hex(sec, 8)}${hex(g, 16)}`,
-    metadata,
-    ip: IPS[(r >>> 16) % IPS.length],
-    userAgent: 'support-bot/2.3 (+openai-node 4.52)',
-    createdAt: new Date(ms),
-  };
-}
-
-const gapMs = (g) => 2 + (mix(g + 0x9e3779b9) % 3); // 2, 3 or 4 ms
-
-/**
- * Appends `count` entries to the chain whose head is `chain` ({sequence, hash, g, ms}, advanced in place), in batches
- * of BATCH rows inserted with unnest. Per batch: the entries and their bytes are built (the chain's hashes computed
- * with crypto.hash as the bytes are, since each entry's bytes start with the previous hash), then the hashing alone
- * is timed over those bytes, once with crypto.hash and once with createHash, their results checked against the chain.
- */
-async function appendEntries(db, chain, count, organizationId, agentIds) {
-  const timing = { oneShotMs: 0, streamMs: 0, bytes: 0, insertMs: 0, buildMs: 0 };
-  for (let done = 0, batchNo = 0; done < count; batchNo++) {
-    const size = Math.min(BATCH, count - done);
-    const building = performance.now();
-    const cols = {
-      id: [],
-      sequence: [],
-      eventType: [],
-      actor: [],
-      targetId: [],
-      metadata: [],
-      ip: [],
-      userAgent: [],
-      createdAt: [],
-      prevHash: [],
-      hash: [],
-    };
-    const bufs = new Array(size);
-    for (let i = 0; i < size; i++) {
-      chain.g += 1;
-      chain.sequence += 1;
-      chain.ms += gapMs(chain.g);
-      const entry = traceEntry(chain.g, chain.sequence, organizationId, agentIds, chain.ms);
-      const buf = Buffer.from(`${chain.hash}\n${canonicalJson(hashedContent(entry))}`, 'utf8');
-      const hash = oneShotHash('sha256', buf, 'hex');
-      // The first entry of each batch against the service's own chainHash: the bytes are the ones it hashes.
-      if (i === 0 && chainHash(chain.hash, entry) !== hash)
-        throw new Incorrect(`seeding: hash of sequence ${entry.sequence} differs from chainHash`);
-      bufs[i] = buf;
-      timing.bytes += buf.length;
-      cols.id.push(entry.id);
-      cols.sequence.push(entry.sequence);
-      cols.eventType.push(entry.eventType);
-      cols.actor.push(JSON.stringify(entry.actor));
-      cols.targetId.push(entry.targetId);
-      cols.metadata.push(JSON.stringify(entry.metadata));
-      cols.ip.push(entry.ip);
-      cols.userAgent.push(entry.userAgent);
-      cols.createdAt.push(entry.createdAt.toISOString());
-      cols.prevHash.push(chain.hash);
-      cols.hash.push(hash);
-      chain.hash = hash;
-    }
-    timing.buildMs += performance.now() - building;
-
-    // The floor: the hashing alone, over the batch's bytes (the order of the two APIs alternates between batches).
-    const digests = new Array(size);
-    const timeOneShot = () => {
-      const started = performance.now();
-      for (let i = 0; i < size; i++) digests[i] = oneShotHash('sha256', bufs[i]);
-      timing.oneShotMs += performance.now() - started;
-      check('crypto.hash');
-    };
-    const timeStream = () => {
-      const started = performance.now();
-      for (let i = 0; i < size; i++) digests[i] = createHash('sha256').update(bufs[i]).digest('hex');
-      timing.streamMs += performance.now() - started;
-      check('createHash');
-    };
-    // Outside the timed loops: each API's digests are the chain's hashes.
-    const check = (api) => {
-      for (let i = 0; i < size; i++) {
-        if (digests[i] !== cols.hash[i]) throw new Incorrect(`floor: ${api} differs at ${cols.sequence[i]}`);
-        digests[i] = undefined;
-      }
-    };
-    if (batchNo % 2 === 0) {
-      timeOneShot();
-      timeStream();
-    } else {
-      timeStream();
-      timeOneShot();
-    }
-
-    const inserting = performance.now();
-    await db.query(
-      `insert into audit_entries (id, organization_id, sequence, event_type, user_id, actor, target_type, target_id,
-         metadata, ip, user_agent, created_at, prev_hash, hash)
-       select e.id, $1, e.sequence, e.event_type, null, e.actor, 'trace', e.target_id, e.metadata, e.ip,
-         e.user_agent, e.created_at, e.prev_hash, e.hash
-       from unnest($2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[], $8::text[],
-                   $9::text[], $10::timestamptz[], $11::text[], $12::text[])
-         as e(id, sequence, event_type, actor, target_id, metadata, ip, user_agent, created_at, prev_hash, hash)`,
-      [
-        organizationId,
-        cols.id,
-        cols.sequence,
-        cols.eventType,
-        cols.actor,
-        cols.targetId,
-        cols.metadata,
-        cols.ip,
-        cols.userAgent,
-        cols.createdAt,
-        cols.prevHash,
-        cols.hash,
-      ],
-    );
-    timing.insertMs += performance.now() - inserting;
-    done += size;
-  }
-  return timing;
-}
-
-/** The organization's chain head in the database: {sequence, hash, ms} (sequence 0 and the genesis hash if empty). */
-async function chainHead(db, organizationId) {
-  const { rows } = await db.query(
-    `select sequence, hash, created_at from audit_entries where organization_id = $1
-       order by sequence desc limit 1`,
-    [organizationId],
-  );
-  return rows.length === 0
-    ? { sequence: 0, hash: GENESIS_HASH, ms: Date.now() }
-    : { sequence: Number(rows[0].sequence), hash: rows[0].hash, ms: rows[0].created_at.getTime() };
-}
-
-process.env.DATABASE_URL = BASE_URL;
-const server = await startService({
-  env: { DATABASE_POOL_MAX: '10', LOG_LEVEL: 'warn', AUDIT_SIGNING_KEY },
-});
-const base = server.base;
-const db = new pg.Pool({ connectionString: server.databaseUrl, max: 2 });
+const { server, base, db, stop } = await startOnPostgres({ AUDIT_SIGNING_KEY });
 const cliDataDir = mkdtempSync(join(tmpdir(), 'gov-bench-cli-'));
 const summary = {};
 
 try {
-  const { token, orgId } = await registerOrganization(base, 'bench-audit');
-  const auth = { authorization: `Bearer ${token}` };
-  const me = await fetch(`${base}/api/v1/auth/me`, { headers: auth });
-  const meBody = await me.json();
-  if (me.status !== 200) throw new Error(`GET /auth/me: ${me.status} ${JSON.stringify(meBody)}`);
-  const userId = meBody.data.user.id;
-
   // Agents (their creation is audited too: part of the entries before the seeded ones).
-  await db.query(`update organizations set plan = 'enterprise' where id = $1`, [orgId]);
-  const agentIds = [];
-  for (let a = 0; a < AGENTS; a++) {
-    const res = await fetch(`${base}/api/v1/agents`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: `support-agent-${a}` }),
-    });
-    const body = await res.json();
-    if (res.status !== 201) throw new Error(`POST /agents: ${res.status} ${JSON.stringify(body)}`);
-    agentIds.push(body.data.id);
-  }
+  const { userId, orgId, auth, agentIds } = await seedOrganization(
+    { base, db },
+    { prefix: 'bench-audit', plan: 'enterprise', agents: AGENTS, agentName: (a) => `support-agent-${a}` },
+  );
 
   // 2. Seed, continuing the chain after the organization's entries; the entries end a few seconds before now.
-  const head = await chainHead(db, orgId);
-  const preExisting = head.sequence;
-  const t0 = Date.now();
-  const chain = { sequence: head.sequence, hash: head.hash, g: 0, ms: t0 - 5_000 - ENTRIES * 3 };
-  const midMs = chain.ms + Math.floor(ENTRIES / 2) * 3;
-  const { rows: indexes } = await db.query(
-    `select c.relname as name, pg_get_indexdef(i.indexrelid) as def
-       from pg_index i join pg_class c on c.oid = i.indexrelid
-      where i.indrelid = 'audit_entries'::regclass
-        and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)`,
+  const { chain, midMs, preExisting, indexes, seeding, loadMs, indexMs, vacuumMs } = await seedChain(
+    db,
+    orgId,
+    agentIds,
+    ENTRIES,
   );
-  const seedStart = performance.now();
-  for (const index of indexes) await db.query(`drop index "${index.name}"`);
-  const seeding = await appendEntries(db, chain, ENTRIES, orgId, agentIds);
-  const loaded = performance.now();
-  for (const index of indexes) await db.query(index.def);
-  const indexed = performance.now();
-  await db.query('vacuum analyze audit_entries');
-  const analysed = performance.now();
   const chainLength = preExisting + ENTRIES;
   const floor = {
     oneShot: ENTRIES / (seeding.oneShotMs / 1000),
@@ -326,32 +107,19 @@ try {
   };
   console.log(
     `seeded ${n(ENTRIES)} audit entries after ${n(preExisting)} of the organization's own in ` +
-      `${secs(loaded - seedStart)} (building the entries and their bytes ${secs(seeding.buildMs)}, inserts ` +
-      `${secs(seeding.insertMs)}); ${indexes.length} indexes rebuilt in ${secs(indexed - loaded)}; vacuum analyze ` +
-      `${secs(analysed - indexed)}`,
+      `${secs(loadMs)} (building the entries and their bytes ${secs(seeding.buildMs)}, inserts ` +
+      `${secs(seeding.insertMs)}); ${indexes} indexes rebuilt in ${secs(indexMs)}; vacuum analyze ` +
+      `${secs(vacuumMs)}`,
   );
   console.log(
     `SHA-256 floor over the same ${n(seeding.bytes)} bytes (${(seeding.bytes / ENTRIES).toFixed(0)} per entry): ` +
       `crypto.hash ${n(floor.oneShot)} entries/s (${secs(seeding.oneShotMs)}), createHash ` +
       `${n(floor.stream)} entries/s (${secs(seeding.streamMs)})`,
   );
-  summary.seed = { ms: loaded - seedStart, indexMs: indexed - loaded, vacuumMs: analysed - indexed };
+  summary.seed = { ms: loadMs, indexMs, vacuumMs };
   summary.floor = floor;
 
-  const getJson = async (path) => {
-    const started = performance.now();
-    const res = await fetch(`${base}${path}`, { headers: auth });
-    const text = await res.text();
-    const ms = performance.now() - started;
-    let body;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = text;
-    }
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 300)}`);
-    return { ms, body };
-  };
+  const getJson = (path) => timedGet(base, path, auth);
 
   // 4 and 5. Full verification over HTTP, with the service's peak RSS.
   summary.verify = await step('GET /audit/verify?full=true', async () => {
@@ -560,17 +328,7 @@ try {
   for (const [name, query] of filters) {
     const row = await step(`GET /audit ${name}`, async () => {
       const path = `/api/v1/audit?limit=50${query}`;
-      for (let i = 0; i < WARMUP; i++) await getJson(path);
-      const times = [];
-      let body;
-      for (let i = 0; i < REPEAT; i++) {
-        const r = await getJson(path);
-        times.push(r.ms);
-        body = r.body;
-      }
-      times.sort((a, b) => a - b);
-      const p50 = percentile(times, 50);
-      const p99 = percentile(times, 99);
+      const { p50, p99, body } = await timeRepeated(() => getJson(path), { warmups: WARMUP, repeat: REPEAT });
       const items = Array.isArray(body.data) ? body.data.length : '?';
       const total = body.pagination?.total;
       console.log(
@@ -584,8 +342,7 @@ try {
   }
 } finally {
   printSummary();
-  await db.end();
-  await server.stop();
+  await stop();
   rmSync(cliDataDir, { recursive: true, force: true });
 }
 

@@ -6,10 +6,15 @@
 // read after seeding (which rolls up the closed days once). Needs PostgreSQL: DATABASE_URL (default the local
 // server); the data goes to a scratch database that is dropped afterwards. BENCH_TRACES, BENCH_REPEAT,
 // BENCH_ONLY (a regular expression over the request names).
-import pg from 'pg';
-import { registerOrganization, startService } from './support.mjs';
+import {
+  dropIndexes,
+  rebuildIndexes,
+  seedOrganization,
+  startOnPostgres,
+  timedGet,
+  timeRepeated,
+} from './support.mjs';
 
-const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TRACES = Number(process.env.BENCH_TRACES ?? 1_000_000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 200);
 const AGENTS = 20;
@@ -17,47 +22,20 @@ const DAYS = 90;
 
 const TARGETS = { cpi: 250, list: 20, deep: 100 };
 
-async function json(res, expected = [200, 201]) {
-  const body = await res.json();
-  if (!expected.includes(res.status)) throw new Error(`${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
-const percentile = (sorted, p) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-
-process.env.DATABASE_URL = BASE_URL;
-const server = await startService({
-  env: { DATABASE_POOL_MAX: '10', LOG_LEVEL: 'warn', CPI_RATE_LIMIT_MAX: '1000000000' },
-});
-const base = server.base;
-const db = new pg.Pool({ connectionString: server.databaseUrl, max: 2 });
+const { base, db, stop } = await startOnPostgres({ CPI_RATE_LIMIT_MAX: '1000000000' });
 
 try {
-  const { token, userId, orgId } = await registerOrganization(base, 'bench-reads');
-  const auth = { authorization: `Bearer ${token}` };
-  await db.query(`update organizations set plan = 'enterprise' where id = $1`, [orgId]);
-  const agentIds = [];
-  for (let a = 0; a < AGENTS; a++) {
-    const agent = await json(
-      await fetch(`${base}/api/v1/agents`, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: `agent-${a}` }),
-      }),
-    );
-    agentIds.push(agent.data.id);
-  }
+  const { userId, orgId, auth, agentIds } = await seedOrganization(
+    { base, db },
+    { prefix: 'bench-reads', plan: 'enterprise', agents: AGENTS },
+  );
 
   // Seed. Trace g (1..N) is created at an even spread over the last 90 days (the newest a minute ago), by agent g % 20.
   // Flagged: g % 20 = 3; decided in review when g % 40 = 3 and older than a day (approve three times in four, else
   // reject, the trace becoming approved or blocked). Blocked: g % 100 = 11. Feedback: g % 200 = 17 (unflagged traces)
   // and g % 200 = 23 (flagged ones); a correction when g % 400 is 17 or 23, else an approval.
   const seedStart = Date.now();
-  const { rows: indexes } = await db.query(
-    `select indexname, indexdef from pg_indexes where tablename = 'traces' and indexname <> 'traces_pkey'`,
-  );
-  for (const index of indexes) await db.query(`drop index ${index.indexname}`);
+  const indexes = await dropIndexes(db, ['traces']);
   const span = DAYS * 86_400_000;
   await db.query(
     `insert into traces (id, organization_id, agent_id, status, confidence, input_context, output_decision, metadata,
@@ -116,7 +94,7 @@ try {
     [orgId],
   );
   const seeded = Date.now();
-  for (const index of indexes) await db.query(index.indexdef);
+  await rebuildIndexes(db, indexes);
   const indexed = Date.now();
   await db.query('vacuum analyze');
   console.log(
@@ -125,14 +103,7 @@ try {
       `vacuum analyze ${((Date.now() - indexed) / 1000).toFixed(0)} s`,
   );
 
-  const get = async (path) => {
-    const started = performance.now();
-    const res = await fetch(`${base}${path}`, { headers: auth });
-    const body = await res.json();
-    const ms = performance.now() - started;
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
-    return { ms, body };
-  };
+  const get = (path) => timedGet(base, path, auth);
 
   const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
   // The first read after seeding rolls up the closed days once (the list's total reads the rollups).
@@ -180,17 +151,7 @@ try {
   for (const [name, path, target] of cases.filter(
     ([name]) => (!only || only.test(name)) && !skipped.includes(name),
   )) {
-    for (let i = 0; i < 10; i++) await get(path);
-    const times = [];
-    let body;
-    for (let i = 0; i < REPEAT; i++) {
-      const r = await get(path);
-      times.push(r.ms);
-      body = r.body;
-    }
-    times.sort((a, b) => a - b);
-    const p50 = percentile(times, 50);
-    const p99 = percentile(times, 99);
+    const { p50, p99, body } = await timeRepeated(() => get(path), { warmups: 10, repeat: REPEAT });
     const total = body.pagination?.total;
     rows.push({ name, p50, p99, target, total });
   }
@@ -205,6 +166,5 @@ try {
     );
   }
 } finally {
-  await db.end();
-  await server.stop();
+  await stop();
 }

@@ -11,11 +11,20 @@
 // BENCH_RENDERS, BENCH_SAVE_PDF (a path: the last PDF is written there); CHROMIUM_PATH and CHROMIUM_SOURCES are
 // passed to the service.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import pg from 'pg';
 import { chainHash, GENESIS_HASH } from '../dist/libs/platform/src/audit/audit-hash.js';
-import { registerOrganization, startService } from './support.mjs';
+import {
+  addAuditRow,
+  auditRows,
+  dropIndexes,
+  expectJson,
+  insertAuditEntries,
+  percentile,
+  procStatusKib,
+  rebuildIndexes,
+  seedOrganization,
+  startOnPostgres,
+} from './support.mjs';
 
-const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TRACES = Number(process.env.BENCH_TRACES ?? 1_000_000);
 const RENDERS = Number(process.env.BENCH_RENDERS ?? 5);
 const AGENTS = 20;
@@ -26,27 +35,11 @@ const AUDIT_BATCH = 5_000;
 const SCHEMA_VERSION = '2026-04-11';
 const TARGET_P50_MS = 5_000;
 
-async function json(res, expected = [200, 201]) {
-  const body = await res.json();
-  if (!expected.includes(res.status)) throw new Error(`${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
-const percentile = (sorted, p) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const mib = (kib) => `${(kib / 1024).toFixed(0)} MiB`;
 
 /** VmRSS of a process in KiB (0 once it has gone). */
-function rssKib(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
+const rssKib = (pid) => procStatusKib(pid, 'VmRSS') ?? 0;
 
 /** The pids of every process below `root` (Chromium's browser, zygotes, renderers, GPU and utility processes). */
 function descendants(root) {
@@ -101,35 +94,26 @@ const chromium = process.env.CHROMIUM_PATH
     ? '/usr/bin/chromium (system)'
     : '@sparticuz/chromium (bundled; /usr/bin/chromium absent)';
 
-process.env.DATABASE_URL = BASE_URL;
-const server = await startService({
-  env: {
-    DATABASE_POOL_MAX: '10',
-    LOG_LEVEL: 'warn',
-    CPI_RATE_LIMIT_MAX: '1000000000',
-    PDF_RATE_LIMIT_MAX: '1000000',
-    ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
-    ...(process.env.CHROMIUM_SOURCES ? { CHROMIUM_SOURCES: process.env.CHROMIUM_SOURCES } : {}),
-  },
+const { server, base, db, stop } = await startOnPostgres({
+  CPI_RATE_LIMIT_MAX: '1000000000',
+  PDF_RATE_LIMIT_MAX: '1000000',
+  ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+  ...(process.env.CHROMIUM_SOURCES ? { CHROMIUM_SOURCES: process.env.CHROMIUM_SOURCES } : {}),
 });
-const base = server.base;
-const db = new pg.Pool({ connectionString: server.databaseUrl, max: 2 });
 
 try {
-  const { token, orgId } = await registerOrganization(base, 'bench-report');
-  const auth = { authorization: `Bearer ${token}` };
+  const { orgId, auth, agentIds } = await seedOrganization(
+    { base, db },
+    { prefix: 'bench-report', plan: 'governance', agents: AGENTS },
+  );
   const send = async (method, path, body) =>
-    json(
+    expectJson(
       await fetch(`${base}${path}`, {
         method,
         headers: { ...auth, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       }),
     );
-  await db.query(`update organizations set plan = 'governance' where id = $1`, [orgId]);
-  const agentIds = [];
-  for (let a = 0; a < AGENTS; a++)
-    agentIds.push((await send('POST', '/api/v1/agents', { name: `agent-${a}` })).data.id);
   const policyBodies = [
     {
       name: 'Refunds need a human',
@@ -165,11 +149,7 @@ try {
   const createdMs = (g) => t0 - 60_000 - Math.floor(((TRACES - g) * SPAN_MS) / TRACES);
   const hex = (n, width) => n.toString(16).padStart(width, '0');
   const seedStart = Date.now();
-  const { rows: indexes } = await db.query(
-    `select indexname, indexdef from pg_indexes
-       where tablename in ('traces', 'audit_entries') and indexname not in ('traces_pkey', 'audit_entries_pkey')`,
-  );
-  for (const index of indexes) await db.query(`drop index ${index.indexname}`);
+  const indexes = await dropIndexes(db, ['traces', 'audit_entries']);
   await db.query(
     `insert into traces (id, organization_id, agent_id, status, confidence, input_context, output_decision, metadata,
        rationale, schema_version, human_override, policy_results, review_item_id, search_text, created_at, updated_at)
@@ -210,17 +190,7 @@ try {
   let hashMs = 0;
   for (let from = 1; from <= TRACES; from += AUDIT_BATCH) {
     const hashing = performance.now();
-    const cols = {
-      id: [],
-      sequence: [],
-      eventType: [],
-      actor: [],
-      targetId: [],
-      metadata: [],
-      createdAt: [],
-    };
-    const prev = [];
-    const hashes = [];
+    const rows = auditRows();
     for (let g = from; g < Math.min(from + AUDIT_BATCH, TRACES + 1); g++) {
       const ms = createdMs(g);
       const sec = Math.floor(ms / 1000);
@@ -249,42 +219,14 @@ try {
         createdAt: new Date(ms),
       };
       const hash = chainHash(prevHash, entry);
-      cols.id.push(`${hex(sec, 8)}a0${hex(g, 14)}`);
-      cols.sequence.push(entry.sequence);
-      cols.eventType.push(entry.eventType);
-      cols.actor.push(JSON.stringify(entry.actor));
-      cols.targetId.push(entry.targetId);
-      cols.metadata.push(JSON.stringify(metadata));
-      cols.createdAt.push(entry.createdAt.toISOString());
-      prev.push(prevHash);
-      hashes.push(hash);
+      addAuditRow(rows, `${hex(sec, 8)}a0${hex(g, 14)}`, entry, prevHash, hash);
       prevHash = hash;
     }
     hashMs += performance.now() - hashing;
-    await db.query(
-      `insert into audit_entries (id, organization_id, sequence, event_type, user_id, actor, target_type, target_id,
-         metadata, ip, user_agent, created_at, prev_hash, hash)
-       select e.id, $1, e.sequence, e.event_type, null, e.actor, 'trace', e.target_id, e.metadata, '127.0.0.1',
-         'bench-agent/1.0', e.created_at, e.prev_hash, e.hash
-       from unnest($2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[], $8::timestamptz[],
-                   $9::text[], $10::text[])
-         as e(id, sequence, event_type, actor, target_id, metadata, created_at, prev_hash, hash)`,
-      [
-        orgId,
-        cols.id,
-        cols.sequence,
-        cols.eventType,
-        cols.actor,
-        cols.targetId,
-        cols.metadata,
-        cols.createdAt,
-        prev,
-        hashes,
-      ],
-    );
+    await insertAuditEntries(db, orgId, rows);
   }
   const seeded = Date.now();
-  for (const index of indexes) await db.query(index.indexdef);
+  await rebuildIndexes(db, indexes);
   const indexed = Date.now();
   await db.query('vacuum analyze');
   const analysed = Date.now();
@@ -313,7 +255,7 @@ try {
   }
 
   const verifyStart = performance.now();
-  const verify = await json(await fetch(`${base}/api/v1/audit/verify`, { headers: auth }), [200]);
+  const verify = await expectJson(await fetch(`${base}/api/v1/audit/verify`, { headers: auth }), [200]);
   const verifyMs = performance.now() - verifyStart;
   const chain = verify.data ?? verify;
   if (chain.valid !== true || chain.totalEntries < TRACES) {
@@ -390,6 +332,5 @@ try {
       `${(renders[0]?.bytes ?? cold.bytes).toLocaleString('en')} bytes`,
   );
 } finally {
-  await db.end();
-  await server.stop();
+  await stop();
 }

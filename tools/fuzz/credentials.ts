@@ -4,7 +4,7 @@
 // narrowed key, a changed password…): `ensure` checks each with a cheap request and recreates what no longer
 // works. Also holds the pools of real values.
 import type { HttpClient } from './http-client.js';
-import type { CredKind } from './hostile.js';
+import type { CredKind } from './draft.js';
 import type { Operation } from './openapi.js';
 import { poolToken } from './schema-arbitrary.js';
 

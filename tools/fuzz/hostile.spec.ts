@@ -1,15 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { collectionOf, findPrefixed, idPoolName, poolValues } from './credentials.js';
-import {
-  applicableMutators,
-  batchArb,
-  batchSeed,
-  credToken,
-  credentialKinds,
-  schemeCredentials,
-  type RequestContext,
-} from './hostile.js';
+import { credToken, type RequestContext } from './draft.js';
+import { applicableMutators, batchArb, batchSeed, credentialKinds, schemeCredentials } from './hostile.js';
 import { Raw, encodeJson, getAt, setAt } from './json-raw.js';
 import { SchemaResolver, filterOperations, listOperations, type OpenApiDoc } from './openapi.js';
 import { signature, summaryLine, type Failure } from './report.js';

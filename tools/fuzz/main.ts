@@ -4,15 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { Credentials, SELF_AGENT_ID, isScimGuarded } from './credentials.js';
-import {
-  batchArb,
-  batchSeed,
-  credentialKinds,
-  schemeCredentials,
-  type CredKind,
-  type Draft,
-  type RequestContext,
-} from './hostile.js';
+import type { CredKind, Draft, RequestContext } from './draft.js';
+import { batchArb, batchSeed, credentialKinds, schemeCredentials } from './hostile.js';
 import { HttpClient, type WireRequest } from './http-client.js';
 import {
   SchemaResolver,

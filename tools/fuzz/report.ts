@@ -1,6 +1,6 @@
 // What the fuzzer prints: the per-operation table, the failures grouped by kind with one reproducer each, and the
 // summary line (never of the form `N passed, N failed`: CI reserves that line for its own total).
-import type { CredKind } from './hostile.js';
+import type { CredKind } from './draft.js';
 import type { OracleName } from './oracles.js';
 import { formatReproducer, type ReproRequest } from './reproducer.js';
 
