@@ -39,6 +39,22 @@ resolve.alias.push({
 // listed in test/own-module-graph.json and runs in the `e2e-isolated` project (lint refuses `vi.mock` elsewhere there).
 const OWN_MODULE_GRAPH: string[] = ownModuleGraph;
 
+/** A tier whose files each get a database cloned from the run's template (test/support/global-setup.ts). */
+function databaseTier(test: { name: string; include: string[]; exclude?: string[]; isolate?: boolean }) {
+  return {
+    plugins,
+    resolve,
+    test: {
+      environment: 'node' as const,
+      globalSetup: ['test/support/global-setup.ts'],
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+      isolate: false,
+      ...test,
+    },
+  };
+}
+
 export default defineConfig({
   plugins,
   resolve,
@@ -62,46 +78,14 @@ export default defineConfig({
           environment: 'node',
         },
       },
-      {
-        plugins,
-        resolve,
-        test: {
-          // Services with their real repositories on a real database, without HTTP (test/support/medium.ts).
-          name: 'medium',
-          include: ['test/medium/**/*.medium-spec.ts'],
-          environment: 'node',
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-          isolate: false,
-        },
-      },
-      {
-        plugins,
-        resolve,
-        test: {
-          name: 'e2e',
-          include: ['test/**/*.e2e-spec.ts'],
-          exclude: [...configDefaults.exclude, ...OWN_MODULE_GRAPH],
-          environment: 'node',
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-          isolate: false,
-        },
-      },
-      {
-        plugins,
-        resolve,
-        test: {
-          name: 'e2e-isolated',
-          include: OWN_MODULE_GRAPH,
-          environment: 'node',
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-        },
-      },
+      // Services with their real repositories on a real database, without HTTP (test/support/medium.ts).
+      databaseTier({ name: 'medium', include: ['test/medium/**/*.medium-spec.ts'] }),
+      databaseTier({
+        name: 'e2e',
+        include: ['test/**/*.e2e-spec.ts'],
+        exclude: [...configDefaults.exclude, ...OWN_MODULE_GRAPH],
+      }),
+      databaseTier({ name: 'e2e-isolated', include: OWN_MODULE_GRAPH, isolate: true }),
     ],
   },
 });

@@ -51,7 +51,7 @@ export class AuditLogRepository {
 
   /**
    * The organization's entries of these types from `from` on, after `after` (by time, then id), oldest first, at
-   * most `limit`.
+   * most `limit`: the replay of the events they announce (DomainEvents).
    */
   entriesAfter(
     organizationId: string,

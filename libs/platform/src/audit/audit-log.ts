@@ -236,20 +236,6 @@ export class AuditLog {
     return this.repo.byIds(ids);
   }
 
-  /**
-   * The organization's entries of these types from `from` on, after `after` (by time, then id), oldest first, at
-   * most `limit`: the replay of the events they announce.
-   */
-  entriesAfter(
-    organizationId: string,
-    eventTypes: readonly string[],
-    from: Date,
-    after: { createdAt: Date; id: string },
-    limit: number,
-  ): Promise<AuditEntryRow[]> {
-    return this.repo.entriesAfter(organizationId, eventTypes, from, after, limit);
-  }
-
   insertQuery(entries: AuditEntryRow[]): Query<void> {
     return this.repo.insertQuery(entries);
   }

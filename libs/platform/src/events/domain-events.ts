@@ -10,6 +10,7 @@ import { NotificationBus } from '../notifications/notification-bus.js';
 import { JobScheduler } from '../scheduler/job-scheduler.js';
 import type { AuditEntryRow } from '../audit/audit.schema.js';
 import { AuditLog } from '../audit/audit-log.js';
+import { AuditLogRepository } from '../audit/audit-log.repository.js';
 import type { DomainEventRow } from './domain-event.schema.js';
 import { DomainEventsRepository } from './domain-events.repository.js';
 
@@ -108,6 +109,7 @@ export class DomainEvents implements OnModuleInit {
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
     private readonly audit: AuditLog,
+    private readonly auditRows: AuditLogRepository,
     @Inject(DATABASE) handle: DatabaseHandle,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'eventRetentionDays'>,
   ) {
@@ -303,7 +305,13 @@ export class DomainEvents implements OnModuleInit {
       this.announcements.size === 0
         ? []
         : (
-            await this.audit.entriesAfter(organizationId, [...this.announcements.keys()], from, last, limit)
+            await this.auditRows.entriesAfter(
+              organizationId,
+              [...this.announcements.keys()],
+              from,
+              last,
+              limit,
+            )
           ).flatMap((entry) => this.fromAudit(entry) ?? []);
     return [...stored, ...announced].sort(byTimeThenId).slice(0, limit);
   }
