@@ -6,7 +6,7 @@ import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { KEYS } from './support/api-keys-suite.js';
-import { auditOf as auditEntriesAbout } from './support/review-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { TRACES, traceBody } from './support/traces-suite.js';
 
 const AGENTS = '/api/v1/agents';
@@ -78,7 +78,7 @@ describe('DELETE /agents/:id and the lists that name the agent', () => {
     return res.json().data;
   };
   const auditOf = (organizationId: string, eventType: string, targetId: string) =>
-    auditEntriesAbout(ctx, organizationId, eventType, targetId);
+    auditEntriesOf(ctx, organizationId, eventType, targetId);
   const deleteAgent = (id: string, token = owner.token) =>
     ctx.request('DELETE', `${AGENTS}/${id}`, { token });
 

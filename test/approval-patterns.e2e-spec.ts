@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainEvents } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import {
-  auditOf,
   ingestFlagged,
   ingestManyFlagged,
   PATTERNS,
@@ -83,7 +83,7 @@ describe('approval patterns', () => {
       approvalRate: 0.96,
     });
     expect(
-      await auditOf(ctx, owner.organization.id, 'approval_pattern.pending_signoff', at50!.id),
+      await auditEntriesOf(ctx, owner.organization.id, 'approval_pattern.pending_signoff', at50!.id),
     ).toHaveLength(1);
     const pending = await ctx.get(PATTERNS, { token: owner.token, query: { status: 'pending_signoff' } });
     expect((pending.json().data as Pattern[]).map((p) => p.id)).toContain(at50!.id);
@@ -168,9 +168,9 @@ describe('approval patterns', () => {
     const signed = await ctx.post(`${PATTERNS}/${ready!.id}/signoff`, { token: admin.token });
     expect(signed.statusCode, signed.body).toBe(200);
     expect(signed.json().data).toMatchObject({ id: ready!.id, status: 'active', signedOffBy: admin.userId });
-    expect(await auditOf(ctx, owner.organization.id, 'approval_pattern.signed_off', ready!.id)).toHaveLength(
-      1,
-    );
+    expect(
+      await auditEntriesOf(ctx, owner.organization.id, 'approval_pattern.signed_off', ready!.id),
+    ).toHaveLength(1);
 
     const auto = await ctx.post(TRACES, {
       apiKey: agent.key,
@@ -191,10 +191,10 @@ describe('approval patterns', () => {
       metadata: { ticket: 'T-1', autoApprovedBy: ready!.id },
       policyResults: [{ policyId, outcome: 'flag' }],
     });
-    expect(await auditOf(ctx, owner.organization.id, 'trace.auto_approved', traceId)).toHaveLength(1);
-    expect(await auditOf(ctx, owner.organization.id, 'trace.flagged', traceId)).toHaveLength(0);
+    expect(await auditEntriesOf(ctx, owner.organization.id, 'trace.auto_approved', traceId)).toHaveLength(1);
+    expect(await auditEntriesOf(ctx, owner.organization.id, 'trace.flagged', traceId)).toHaveLength(0);
     // The audit entry is the trace's event: trace.approved, with the pattern that approved it.
-    const [entry] = await auditOf(ctx, owner.organization.id, 'trace.auto_approved', traceId);
+    const [entry] = await auditEntriesOf(ctx, owner.organization.id, 'trace.auto_approved', traceId);
     const event = await ctx.service(DomainEvents).get(owner.organization.id, entry!.id);
     expect(event).toMatchObject({
       type: 'trace.approved',

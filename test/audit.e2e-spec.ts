@@ -3,9 +3,9 @@ import canonicalizeModule from 'canonicalize';
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditEntryRow, type AuditInput, AuditLog } from '#platform';
-import { auditRowsOf } from './support/audit-rows.js';
+import type { AuditEntryRow } from '#platform';
 import { type Registered, TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
+import { appendEntry, appendMany, type AuditEntry, auditEntriesOf } from './support/audit-entries.js';
 
 // An independent RFC 8785 implementation (CommonJS; its typings declare an ES default export).
 const canonicalize = canonicalizeModule as unknown as (value: unknown) => string;
@@ -13,23 +13,8 @@ const canonicalize = canonicalizeModule as unknown as (value: unknown) => string
 const AUDIT = '/api/v1/audit';
 const GENESIS = '0'.repeat(64);
 
-interface ExportedEntry {
-  id: string;
-  sequence: number;
-  organizationId: string;
-  eventType: string;
-  userId: string | null;
-  actor: { type: string; id: string | null; email: string | null };
-  metadata: Record<string, unknown>;
-  ip: string | null;
-  userAgent: string | null;
-  createdAt: string;
-  prevHash: string;
-  hash: string;
-}
-
 /** The chain's hash (docs/compliance-officers.md, "Audit log"), recomputed independently of the production helper. */
-function offlineHash(entry: ExportedEntry): string {
+function offlineHash(entry: AuditEntry): string {
   const { id: _id, prevHash, hash: _hash, ...content } = entry;
   return createHash('sha256')
     .update(`${prevHash}\n${canonicalize(content)}`)
@@ -52,37 +37,19 @@ function expectError(res: LightMyRequestResponse, status: number, code: string):
 
 describe('audit log', () => {
   let ctx: TestContext;
-  let audit: AuditLog;
 
   beforeAll(async () => {
     ctx = await TestContext.create({ now: '2025-03-01T09:00:00.000Z' });
-    audit = ctx.app.get(AuditLog);
   });
   afterAll(async () => ctx?.close());
 
-  const append = (organizationId: string, eventType: string, extra: Partial<AuditInput> = {}) =>
-    audit.append({ organizationId, eventType, actor: { type: 'system', id: null, email: null }, ...extra });
-
-  async function appendMany(organizationId: string, count: number, concurrency = 1): Promise<void> {
-    for (let done = 0; done < count; done += concurrency) {
-      const size = Math.min(concurrency, count - done);
-      await Promise.all(
-        Array.from({ length: size }, (_, i) =>
-          append(organizationId, 'test.bulk', { metadata: { n: done + i } }),
-        ),
-      );
-    }
-  }
-
-  const rowsOf = (organizationId: string) => auditRowsOf(ctx, organizationId);
-
-  async function exportLines(token: string): Promise<ExportedEntry[]> {
+  async function exportLines(token: string): Promise<AuditEntry[]> {
     const res = await ctx.get(`${AUDIT}/export`, { token });
     expect(res.statusCode, res.body).toBe(200);
     return res.body
       .split('\n')
       .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as ExportedEntry);
+      .map((line) => JSON.parse(line) as AuditEntry);
   }
 
   async function verify(token: string, full = false) {
@@ -97,7 +64,7 @@ describe('audit log', () => {
 
     beforeAll(async () => {
       owner = await ctx.register();
-      await appendMany(owner.organization.id, TOTAL - 1, 10);
+      await appendMany(ctx, owner.organization.id, TOTAL - 1, { concurrency: 10 });
     });
 
     it('lists newest first, 50 per page by default, with page, limit, total and totalPages', async () => {
@@ -107,7 +74,7 @@ describe('audit log', () => {
       expect(body.success).toBe(true);
       expect(body.pagination).toEqual({ page: 1, limit: 50, total: TOTAL, totalPages: 5 });
       expect(sequences(body.data)).toEqual(range(TOTAL, TOTAL - 49));
-      expect(body.data.every((e: ExportedEntry) => e.organizationId === owner.organization.id)).toBe(true);
+      expect(body.data.every((e: AuditEntry) => e.organizationId === owner.organization.id)).toBe(true);
     });
 
     it('returns the requested page of the requested size', async () => {
@@ -144,7 +111,7 @@ describe('audit log', () => {
         'x_y.one',
         'xzy.two',
       ]) {
-        await append(orgId, type);
+        await appendEntry(ctx, orgId, type);
       }
       const types = async (eventType: string): Promise<string[]> => {
         const res = await ctx.get(AUDIT, { token: org.token, query: { eventType } });
@@ -152,7 +119,7 @@ describe('audit log', () => {
         expect(res.json().pagination.total).toBe(res.json().data.length);
         return res
           .json()
-          .data.map((e: ExportedEntry) => e.eventType)
+          .data.map((e: AuditEntry) => e.eventType)
           .sort();
       };
       expect(await types('doc.created')).toEqual(['doc.created', 'doc.created']);
@@ -170,13 +137,13 @@ describe('audit log', () => {
     it('filters by userId', async () => {
       const org = await ctx.register();
       const member = await ctx.addMember(org.organization.id, 'member');
-      await append(org.organization.id, 'doc.created', { userId: member.userId });
-      await append(org.organization.id, 'doc.created', { userId: org.user.id });
-      await append(org.organization.id, 'doc.created');
+      await appendEntry(ctx, org.organization.id, 'doc.created', { userId: member.userId });
+      await appendEntry(ctx, org.organization.id, 'doc.created', { userId: org.user.id });
+      await appendEntry(ctx, org.organization.id, 'doc.created');
 
       const res = await ctx.get(AUDIT, { token: org.token, query: { userId: member.userId } });
       expect(res.statusCode).toBe(200);
-      const data: ExportedEntry[] = res.json().data;
+      const data: AuditEntry[] = res.json().data;
       // the member's login (written by addMember) and the entry attributed to them
       expect(data.map((e) => e.eventType)).toEqual(['doc.created', 'auth.login']);
       expect(data.every((e) => e.userId === member.userId)).toBe(true);
@@ -189,12 +156,14 @@ describe('audit log', () => {
       const stamps: string[] = [];
       for (let i = 0; i < 4; i++) {
         ctx.clock.advance(60_000);
-        stamps.push((await append(orgId, 'time.tick', { metadata: { i } })).createdAt.toISOString());
+        stamps.push(
+          (await appendEntry(ctx, orgId, 'time.tick', { metadata: { i } })).createdAt.toISOString(),
+        );
       }
       const window = async (query: Record<string, string>): Promise<number[]> => {
         const res = await ctx.get(AUDIT, { token: org.token, query: { eventType: 'time.tick', ...query } });
         expect(res.statusCode, res.body).toBe(200);
-        return res.json().data.map((e: ExportedEntry) => (e.metadata as { i: number }).i);
+        return res.json().data.map((e: AuditEntry) => (e.metadata as { i: number }).i);
       };
       expect(await window({ from: stamps[1]!, to: stamps[2]! })).toEqual([2, 1]);
       expect(await window({ from: stamps[2]! })).toEqual([3, 2]);
@@ -230,7 +199,7 @@ describe('audit log', () => {
 
     const res = await ctx.get(AUDIT, { token: login.json().data.token, query: { eventType: 'auth.*' } });
     expect(res.statusCode).toBe(200);
-    const [loggedOut, loggedIn, registered] = res.json().data as ExportedEntry[];
+    const [loggedOut, loggedIn, registered] = res.json().data as AuditEntry[];
     expect(res.json().data).toHaveLength(3);
     const actor = { type: 'user', id: user.id, email };
     for (const entry of [registered, loggedIn, loggedOut]) {
@@ -273,13 +242,13 @@ describe('audit log', () => {
   it("never shows one organization's entries to another organization", async () => {
     const a = await ctx.register();
     const b = await ctx.register();
-    await appendMany(a.organization.id, 5);
-    await append(b.organization.id, 'b.only');
+    await appendMany(ctx, a.organization.id, 5);
+    await appendEntry(ctx, b.organization.id, 'b.only');
 
     const list = await ctx.get(AUDIT, { token: b.token, query: { limit: '200' } });
     expect(list.statusCode).toBe(200);
     expect(list.json().pagination.total).toBe(2);
-    expect(list.json().data.map((e: ExportedEntry) => e.organizationId)).toEqual([
+    expect(list.json().data.map((e: AuditEntry) => e.organizationId)).toEqual([
       b.organization.id,
       b.organization.id,
     ]);
@@ -299,9 +268,9 @@ describe('audit log', () => {
     const org = await ctx.register();
     for (let i = 0; i < 3; i++) {
       ctx.clock.advance(1_500);
-      await append(org.organization.id, 'doc.created', { metadata: { i } });
+      await appendEntry(ctx, org.organization.id, 'doc.created', { metadata: { i } });
     }
-    const rows = await rowsOf(org.organization.id);
+    const rows = await auditEntriesOf(ctx, org.organization.id);
     expect(rows).toHaveLength(4);
     expect(await verify(org.token)).toEqual({
       valid: true,
@@ -317,9 +286,9 @@ describe('audit log', () => {
       const org = await ctx.register();
       for (let i = 0; i < 3; i++) {
         ctx.clock.advance(1_000);
-        await append(org.organization.id, 'doc.created', { metadata: { i } });
+        await appendEntry(ctx, org.organization.id, 'doc.created', { metadata: { i } });
       }
-      return { org, rows: await rowsOf(org.organization.id) };
+      return { org, rows: await auditEntriesOf(ctx, org.organization.id) };
     }
 
     it('reports hash_mismatch at the row whose content was altered', async () => {
@@ -380,14 +349,14 @@ describe('audit log', () => {
   it('keeps every chain gapless and valid under 200 concurrent appends over 3 organizations and concurrent logins', async () => {
     const orgs = [await ctx.register(), await ctx.register(), await ctx.register()];
     const appends = Array.from({ length: 200 }, (_, i) =>
-      append(orgs[i % 3]!.organization.id, 'load.append', { metadata: { i } }),
+      appendEntry(ctx, orgs[i % 3]!.organization.id, 'load.append', { metadata: { i } }),
     );
     const logins = orgs.flatMap((o) => Array.from({ length: 3 }, () => ctx.login(o.user.email)));
     await Promise.all([...appends, ...logins]);
 
     for (const [index, org] of orgs.entries()) {
       const expected = 1 + 3 + Math.ceil((200 - index) / 3);
-      const rows = await rowsOf(org.organization.id);
+      const rows = await auditEntriesOf(ctx, org.organization.id);
       expect(sequences(rows)).toEqual(range(1, expected));
       for (let i = 1; i < rows.length; i++) expect(rows[i]!.prevHash).toBe(rows[i - 1]!.hash);
       expect(await verify(org.token)).toMatchObject({ valid: true, totalEntries: expected });
@@ -396,7 +365,7 @@ describe('audit log', () => {
 
   it('exports NDJSON in sequence order whose hashes recompute offline and chain from the genesis hash', async () => {
     const org = await ctx.register({ name: 'Zoë Ünïcode' });
-    await append(org.organization.id, 'doc.created', {
+    await appendEntry(ctx, org.organization.id, 'doc.created', {
       actor: { type: 'user', id: org.user.id, email: org.user.email },
       targetType: 'document',
       targetId: 'doc-1',
@@ -404,7 +373,7 @@ describe('audit log', () => {
       meta: { ip: '203.0.113.9', userAgent: 'agent/2.0' },
     });
     ctx.clock.advance(1_000);
-    await append(org.organization.id, 'doc.deleted', { metadata: {} });
+    await appendEntry(ctx, org.organization.id, 'doc.deleted', { metadata: {} });
 
     const res = await ctx.get(`${AUDIT}/export`, { token: org.token });
     expect(res.statusCode).toBe(200);
@@ -414,7 +383,7 @@ describe('audit log', () => {
     const lines = res.body
       .trimEnd()
       .split('\n')
-      .map((l) => JSON.parse(l) as ExportedEntry);
+      .map((l) => JSON.parse(l) as AuditEntry);
     expect(sequences(lines)).toEqual([1, 2, 3]);
     expect(lines.map((l) => l.eventType)).toEqual(['auth.register', 'doc.created', 'doc.deleted']);
     expect(lines[1]!.metadata).toEqual({
@@ -431,16 +400,16 @@ describe('audit log', () => {
       prevHash = line.hash;
     }
     const list = await ctx.get(AUDIT, { token: org.token });
-    expect(list.json().data.map((e: ExportedEntry) => e.hash)).toEqual(lines.map((l) => l.hash).reverse());
+    expect(list.json().data.map((e: AuditEntry) => e.hash)).toEqual(lines.map((l) => l.hash).reverse());
   });
 
   it('verifies and exports a chain longer than one 1000-entry batch, and finds tampering past the first batch', async () => {
     const org = await ctx.register();
     const orgId = org.organization.id;
-    await appendMany(orgId, 1_050, 25);
+    await appendMany(ctx, orgId, 1_050, { concurrency: 25 });
     const total = 1_051;
 
-    const rows = await rowsOf(orgId);
+    const rows = await auditEntriesOf(ctx, orgId);
     expect(await verify(org.token)).toEqual({
       valid: true,
       totalEntries: total,

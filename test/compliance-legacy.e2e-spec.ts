@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf, governanceOrg, MAPPING_NOTES, patchMapping } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { governanceOrg, MAPPING_NOTES, patchMapping } from './support/compliance-suite.js';
 
 const LINK = (publicUrl: string) =>
   `<${publicUrl}/docs/migrations/compliance-mapping-notes>; rel="deprecation"`;

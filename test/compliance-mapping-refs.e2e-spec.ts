@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import {
-  auditEntriesOf,
-  governanceOrg,
-  insertFria,
-  notesOf,
-  patchMapping,
-} from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { governanceOrg, insertFria, notesOf, patchMapping } from './support/compliance-suite.js';
 import { refundFlagPolicy } from './support/review-suite.js';
 
 describe('compliance mapping: bounds and evidence references', () => {

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { users } from '../libs/identity/src/users/user.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import {
-  auditEntriesOf,
   CATALOGUE,
   CROSSWALK,
   governanceOrg,

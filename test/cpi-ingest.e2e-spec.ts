@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import type { TestAgent } from './support/builders.js';
 import { INGEST, ingestDecision, workspaceKey } from './support/cpi-suite.js';
-import { auditOf, eventsOf } from './support/review-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { eventsOf } from './support/review-suite.js';
 import { TRACES } from './support/traces-suite.js';
 
 describe('POST /cpi/ingest', () => {
@@ -46,7 +47,7 @@ describe('POST /cpi/ingest', () => {
     expect(t.outputDecision.action).toBe('deny');
     expect(t.metadata.approvedBy).toBe('ana@example.com');
     expect(t.metadata.approvedAt).toBe(ctx.clock.now().toISOString());
-    const [audit] = await auditOf(ctx, owner.organization.id, 'cpi.approved', id);
+    const [audit] = await auditEntriesOf(ctx, owner.organization.id, 'cpi.approved', id);
     expect(audit!.metadata).toMatchObject({
       action: 'approve',
       userEmail: 'ana@example.com',
@@ -109,7 +110,7 @@ describe('POST /cpi/ingest', () => {
       correctionNotes: 'Better',
     });
     expect(t.rationale).toBe('[Human correction] Outside the window');
-    const audits = await auditOf(ctx, owner.organization.id, 'cpi.corrected', id);
+    const audits = await auditEntriesOf(ctx, owner.organization.id, 'cpi.corrected', id);
     expect(audits).toHaveLength(2);
     expect(audits.map((a) => (a.metadata as { correctedDecision: string }).correctedDecision).sort()).toEqual(
       ['exchange', 'refund'],

@@ -3,7 +3,8 @@ import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import type { TestAgent } from './support/builders.js';
 import { CPI, INGEST, workspaceKey } from './support/cpi-suite.js';
-import { auditOf, eventsOf, ingestFlagged, QUEUE, refundFlagPolicy } from './support/review-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { eventsOf, ingestFlagged, QUEUE, refundFlagPolicy } from './support/review-suite.js';
 import { TRACES } from './support/traces-suite.js';
 
 interface Item {
@@ -59,7 +60,9 @@ describe('feedback on a flagged trace closes its review item', () => {
   const reviewAudits = async (id: string) =>
     (
       await Promise.all(
-        ['review.approved', 'review.rejected', 'review.escalated'].map((t) => auditOf(ctx, org(), t, id)),
+        ['review.approved', 'review.rejected', 'review.escalated'].map((t) =>
+          auditEntriesOf(ctx, org(), t, id),
+        ),
       )
     ).flat();
   const completions = async (id: string) =>
@@ -111,7 +114,7 @@ describe('feedback on a flagged trace closes its review item', () => {
     expect(cpi.falseFlags).toBe(cpiBefore.falseFlags! + 1);
     expect(cpi.correctFlags).toBe(cpiBefore.correctFlags);
 
-    const [cpiEntry] = await auditOf(ctx, org(), 'cpi.approved', traceId);
+    const [cpiEntry] = await auditEntriesOf(ctx, org(), 'cpi.approved', traceId);
     expect(cpiEntry!.metadata).toMatchObject({ closedReviewItemId: reviewItemId });
     const audits = await reviewAudits(reviewItemId);
     expect(audits).toHaveLength(1);
@@ -211,7 +214,7 @@ describe('feedback on a flagged trace closes its review item', () => {
     expect(await itemOf('rejected', reviewItemId)).toEqual(decided);
     expect(await reviewAudits(reviewItemId)).toHaveLength(1);
     expect(await completions(reviewItemId)).toHaveLength(1);
-    const [cpiEntry] = await auditOf(ctx, org(), 'cpi.approved', traceId);
+    const [cpiEntry] = await auditEntriesOf(ctx, org(), 'cpi.approved', traceId);
     expect(cpiEntry!.metadata).toMatchObject({ closedReviewItemId: null });
   });
 

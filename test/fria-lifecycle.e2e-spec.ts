@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import { createFria, expectedHash, FRIA, friaIn, friaOrganization, move } from './support/fria-suite.js';
-import { auditOf, eventsOf } from './support/review-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { eventsOf } from './support/review-suite.js';
 
 const STATES = ['draft', 'review', 'approved', 'archived'];
 // The only allowed moves (docs/compliance-officers.md, "Fundamental-rights impact assessments (FRIA)").
@@ -137,10 +138,10 @@ describe('FRIA lifecycle', () => {
     ).toHaveLength(0);
     const approved = (await move(ctx, org.admin.token, fria.id, 'approved')).json().data;
 
-    expect(await auditOf(ctx, org.organizationId, 'fria.create', fria.id)).toHaveLength(1);
-    const [update] = await auditOf(ctx, org.organizationId, 'fria.update', fria.id);
+    expect(await auditEntriesOf(ctx, org.organizationId, 'fria.create', fria.id)).toHaveLength(1);
+    const [update] = await auditEntriesOf(ctx, org.organizationId, 'fria.update', fria.id);
     expect(update!.metadata).toEqual({ changed: ['purpose', 'complaintsMechanism'] });
-    const moves = await auditOf(ctx, org.organizationId, 'fria.transition', fria.id);
+    const moves = await auditEntriesOf(ctx, org.organizationId, 'fria.transition', fria.id);
     expect(moves.map((m) => m.metadata)).toEqual(
       expect.arrayContaining([
         {
@@ -179,7 +180,7 @@ describe('FRIA lifecycle', () => {
     const res = await ctx.request('DELETE', `${FRIA}/${fresh.id}`, { token: org.member.token });
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual({ id: fresh.id, deleted: true });
-    const [entry] = await auditOf(ctx, org.organizationId, 'fria.delete', fresh.id);
+    const [entry] = await auditEntriesOf(ctx, org.organizationId, 'fria.delete', fresh.id);
     expect(entry!.metadata).toEqual({ systemName: 'Scratch' });
     expectErrorEnvelope(await ctx.get(`${FRIA}/${fresh.id}`, { token: owner.token }), 404, 'NOT_FOUND');
 
@@ -225,7 +226,7 @@ describe('FRIA lifecycle', () => {
       (e) => (e.data as { id: string }).id === fria.id,
     );
     expect(events).toHaveLength(1);
-    expect(await auditOf(ctx, org.organizationId, 'fria.transition', fria.id)).toHaveLength(2);
+    expect(await auditEntriesOf(ctx, org.organizationId, 'fria.transition', fria.id)).toHaveLength(2);
   });
   it('shows the audit history oldest first to every role, without ip or user agent', async () => {
     const fria = await createFria(ctx, org.member.token, { systemName: 'Historied' });
@@ -258,7 +259,7 @@ describe('FRIA lifecycle', () => {
       'metadata',
       'sequence',
     ]);
-    const [stored] = await auditOf(ctx, org.organizationId, 'fria.create', fria.id);
+    const [stored] = await auditEntriesOf(ctx, org.organizationId, 'fria.create', fria.id);
     expect(entries[0]).toMatchObject({ id: stored!.id, hash: stored!.hash });
 
     const second = (

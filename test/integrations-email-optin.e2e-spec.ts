@@ -6,7 +6,7 @@ import { IntegrationNotifier } from '#governance';
 import { integrations } from '../libs/governance/src/integrations/integration.schema.js';
 import { type Registered, TestContext, uniqueEmail } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { type CaughtMail, MailCatcher } from './support/mail-catcher.js';
 
 const INTEGRATIONS = '/api/v1/integrations';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrations } from '../libs/governance/src/integrations/integration.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { MailCatcher } from './support/mail-catcher.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 

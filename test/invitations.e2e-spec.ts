@@ -6,6 +6,7 @@ import { users } from '../libs/identity/src/users/user.schema.js';
 import { newId, type Role, sha256Hex } from '#platform';
 import { TEST_PASSWORD, TestContext, uniqueEmail } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { MailCatcher } from './support/mail-catcher.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -72,17 +73,6 @@ describe('team invitations', () => {
       .set({ emailVerifiedAt: ctx.clock.now(), emailVerifiedVia: 'magic_link' })
       .where(eq(users.id, account.user.id));
     return account;
-  }
-
-  async function auditOf(token: string, eventType: string) {
-    const res = await ctx.get('/api/v1/audit', { token, query: { eventType } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as {
-      targetType: string;
-      targetId: string;
-      userId: string;
-      metadata: Record<string, unknown>;
-    }[];
   }
 
   async function memberEmails(token: string): Promise<string[]> {
@@ -153,21 +143,21 @@ describe('team invitations', () => {
       expect((await ctx.get(validateUrl(token))).json().data).toEqual({ valid: false, reason: 'used' });
       expectErrorEnvelope(await ctx.post(acceptUrl(token), { body: {} }), 400, 'INVITE_ALREADY_USED');
 
-      const [created] = await auditOf(owner.token, 'team.invite.created');
+      const [created] = await auditEntries(ctx, owner.token, 'team.invite.created');
       expect(created).toMatchObject({
         targetType: 'invitation',
         targetId: invitation.id,
         userId: owner.user.id,
         metadata: { email, role: 'admin', expiresAt: invitation.expiresAt },
       });
-      const [acceptedEntry] = await auditOf(owner.token, 'team.invite.accepted');
+      const [acceptedEntry] = await auditEntries(ctx, owner.token, 'team.invite.accepted');
       expect(acceptedEntry).toMatchObject({
         targetType: 'invitation',
         targetId: invitation.id,
         userId: data.user.id,
         metadata: { email, role: 'admin', newUser: true },
       });
-      const logins = await auditOf(owner.token, 'auth.login');
+      const logins = await auditEntries(ctx, owner.token, 'auth.login');
       expect(logins.filter((e) => e.metadata.method === 'invite')).toEqual([
         expect.objectContaining({ userId: data.user.id }),
       ]);
@@ -192,7 +182,7 @@ describe('team invitations', () => {
       expect(
         (orgs.json().data as { organizationId: string; role: string }[]).map((o) => o.organizationId).sort(),
       ).toEqual([existing.organization.id, owner.organization.id].sort());
-      const [entry] = await auditOf(owner.token, 'team.invite.accepted');
+      const [entry] = await auditEntries(ctx, owner.token, 'team.invite.accepted');
       expect(entry!.metadata).toMatchObject({ newUser: false, role: 'member' });
     });
 
@@ -254,7 +244,7 @@ describe('team invitations', () => {
       expect((a.statusCode === 400 ? a : b).json().code).toBe('INVITE_ALREADY_USED');
       expect((await memberEmails(owner.token)).filter((e) => e === email)).toHaveLength(1);
       expect(await ctx.db.db.select().from(users).where(eq(users.email, email))).toHaveLength(1);
-      expect(await auditOf(owner.token, 'team.invite.accepted')).toHaveLength(1);
+      expect(await auditEntries(ctx, owner.token, 'team.invite.accepted')).toHaveLength(1);
     });
 
     it('refuses the accept with 400 ALREADY_MEMBER when the e-mail became a member in the meantime', async () => {
@@ -277,7 +267,7 @@ describe('team invitations', () => {
         'VALIDATION_ERROR',
       );
       expect(body.reason).toBe('ALREADY_MEMBER');
-      expect(await auditOf(owner.token, 'team.invite.accepted')).toEqual([]);
+      expect(await auditEntries(ctx, owner.token, 'team.invite.accepted')).toEqual([]);
     });
   });
 
@@ -345,7 +335,7 @@ describe('team invitations', () => {
       expect(accepted.statusCode, accepted.body).toBe(200);
 
       const freshOwner = await ctx.login(owner.user.email);
-      const [entry] = await auditOf(freshOwner, 'team.invite.resent');
+      const [entry] = await auditEntries(ctx, freshOwner, 'team.invite.resent');
       expect(entry).toMatchObject({
         targetId: invitation.id,
         metadata: { email, expiresAt: resent.json().data.expiresAt },
@@ -418,7 +408,7 @@ describe('team invitations', () => {
         404,
         'NOT_FOUND',
       );
-      const [entry] = await auditOf(owner.token, 'team.invite.revoked');
+      const [entry] = await auditEntries(ctx, owner.token, 'team.invite.revoked');
       expect(entry).toMatchObject({ targetType: 'invitation', targetId: invitation.id, metadata: { email } });
     });
 
@@ -452,7 +442,7 @@ describe('team invitations', () => {
       }
       expect((await ctx.get(INVITES, { token: owner.token })).json().data).toEqual([]);
       expect((await ctx.get(validateUrl(token))).json().data.valid).toBe(true);
-      expect(await auditOf(other.token, 'team.invite.revoked')).toEqual([]);
+      expect(await auditEntries(ctx, other.token, 'team.invite.revoked')).toEqual([]);
     });
   });
 });

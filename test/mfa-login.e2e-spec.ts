@@ -3,6 +3,7 @@ import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { AUTH, MFA_SUITE_START, mfaHelpers, STEP_MS } from './support/mfa-suite.js';
 import { users } from '../libs/identity/src/users/user.schema.js';
 
@@ -14,9 +15,7 @@ describe('multi-factor authentication (TOTP)', () => {
   });
   afterAll(async () => ctx?.close());
 
-  const { code, nextStep, userWithMfa, tempTokenFor, mfaLogin, settings, auditEntries } = mfaHelpers(
-    () => ctx,
-  );
+  const { code, nextStep, userWithMfa, tempTokenFor, mfaLogin, settings } = mfaHelpers(() => ctx);
 
   describe('POST /auth/mfa/login', () => {
     it('needs the code after the password: login gives a tempToken only, mfa/login gives a working JWT', async () => {
@@ -40,7 +39,7 @@ describe('multi-factor authentication (TOTP)', () => {
       expect(me.statusCode).toBe(200);
       expect(me.json().data.user.id).toBe(user.user.id);
 
-      const logins = await auditEntries(data.token, 'auth.login');
+      const logins = await auditEntries(ctx, data.token, 'auth.login', { limit: '100' });
       expect(logins).toHaveLength(1);
       expect(logins[0]!.metadata).toMatchObject({ method: 'password', mfa: true, mfaFactor: 'totp' });
     });
@@ -52,13 +51,13 @@ describe('multi-factor authentication (TOTP)', () => {
       expectErrorEnvelope(await mfaLogin(tempToken, wrong), 401, 'INVALID_MFA_CODE');
       expectErrorEnvelope(await mfaLogin(tempToken, 'not-a-code'), 401, 'INVALID_MFA_CODE');
 
-      const failed = await auditEntries(user.token, 'auth.login_failed');
+      const failed = await auditEntries(ctx, user.token, 'auth.login_failed', { limit: '100' });
       expect(failed).toHaveLength(2);
       for (const entry of failed) {
         expect(entry.metadata).toEqual({ method: 'password', reason: 'invalid_mfa_code' });
         expect(JSON.stringify(entry)).not.toContain(wrong);
       }
-      expect(await auditEntries(user.token, 'auth.login')).toEqual([]);
+      expect(await auditEntries(ctx, user.token, 'auth.login', { limit: '100' })).toEqual([]);
       // The same tempToken still works with the right code.
       expect((await mfaLogin(tempToken, code(user.secret))).statusCode).toBe(200);
     });
@@ -79,7 +78,7 @@ describe('multi-factor authentication (TOTP)', () => {
       const current = code(user.secret);
       const results = await Promise.all(tempTokens.map((t) => mfaLogin(t, current)));
       expect(results.map((r) => r.statusCode).sort()).toEqual([200, 401, 401]);
-      expect(await auditEntries(user.token, 'auth.login')).toHaveLength(1);
+      expect(await auditEntries(ctx, user.token, 'auth.login', { limit: '100' })).toHaveLength(1);
     });
 
     it('accepts the codes of the previous and the next step and refuses codes two steps away', async () => {
@@ -111,7 +110,7 @@ describe('multi-factor authentication (TOTP)', () => {
       const res = await mfaLogin(await tempTokenFor(user.user.email), typed);
       expect(res.statusCode).toBe(200);
       expect(await settings(user.token)).toMatchObject({ mfaEnabled: true, backupCodesRemaining: 8 });
-      const logins = await auditEntries(user.token, 'auth.login');
+      const logins = await auditEntries(ctx, user.token, 'auth.login', { limit: '100' });
       expect(logins.map((l) => l.metadata.mfaFactor)).toEqual(['backup_code', 'backup_code']);
     });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { AUTH, MFA_SUITE_START, mfaHelpers, STEP_MS } from './support/mfa-suite.js';
 
 const BACKUP_CODE = /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/;
@@ -13,7 +14,7 @@ describe('multi-factor authentication (TOTP)', () => {
   });
   afterAll(async () => ctx?.close());
 
-  const { code, setup, userWithMfa, tempTokenFor, mfaLogin, settings, auditEntries } = mfaHelpers(() => ctx);
+  const { code, setup, userWithMfa, tempTokenFor, mfaLogin, settings } = mfaHelpers(() => ctx);
 
   describe('POST /auth/mfa/setup', () => {
     it('returns a Base32 secret, its otpauth URI and a PNG QR code, and does not turn MFA on yet', async () => {
@@ -76,7 +77,7 @@ describe('multi-factor authentication (TOTP)', () => {
       expect(await settings(reg.token)).toMatchObject({ mfaEnabled: true, backupCodesRemaining: 10 });
       const me = await ctx.get(`${AUTH}/me`, { token: reg.token });
       expect(me.json().data.user.mfaEnabled).toBe(true);
-      const [entry] = await auditEntries(reg.token, 'auth.mfa_enabled');
+      const [entry] = await auditEntries(ctx, reg.token, 'auth.mfa_enabled', { limit: '100' });
       expect(entry).toMatchObject({ eventType: 'auth.mfa_enabled', userId: reg.user.id });
       expect(JSON.stringify(entry)).not.toContain(backupCodes[0]);
     });
@@ -88,7 +89,7 @@ describe('multi-factor authentication (TOTP)', () => {
       const res = await ctx.post(`${AUTH}/mfa/enable`, { token: reg.token, body: { code: wrong } });
       expectErrorEnvelope(res, 401, 'INVALID_MFA_CODE');
       expect(await settings(reg.token)).toMatchObject({ mfaEnabled: false, backupCodesRemaining: 0 });
-      expect(await auditEntries(reg.token, 'auth.mfa_enabled')).toEqual([]);
+      expect(await auditEntries(ctx, reg.token, 'auth.mfa_enabled', { limit: '100' })).toEqual([]);
     });
 
     it('returns 409 CONFLICT without a pending setup and when already enabled; 400 without a code', async () => {
@@ -130,7 +131,7 @@ describe('multi-factor authentication (TOTP)', () => {
       expectErrorEnvelope(old, 401, 'INVALID_MFA_CODE');
       expect((await mfaLogin(await tempTokenFor(user.user.email), fresh[0]!)).statusCode).toBe(200);
       expect(await settings(user.token)).toMatchObject({ backupCodesRemaining: 9 });
-      const [entry] = await auditEntries(user.token, 'auth.backup_codes_generated');
+      const [entry] = await auditEntries(ctx, user.token, 'auth.backup_codes_generated', { limit: '100' });
       expect(entry).toMatchObject({ userId: user.user.id, metadata: { count: 10 } });
     });
 
@@ -184,7 +185,7 @@ describe('multi-factor authentication (TOTP)', () => {
         token: expect.any(String),
         user: expect.objectContaining({ mfaEnabled: false }),
       });
-      const [entry] = await auditEntries(user.token, 'auth.mfa_disabled');
+      const [entry] = await auditEntries(ctx, user.token, 'auth.mfa_disabled', { limit: '100' });
       expect(entry).toMatchObject({ userId: user.user.id, metadata: { factor: 'totp' } });
 
       const again = await ctx.post(`${AUTH}/mfa/disable`, {
@@ -201,7 +202,7 @@ describe('multi-factor authentication (TOTP)', () => {
         body: { code: user.backupCodes[3] },
       });
       expect(res.statusCode).toBe(200);
-      const [entry] = await auditEntries(user.token, 'auth.mfa_disabled');
+      const [entry] = await auditEntries(ctx, user.token, 'auth.mfa_disabled', { limit: '100' });
       expect(entry!.metadata).toEqual({ factor: 'backup_code' });
     });
 

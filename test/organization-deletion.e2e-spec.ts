@@ -18,7 +18,7 @@ import { JobScheduler, newId, SCHEMA_VERSIONS, TransactionHost, verifyExportedCh
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import type { TestAgent } from './support/builders.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { replicaHandle } from './support/database.js';
 import { TRACES, traceBody } from './support/traces-suite.js';
 

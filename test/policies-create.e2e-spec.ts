@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POLICY_TEMPLATES } from '../libs/governance/src/policies/engine/index.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { EMAIL_BLOCK, fakeId, POLICIES, policyHelpers, type PolicyBody } from './support/policies-suite.js';
 
 const OBJECT_ID = /^[0-9a-f]{24}$/;
@@ -29,7 +30,7 @@ describe('policies', () => {
   });
   afterAll(async () => ctx?.close());
 
-  const { create, expectRefused, auditEntries } = policyHelpers(
+  const { create, expectRefused } = policyHelpers(
     () => ctx,
     () => owner,
   );
@@ -212,7 +213,9 @@ describe('policies', () => {
 
     it('writes policy.created to the audit log', async () => {
       const created = await create({ ...EMAIL_BLOCK, name: 'Audited create' });
-      const entry = (await auditEntries('policy.created')).find((e) => e.targetId === created.id);
+      const entry = (await auditEntries(ctx, owner.token, 'policy.created')).find(
+        (e) => e.targetId === created.id,
+      );
       expect(entry).toMatchObject({
         eventType: 'policy.created',
         targetType: 'policy',

@@ -6,6 +6,7 @@ import { PolicySet } from '../libs/governance/src/policies/policy-set.js';
 import { TransactionHost } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { EMAIL_BLOCK, fakeId, POLICIES, policyHelpers, type PolicyBody } from './support/policies-suite.js';
 import { replicaHandle } from './support/database.js';
 
@@ -30,7 +31,7 @@ describe('policies', () => {
 
   const org = () => owner.organization.id;
 
-  const { create, expectRefused, auditEntries } = policyHelpers(
+  const { create, expectRefused } = policyHelpers(
     () => ctx,
     () => owner,
   );
@@ -134,7 +135,9 @@ describe('policies', () => {
         createdAt: created.createdAt,
       });
       expect(Date.parse(data.updatedAt) - Date.parse(created.updatedAt)).toBe(1000);
-      const entry = (await auditEntries('policy.updated')).find((e) => e.targetId === created.id);
+      const entry = (await auditEntries(ctx, owner.token, 'policy.updated')).find(
+        (e) => e.targetId === created.id,
+      );
       expect(entry?.metadata).toEqual({ name: 'Patched', changed: ['name', 'description', 'priority'] });
       expect(entry?.actor).toMatchObject({ type: 'user', id: admin.userId });
     });
@@ -147,7 +150,9 @@ describe('policies', () => {
       });
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toEqual(created);
-      expect((await auditEntries('policy.updated')).some((e) => e.targetId === created.id)).toBe(false);
+      expect(
+        (await auditEntries(ctx, owner.token, 'policy.updated')).some((e) => e.targetId === created.id),
+      ).toBe(false);
     });
 
     it('revalidates the merged policy: a new operator must fit the stored value', async () => {
@@ -214,7 +219,9 @@ describe('policies', () => {
         404,
         'NOT_FOUND',
       );
-      const entry = (await auditEntries('policy.deleted')).find((e) => e.targetId === created.id);
+      const entry = (await auditEntries(ctx, owner.token, 'policy.deleted')).find(
+        (e) => e.targetId === created.id,
+      );
       expect(entry).toMatchObject({ targetType: 'policy', metadata: { name: 'Doomed', outcome: 'block' } });
     });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberships } from '../libs/identity/src/organizations/organization.schema.js';
 import { newId, type Role } from '#platform';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { type Registered, TEST_PASSWORD, TestContext } from './support/app.js';
 
 describe('profile, organizations, preferences and login activity', () => {
@@ -34,17 +35,6 @@ describe('profile, organizations, preferences and login activity', () => {
     ctx.clock.advance(1000);
     await join(other.organization.id, user.user.id, 'admin');
     return { user, other };
-  }
-
-  async function auditEntries(token: string, eventType: string) {
-    const res = await ctx.get('/api/v1/audit', { token, query: { eventType } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as {
-      id: string;
-      userId: string;
-      targetId: string;
-      metadata: Record<string, unknown>;
-    }[];
   }
 
   describe('GET /auth/me/orgs', () => {
@@ -125,7 +115,7 @@ describe('profile, organizations, preferences and login activity', () => {
       }[];
       const current = sessions.find((s) => s.current)!;
 
-      const inTarget = await auditEntries(other.token, 'auth.org_switched');
+      const inTarget = await auditEntries(ctx, other.token, 'auth.org_switched');
       expect(inTarget).toHaveLength(1);
       expect(inTarget[0]).toMatchObject({
         id: current.sessionId,
@@ -134,7 +124,7 @@ describe('profile, organizations, preferences and login activity', () => {
         metadata: { role: 'admin' },
       });
       expect(JSON.stringify(inTarget[0])).not.toContain(user.organization.id);
-      expect(await auditEntries(user.token, 'auth.org_switched')).toEqual([]);
+      expect(await auditEntries(ctx, user.token, 'auth.org_switched')).toEqual([]);
     });
 
     it('returns 404 NOT_FOUND for an organization the caller is not an active member of, or that does not exist', async () => {
@@ -187,7 +177,7 @@ describe('profile, organizations, preferences and login activity', () => {
         timezone: 'Europe/Paris',
       });
 
-      const entries = await auditEntries(reg.token, 'user.profile_updated');
+      const entries = await auditEntries(ctx, reg.token, 'user.profile_updated');
       expect(entries).toHaveLength(1);
       expect(entries[0]!.metadata).toEqual({
         changes: {
@@ -211,7 +201,7 @@ describe('profile, organizations, preferences and login activity', () => {
         expect(same.statusCode).toBe(200);
         expect(same.json().data).toMatchObject({ name: 'Ada', timezone: 'America/New_York' });
       }
-      expect(await auditEntries(reg.token, 'user.profile_updated')).toHaveLength(1);
+      expect(await auditEntries(ctx, reg.token, 'user.profile_updated')).toHaveLength(1);
     });
 
     it.each([
@@ -272,7 +262,7 @@ describe('profile, organizations, preferences and login activity', () => {
         merged,
       );
 
-      const entries = await auditEntries(reg.token, 'user.preferences_updated');
+      const entries = await auditEntries(ctx, reg.token, 'user.preferences_updated');
       expect(entries).toHaveLength(2);
       expect(entries[0]!.metadata).toEqual({ keys: ['notifications', 'theme', 'pinned', 'density'] });
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import type { TestAgent } from './support/builders.js';
-import { auditOf, eventsOf, ingestFlagged, QUEUE, refundFlagPolicy } from './support/review-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { eventsOf, ingestFlagged, QUEUE, refundFlagPolicy } from './support/review-suite.js';
 import { TRACES } from './support/traces-suite.js';
 
 describe('review queue', () => {
@@ -128,7 +129,7 @@ describe('review queue', () => {
         decidedAt: expect.any(String),
       });
       expect(await traceStatus(traceId)).toBe('approved');
-      const audit = await auditOf(ctx, owner.organization.id, 'review.approved', reviewItemId);
+      const audit = await auditEntriesOf(ctx, owner.organization.id, 'review.approved', reviewItemId);
       expect(audit).toHaveLength(1);
       expect(audit[0]!.metadata).toMatchObject({
         traceId,
@@ -156,8 +157,12 @@ describe('review queue', () => {
         expectErrorEnvelope(await decide(owner.token, reviewItemId, { decision }), 409, 'ALREADY_DECIDED');
       }
       expect(await traceStatus(traceId)).toBe('blocked');
-      expect(await auditOf(ctx, owner.organization.id, 'review.rejected', reviewItemId)).toHaveLength(1);
-      expect(await auditOf(ctx, owner.organization.id, 'review.approved', reviewItemId)).toHaveLength(0);
+      expect(await auditEntriesOf(ctx, owner.organization.id, 'review.rejected', reviewItemId)).toHaveLength(
+        1,
+      );
+      expect(await auditEntriesOf(ctx, owner.organization.id, 'review.approved', reviewItemId)).toHaveLength(
+        0,
+      );
     });
 
     it('escalate: trace stays flagged, and from then on only an owner or admin may decide it', async () => {
@@ -166,7 +171,9 @@ describe('review queue', () => {
       expect(esc.statusCode, esc.body).toBe(200);
       expect(esc.json().data).toMatchObject({ status: 'escalated', decision: 'escalate', resolution: null });
       expect(await traceStatus(traceId)).toBe('flagged');
-      expect(await auditOf(ctx, owner.organization.id, 'review.escalated', reviewItemId)).toHaveLength(1);
+      expect(await auditEntriesOf(ctx, owner.organization.id, 'review.escalated', reviewItemId)).toHaveLength(
+        1,
+      );
       expect(
         (await eventsOf(ctx, owner.organization.id, 'review.escalated')).some(
           (e) => e.data.reviewItemId === reviewItemId,
@@ -209,8 +216,8 @@ describe('review queue', () => {
       for (const r of responses.filter((r) => r.statusCode === 409))
         expect(r.json().code).toBe('ALREADY_DECIDED');
       const audits = [
-        ...(await auditOf(ctx, owner.organization.id, 'review.approved', reviewItemId)),
-        ...(await auditOf(ctx, owner.organization.id, 'review.rejected', reviewItemId)),
+        ...(await auditEntriesOf(ctx, owner.organization.id, 'review.approved', reviewItemId)),
+        ...(await auditEntriesOf(ctx, owner.organization.id, 'review.rejected', reviewItemId)),
       ];
       expect(audits).toHaveLength(1);
       const events = (await eventsOf(ctx, owner.organization.id, 'review.completed')).filter(
@@ -359,7 +366,7 @@ describe('review queue', () => {
         query: { assignedTo: member.userId, limit: '100' },
       });
       expect((byId.json().data as { id: string }[]).map((i) => i.id)).toEqual([reviewItemId]);
-      const audit = await auditOf(ctx, owner.organization.id, 'review.assigned', reviewItemId);
+      const audit = await auditEntriesOf(ctx, owner.organization.id, 'review.assigned', reviewItemId);
       expect(audit).toHaveLength(1);
       expect(audit[0]!.metadata).toMatchObject({ from: null, to: member.userId });
 

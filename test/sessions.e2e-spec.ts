@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RevokedTokensPurgeJob } from '../libs/identity/src/account/revoked-tokens-purge.job.js';
 import { revokedTokens } from '../libs/identity/src/sessions/session.schema.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { type Registered, TEST_PASSWORD, TestContext } from './support/app.js';
 
 const HOUR_MS = 3600 * 1000;
@@ -52,19 +53,6 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
     return res.json().data;
   }
 
-  async function auditEntries(token: string, eventType: string) {
-    const res = await ctx.get('/api/v1/audit', { token, query: { eventType } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as {
-      id: string;
-      eventType: string;
-      userId: string;
-      targetType: string | null;
-      targetId: string | null;
-      metadata: Record<string, unknown>;
-    }[];
-  }
-
   async function expectRevoked(token: string): Promise<void> {
     expectErrorEnvelope(await ctx.get('/api/v1/auth/me', { token }), 401, 'SESSION_REVOKED');
   }
@@ -107,7 +95,7 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       expect(current.current).toBe(true);
       expect(current.sessionId).not.toBe(opened!.sessionId);
 
-      const entries = await auditEntries(fresh, 'auth.token_refreshed');
+      const entries = await auditEntries(ctx, fresh, 'auth.token_refreshed');
       expect(entries).toHaveLength(1);
       expect(entries[0]).toMatchObject({
         id: current.sessionId,
@@ -163,7 +151,7 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       // Logging in again opens a fresh session, and the audit entry records the sweep.
       const again = await ctx.login(reg.user.email);
       expect((await ctx.get('/api/v1/auth/me', { token: again })).statusCode).toBe(200);
-      const entries = await auditEntries(again, 'auth.session_revoked');
+      const entries = await auditEntries(ctx, again, 'auth.session_revoked');
       expect(entries).toHaveLength(1);
       expect(entries[0]).toMatchObject({
         userId: reg.user.id,
@@ -209,7 +197,7 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       }
       expect((await sessionsOf(laptop)).map((s) => s.sessionId)).not.toContain(target.sessionId);
 
-      const entries = await auditEntries(laptop, 'auth.session_revoked');
+      const entries = await auditEntries(ctx, laptop, 'auth.session_revoked');
       expect(entries).toHaveLength(1);
       expect(entries[0]).toMatchObject({
         targetType: 'session',
@@ -224,7 +212,7 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       });
       expect(repeat.statusCode).toBe(200);
       expect(repeat.json().data).toEqual({ revoked: 0 });
-      expect(await auditEntries(laptop, 'auth.session_revoked')).toHaveLength(1);
+      expect(await auditEntries(ctx, laptop, 'auth.session_revoked')).toHaveLength(1);
     });
 
     it('can revoke the caller’s own current session, which then answers SESSION_REVOKED', async () => {
@@ -254,7 +242,7 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       });
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toEqual({ revoked: 0 });
-      expect(await auditEntries(reg.token, 'auth.session_revoked')).toEqual([]);
+      expect(await auditEntries(ctx, reg.token, 'auth.session_revoked')).toEqual([]);
       expectErrorEnvelope(await ctx.get('/api/v1/auth/me', { token: shortLived }), 401, 'TOKEN_EXPIRED');
     });
 
@@ -318,7 +306,7 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       });
       expect(JSON.stringify(sessions)).not.toContain(claims.jti);
       // The first session is the one register opened: its id is the auth.register entry.
-      const registered = await auditEntries(second, 'auth.register');
+      const registered = await auditEntries(ctx, second, 'auth.register');
       expect(sessions[2]!.sessionId).toBe(registered[0]!.id);
       expect(sessions.map((s) => s.sessionId)).not.toContain((await sessionsOf(other.token))[0]!.sessionId);
     });
@@ -362,7 +350,7 @@ describe('sessions: refresh, revocation, listing and session timeout', () => {
       const original = claimsOf(reg.token);
       expect(original.exp - original.iat).toBe(SEVEN_DAYS_S);
 
-      const entries = await auditEntries(reg.token, 'auth.session_timeout_changed');
+      const entries = await auditEntries(ctx, reg.token, 'auth.session_timeout_changed');
       expect(entries).toHaveLength(1);
       expect(entries[0]!.metadata).toEqual({ from: '7d', to: '1h' });
     });

@@ -2,10 +2,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { cookieValue as valueOf, setCookies } from './support/cookies.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { LocalOAuthProvider, type SocialUser } from './support/oauth-provider.js';
+import { collectHandOff } from './support/sign-in.js';
 
 describe('social login', () => {
   let ctx: TestContext;
@@ -33,16 +34,8 @@ describe('social login', () => {
     expect(res.headers.location).toBe(`${appUrl}/login?error=oauth_failed`);
     expect(setCookies(res).has('svc_oauth_token')).toBe(false);
   };
-  async function collect(res: LightMyRequestResponse, context = ctx): Promise<string> {
-    expect(res.statusCode, res.body).toBe(302);
-    expect(res.headers.location).toBe(`${appUrl}/auth/callback`);
-    const cookie = setCookies(res).get('svc_oauth_token')!;
-    const taken = await context.get('/api/v1/auth/oauth-token', {
-      headers: { cookie: `svc_oauth_token=${encodeURIComponent(valueOf(cookie)!)}` },
-    });
-    expect(taken.statusCode, taken.body).toBe(200);
-    return taken.json().data.token;
-  }
+  /** The session the callback left in its cookie, collected as the dashboard does. */
+  const collect = (res: LightMyRequestResponse) => collectHandOff(ctx, res);
   const me = async (token: string) => (await ctx.get('/api/v1/auth/me', { token })).json().data;
 
   beforeAll(async () => {

@@ -6,7 +6,7 @@ import { organizations } from '../libs/identity/src/organizations/organization.s
 import { ssoDomains } from '../libs/identity/src/sso/sso.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { OidcIdp } from './support/oidc-idp.js';
 import { SSO_DOMAINS, type SsoDomainView, verifySsoDomains } from './support/sso-domains.js';
 import { TestDns } from './support/test-dns.js';

@@ -4,7 +4,7 @@ import { users } from '../libs/identity/src/users/user.schema.js';
 import { JobScheduler } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { cookieValue as valueOf, setCookies } from './support/cookies.js';
 import { MailCatcher } from './support/mail-catcher.js';
 import { OidcIdp } from './support/oidc-idp.js';

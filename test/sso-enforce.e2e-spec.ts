@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Registered, TEST_PASSWORD, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { cookieValue as valueOf, setCookies } from './support/cookies.js';
 import { MailCatcher } from './support/mail-catcher.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';

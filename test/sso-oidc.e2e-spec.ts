@@ -7,10 +7,11 @@ import { ssoLoginStates } from '../libs/identity/src/sso/sso.schema.js';
 import { JobScheduler, newId } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { cookieValue as valueOf, setCookies } from './support/cookies.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
 import { AUTH, mfaHelpers } from './support/mfa-suite.js';
 import { OidcIdp } from './support/oidc-idp.js';
+import { collectHandOff } from './support/sign-in.js';
 import { verifySsoDomains } from './support/sso-domains.js';
 import { TestDns } from './support/test-dns.js';
 
@@ -53,19 +54,7 @@ describe('OIDC single sign-on', () => {
     expect(setCookies(res).has('svc_oauth_token')).toBe(false);
   };
   /** The session the callback left in its cookie, collected as the dashboard does. */
-  async function collect(res: LightMyRequestResponse): Promise<string> {
-    expect(res.statusCode, res.body).toBe(302);
-    expect(res.headers.location).toBe(`${appUrl}/auth/callback`);
-    const cookie = setCookies(res).get('svc_oauth_token')!;
-    expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).toMatch(/SameSite=Lax/);
-    const taken = await ctx.get('/api/v1/auth/oauth-token', {
-      headers: { cookie: `svc_oauth_token=${encodeURIComponent(valueOf(cookie)!)}` },
-    });
-    expect(taken.statusCode, taken.body).toBe(200);
-    expect(setCookies(taken).get('svc_oauth_token')).toMatch(/Max-Age=0/);
-    return taken.json().data.token;
-  }
+  const collect = (res: LightMyRequestResponse) => collectHandOff(ctx, res);
 
   beforeAll(async () => {
     dns = await TestDns.start();

@@ -3,6 +3,7 @@ import { memberships } from '../libs/identity/src/organizations/organization.sch
 import { newId } from '#platform';
 import { TEST_PASSWORD, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { member, MEMBERS, teamHelpers } from './support/team-suite.js';
 
 describe('team members', () => {
@@ -13,7 +14,7 @@ describe('team members', () => {
   });
   afterAll(async () => ctx?.close());
 
-  const { team, members, auditEntries, meStatus } = teamHelpers(() => ctx);
+  const { team, members, meStatus } = teamHelpers(() => ctx);
 
   describe('suspension and reactivation', () => {
     it('suspends a member: open JWTs get 401 ACCOUNT_DEACTIVATED, login fails; reactivation restores the same role', async () => {
@@ -55,13 +56,13 @@ describe('team members', () => {
       expect(await meStatus(fresh)).toMatchObject({ status: 200, role: 'admin' });
       expect((await members(owner.token)).filter((m) => m.userId === target.userId)).toHaveLength(1);
 
-      const [suspendEntry] = await auditEntries(owner.token, 'team.member.suspended');
+      const [suspendEntry] = await auditEntries(ctx, owner.token, 'team.member.suspended');
       expect(suspendEntry).toMatchObject({
         targetId: target.userId,
         userId: owner.user.id,
         metadata: { role: 'admin' },
       });
-      const [reactivateEntry] = await auditEntries(owner.token, 'team.member.reactivated');
+      const [reactivateEntry] = await auditEntries(ctx, owner.token, 'team.member.reactivated');
       expect(reactivateEntry).toMatchObject({ targetId: target.userId, metadata: { role: 'admin' } });
     });
 
@@ -79,7 +80,7 @@ describe('team members', () => {
       expect(res.json().data.isActive).toBe(false);
       // Suspending again changes nothing and writes no second entry.
       expect((await ctx.patch(`${target}/status`, { token: owner.token })).statusCode).toBe(200);
-      expect(await auditEntries(owner.token, 'team.member.suspended')).toHaveLength(1);
+      expect(await auditEntries(ctx, owner.token, 'team.member.suspended')).toHaveLength(1);
     });
 
     it('lets only an owner suspend or reactivate an owner', async () => {
@@ -134,7 +135,7 @@ describe('team members', () => {
       const me = await ctx.get('/api/v1/auth/me', { token: login.json().data.token });
       expect(me.json().data.organization.id).toBe(elsewhere.organization.id);
 
-      const [entry] = await auditEntries(owner.token, 'team.member.removed');
+      const [entry] = await auditEntries(ctx, owner.token, 'team.member.removed');
       expect(entry).toMatchObject({
         targetType: 'user',
         targetId: target.userId,

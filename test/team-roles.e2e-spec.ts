@@ -3,6 +3,7 @@ import { TeamService } from '../libs/identity/src/team/team.service.js';
 import { type Actor, AppError } from '#platform';
 import { TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntries } from './support/audit-entries.js';
 import { member, MEMBERS, teamHelpers, type TeamMember } from './support/team-suite.js';
 
 const MEMBER_KEYS = [
@@ -25,7 +26,7 @@ describe('team members', () => {
   });
   afterAll(async () => ctx?.close());
 
-  const { team, members, auditEntries, meStatus } = teamHelpers(() => ctx);
+  const { team, members, meStatus } = teamHelpers(() => ctx);
 
   describe('GET /team/members', () => {
     it('lists every member of the caller’s organization with exactly the member fields, to any role', async () => {
@@ -87,7 +88,7 @@ describe('team members', () => {
       expect(res.json().data).toMatchObject({ userId: target.userId, role: 'admin', isActive: true });
       expect((await meStatus(target.token)).role).toBe('admin');
 
-      const [entry] = await auditEntries(owner.token, 'team.member.role_changed');
+      const [entry] = await auditEntries(ctx, owner.token, 'team.member.role_changed');
       expect(entry).toMatchObject({
         targetType: 'user',
         targetId: target.userId,
@@ -183,7 +184,7 @@ describe('team members', () => {
         'VALIDATION_ERROR',
       );
       expect((await meStatus(owner.token)).role).toBe('owner');
-      expect(await auditEntries(owner.token, 'team.member.*')).toEqual([]);
+      expect(await auditEntries(ctx, owner.token, 'team.member.*')).toEqual([]);
     });
 
     it('counts only active owners: with the other owner suspended, the remaining one is the last', async () => {
@@ -233,7 +234,7 @@ describe('team members', () => {
         const winnerToken = a.statusCode === 200 ? owner.token : second.token;
         const owners = (await members(winnerToken)).filter((m) => m.role === 'owner' && m.isActive);
         expect(owners).toHaveLength(1);
-        expect(await auditEntries(winnerToken, 'team.member.role_changed')).toHaveLength(1);
+        expect(await auditEntries(ctx, winnerToken, 'team.member.role_changed')).toHaveLength(1);
       }
     });
 

@@ -6,7 +6,7 @@ import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import type { TestAgent } from './support/builders.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { TRACES, traceBody } from './support/traces-suite.js';
 
 const PURGE = '/api/v1/traces/purge';

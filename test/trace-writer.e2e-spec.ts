@@ -1,7 +1,6 @@
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agents } from '../libs/governance/src/agents/agent.schema.js';
-import { auditEntries } from '../libs/platform/src/audit/audit.schema.js';
 import { traces } from '../libs/governance/src/traces/trace.schema.js';
 import { recordSpans, toOtlpJson } from '../libs/governance/src/otel/otlp-payloads.fixture.js';
 import { TraceWriter } from '../libs/governance/src/traces/trace-writer.js';
@@ -9,6 +8,7 @@ import { apiKeys } from '../libs/identity/src/api-keys/api-key.schema.js';
 import { type AppConfig, sqlLiteral, TransactionHost } from '#platform';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { type TestAgent } from './support/builders.js';
 
 const TRACES = '/api/v1/traces';
@@ -57,14 +57,6 @@ async function traceCount(ctx: TestContext, organizationId: string): Promise<num
     .from(traces)
     .where(eq(traces.organizationId, organizationId));
   return row!.n;
-}
-
-async function chainOf(ctx: TestContext, organizationId: string) {
-  return ctx.db.db
-    .select()
-    .from(auditEntries)
-    .where(eq(auditEntries.organizationId, organizationId))
-    .orderBy(asc(auditEntries.sequence));
 }
 
 /**
@@ -160,7 +152,7 @@ describe('trace writer (group commit)', () => {
         .filter((_, i) => sent[i]!.org === org)
         .map((res) => res.json().data.id as string)
         .sort();
-      const chain = await chainOf(ctx, org.owner.organization.id);
+      const chain = await auditEntriesOf(ctx, org.owner.organization.id);
       // Gapless from 1, each entry linked to the one before it.
       expect(chain.map((e) => e.sequence)).toEqual(chain.map((_, i) => i + 1));
       chain.slice(1).forEach((entry, i) => expect(entry.prevHash).toBe(chain[i]!.hash));
@@ -179,7 +171,7 @@ describe('trace writer (group commit)', () => {
     const organizationId = org.owner.organization.id;
     await whileRefusing(ctx, 'batch member 5', async () => {
       const tracesBefore = await traceCount(ctx, organizationId);
-      const chainBefore = (await chainOf(ctx, organizationId)).length;
+      const chainBefore = (await auditEntriesOf(ctx, organizationId)).length;
       const spy = vi.spyOn(TransactionHost.prototype, 'pipelined');
       const responses = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
@@ -197,7 +189,7 @@ describe('trace writer (group commit)', () => {
       if (ctx.db.driver === 'postgres') expect(transactions).toBeGreaterThan(12);
       else expect(transactions).toBeGreaterThanOrEqual(12);
       expect(await traceCount(ctx, organizationId)).toBe(tracesBefore + 11);
-      const chain = await chainOf(ctx, organizationId);
+      const chain = await auditEntriesOf(ctx, organizationId);
       expect(chain).toHaveLength(chainBefore + 11);
       expect(chain.map((e) => e.sequence)).toEqual(chain.map((_, i) => i + 1));
       const verify = await ctx.get('/api/v1/audit/verify', { token: org.owner.token });

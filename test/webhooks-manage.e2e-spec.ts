@@ -4,7 +4,7 @@ import { webhooks } from '../libs/governance/src/webhooks/webhook.schema.js';
 import { type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
 import type { TestAgent } from './support/builders.js';
-import { auditOf } from './support/review-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 
 const HOOKS = '/api/v1/webhooks';
 const KEYS = '/api/v1/auth/keys';
@@ -69,9 +69,9 @@ describe('webhooks: management and the SSRF guard', () => {
     const list = await ctx.get(HOOKS, { token: member.token });
     expect(list.json().data.map((w: { id: string }) => w.id)).toContain(data.id);
     expect(list.json().data[0]).not.toHaveProperty('secret');
-    expect(await auditOf(ctx, owner.organization.id, 'webhook.created', data.id)).toHaveLength(1);
+    expect(await auditEntriesOf(ctx, owner.organization.id, 'webhook.created', data.id)).toHaveLength(1);
     expect(
-      JSON.stringify(await auditOf(ctx, owner.organization.id, 'webhook.created', data.id)),
+      JSON.stringify(await auditEntriesOf(ctx, owner.organization.id, 'webhook.created', data.id)),
     ).not.toContain(data.secret);
   });
 
@@ -271,9 +271,9 @@ describe('webhooks: management and the SSRF guard', () => {
     });
     expect((await ctx.request('DELETE', `${HOOKS}/${id}`, { token: owner.token })).statusCode).toBe(200);
     const entries = [
-      ...(await auditOf(ctx, owner.organization.id, 'webhook.created', id)),
-      ...(await auditOf(ctx, owner.organization.id, 'webhook.updated', id)),
-      ...(await auditOf(ctx, owner.organization.id, 'webhook.deleted', id)),
+      ...(await auditEntriesOf(ctx, owner.organization.id, 'webhook.created', id)),
+      ...(await auditEntriesOf(ctx, owner.organization.id, 'webhook.updated', id)),
+      ...(await auditEntriesOf(ctx, owner.organization.id, 'webhook.deleted', id)),
     ];
     expect(entries).toHaveLength(4);
     const audited = JSON.stringify(entries.map((e) => e.metadata));

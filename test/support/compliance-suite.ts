@@ -1,9 +1,11 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { newId } from '#platform';
 import { friaAssessments } from '../../libs/compliance/src/fria/fria.schema.js';
 import { complianceMappingNotes } from '../../libs/compliance/src/mapping/compliance-mapping.schema.js';
-import { auditEntries } from '../../libs/platform/src/audit/audit.schema.js';
 import type { Registered, TestContext } from './app.js';
+
+// The SCIM suites still import it from here; its home is audit-entries.ts.
+export { auditEntriesOf } from './audit-entries.js';
 
 export const CATALOGUE = '/api/v1/compliance/catalogue';
 export const MAPPING = '/api/v1/compliance/mapping';
@@ -33,15 +35,6 @@ export async function insertFria(ctx: TestContext, organizationId: string): Prom
     updatedAt: now,
   });
   return id;
-}
-
-/** The organization's audit entries of one type, oldest first. */
-export async function auditEntriesOf(ctx: TestContext, organizationId: string, eventType: string) {
-  return ctx.db.db
-    .select()
-    .from(auditEntries)
-    .where(and(eq(auditEntries.organizationId, organizationId), eq(auditEntries.eventType, eventType)))
-    .orderBy(asc(auditEntries.sequence));
 }
 
 /** The organization's stored notes, whatever the API says. */

@@ -69,11 +69,5 @@ export function mfaHelpers(context: () => TestContext) {
     return res.json().data;
   }
 
-  async function auditEntries(token: string, eventType: string) {
-    const res = await context().get('/api/v1/audit', { token, query: { eventType, limit: '100' } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as { eventType: string; userId: string; metadata: Record<string, unknown> }[];
-  }
-
-  return { code, nextStep, setup, userWithMfa, tempTokenFor, mfaLogin, settings, auditEntries };
+  return { code, nextStep, setup, userWithMfa, tempTokenFor, mfaLogin, settings };
 }

@@ -3,7 +3,6 @@ import type { Registered, TestContext } from './app.js';
 import { expectErrorEnvelope } from './assertions.js';
 
 export const POLICIES = '/api/v1/policies';
-export const AUDIT = '/api/v1/audit';
 
 export interface PolicyBody {
   id: string;
@@ -53,17 +52,5 @@ export function policyHelpers(context: () => TestContext, owner: () => Registere
     return details;
   }
 
-  async function auditEntries(eventType: string) {
-    const res = await context().get(AUDIT, { token: owner().token, query: { eventType } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as {
-      eventType: string;
-      targetType: string | null;
-      targetId: string | null;
-      actor: { type: string; id: string | null };
-      metadata: Record<string, unknown>;
-    }[];
-  }
-
-  return { create, expectRefused, auditEntries };
+  return { create, expectRefused };
 }

@@ -1,6 +1,5 @@
 import { and, eq } from 'drizzle-orm';
 import { expect } from 'vitest';
-import { auditEntries } from '../../libs/platform/src/audit/audit.schema.js';
 import { domainEvents } from '../../libs/platform/src/events/domain-event.schema.js';
 import type { TestContext } from './app.js';
 import type { TestAgent } from './builders.js';
@@ -44,19 +43,6 @@ export async function ingestManyFlagged(
   action?: string,
 ): Promise<{ traceId: string; reviewItemId: string }[]> {
   return Promise.all(Array.from({ length: n }, () => ingestFlagged(ctx, agent, action)));
-}
-
-export async function auditOf(ctx: TestContext, organizationId: string, eventType: string, targetId: string) {
-  return ctx.db.db
-    .select()
-    .from(auditEntries)
-    .where(
-      and(
-        eq(auditEntries.organizationId, organizationId),
-        eq(auditEntries.eventType, eventType),
-        eq(auditEntries.targetId, targetId),
-      ),
-    );
 }
 
 export async function eventsOf(ctx: TestContext, organizationId: string, type: string) {

@@ -5,19 +5,24 @@ import { cookieValue, setCookies } from './cookies.js';
 import type { LocalOAuthProvider, SocialUser } from './oauth-provider.js';
 
 /**
- * The session that a successful SSO or social callback hands over (302 to `APP_URL/auth/callback` with the
- * httpOnly `svc_oauth_token` cookie, no MFA step), collected with `GET /auth/oauth-token` as the dashboard does.
+ * The session that a successful SSO (OIDC or SAML) or social callback hands over (302 to `APP_URL/auth/callback`
+ * with the httpOnly `svc_oauth_token` cookie, `SameSite=Lax` outside production, no MFA step), collected with
+ * `GET /auth/oauth-token` as the dashboard does; that answer clears the cookie.
  */
 export async function collectHandOff(ctx: TestContext, res: LightMyRequestResponse): Promise<string> {
   expect(res.statusCode, res.body).toBe(302);
   expect(res.headers.location).toBe(`${ctx.config.appUrl}/auth/callback`);
   expect(setCookies(res).has('svc_sso_mfa')).toBe(false);
-  const cookie = cookieValue(setCookies(res).get('svc_oauth_token'));
+  const setCookie = setCookies(res).get('svc_oauth_token');
+  expect(setCookie).toMatch(/HttpOnly/);
+  expect(setCookie).toMatch(/SameSite=Lax/);
+  const cookie = cookieValue(setCookie);
   expect(cookie).toBeTruthy();
   const taken = await ctx.get('/api/v1/auth/oauth-token', {
     headers: { cookie: `svc_oauth_token=${encodeURIComponent(cookie!)}` },
   });
   expect(taken.statusCode, taken.body).toBe(200);
+  expect(setCookies(taken).get('svc_oauth_token')).toMatch(/Max-Age=0/);
   return taken.json().data.token;
 }
 

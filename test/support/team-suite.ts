@@ -17,13 +17,8 @@ export interface TeamMember {
   createdAt: string;
 }
 
-export interface AuditEntry {
-  eventType: string;
-  targetType: string | null;
-  targetId: string | null;
-  userId: string | null;
-  metadata: Record<string, unknown>;
-}
+// The SCIM suites still import the type from here; its home is audit-entries.ts.
+export type { AuditEntry } from './audit-entries.js';
 
 /** The helpers of the team suites, on the suite's context (read when called: it is created in beforeAll). */
 export function teamHelpers(context: () => TestContext) {
@@ -42,17 +37,11 @@ export function teamHelpers(context: () => TestContext) {
     return res.json().data as TeamMember[];
   }
 
-  async function auditEntries(token: string, eventType: string): Promise<AuditEntry[]> {
-    const res = await context().get('/api/v1/audit', { token, query: { eventType } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as AuditEntry[];
-  }
-
   async function meStatus(token: string): Promise<{ status: number; code?: string; role?: string }> {
     const res = await context().get('/api/v1/auth/me', { token });
     const body = res.json();
     return { status: res.statusCode, code: body.code, role: body.data?.role };
   }
 
-  return { team, members, auditEntries, meStatus };
+  return { team, members, meStatus };
 }

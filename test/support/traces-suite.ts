@@ -19,6 +19,27 @@ export function traceBody(
   };
 }
 
+/**
+ * The policies the reporting suites judge traces by: a block of prompts that mention a card number, and a flag,
+ * named `flag.name`, of a confidence below `flag.below`; for every agent of the organization.
+ */
+export async function cardAndConfidencePolicies(
+  ctx: TestContext,
+  organizationId: string,
+  flag: { name: string; below: number },
+): Promise<void> {
+  await ctx.newPolicy(organizationId, {
+    name: 'No card numbers',
+    outcome: 'block',
+    conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'card number' }],
+  });
+  await ctx.newPolicy(organizationId, {
+    name: flag.name,
+    outcome: 'flag',
+    conditions: [{ field: 'confidence', operator: 'lt', value: flag.below }],
+  });
+}
+
 export interface TraceFixture {
   owner: Registered;
   other: Registered;

@@ -1,310 +1,53 @@
 import { and, eq } from 'drizzle-orm';
 import { simpleParser } from 'mailparser';
-import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobScheduler } from '#platform';
 import { AlertEvaluatorJob } from '../libs/compliance/src/alerts/alert-evaluator.job.js';
 import { alertRules, alertTransitions } from '../libs/compliance/src/alerts/alert.schema.js';
-import { type Registered, replicaContext, TestContext } from './support/app.js';
-import { expectErrorEnvelope } from './support/assertions.js';
-import type { TestAgent } from './support/builders.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
-import { MailCatcher } from './support/mail-catcher.js';
-import { TRACES, traceBody } from './support/traces-suite.js';
-import { WebhookReceiver } from './support/webhook-receiver.js';
+import { replicaContext } from './support/app.js';
+import {
+  alertsSuite,
+  ALERTS,
+  blocked,
+  clean,
+  INTEGRATIONS,
+  MINUTE,
+  rule,
+  unsure,
+  verifiedFrom,
+  verify,
+  waitUntil,
+} from './support/alerts-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { TRACES } from './support/traces-suite.js';
 
-const ALERTS = '/api/v1/alerts';
-const INTEGRATIONS = '/api/v1/integrations';
-const MINUTE = 60_000;
-const INTERVAL = 60_000;
-
-interface Envelope {
-  type: string;
-  data: Record<string, unknown>;
-}
-
+/**
+ * Alert rules at work, in order on one clock: a rule fires and resolves with its e-mail, Slack message, signed
+ * webhook, event, audit and history; every metric against its threshold; one notification per transition with two
+ * instances; retries through the outbox; stale evaluations dropped; Slack's control sequences escaped; nothing for a
+ * deleted organization; the digest's alerts section; and the purge of old transitions (it needs the days the tests
+ * before it moved the clock by). Rules as a resource: alerts-rules.
+ */
 describe('alert rules', () => {
-  let ctx: TestContext;
-  let mail: MailCatcher;
-  /** Slack and signed-webhook integrations post here. */
-  let channel: WebhookReceiver;
-  /** A webhook of the webhooks module, subscribed to the alert events. */
-  let subscriber: WebhookReceiver;
-  let owner: Registered;
-  let other: Registered;
-  let admin: { token: string };
-  let member: { token: string; userId: string };
-  let viewer: { token: string };
-  let agent: TestAgent;
-  let calm: TestAgent;
-  let otherAgent: TestAgent;
-  let emailId: string;
-  let slackId: string;
-  let hookId: string;
-  let hookSecret: string;
-  let subscriberSecret: string;
-
-  const create = (body: Record<string, unknown>, token = owner.token) => ctx.post(ALERTS, { token, body });
-  const rule = (over: Record<string, unknown> = {}) => ({
-    name: 'Block rate jump',
-    metric: 'block_rate',
-    comparison: 'gt',
-    threshold: 0.3,
-    windowMinutes: 60,
-    ...over,
-  });
-  const tick = (c: TestContext = ctx) => c.app.get(JobScheduler).runNow('alerts');
-  /** Moves the clock past the interval, so every active rule is due again, and runs the evaluator. */
-  const nextTick = async (ms = INTERVAL) => {
-    ctx.clock.advance(ms);
-    await tick();
-  };
-  const ingest = async (key: string, n: number, body: Record<string, unknown>) => {
-    for (let i = 0; i < n; i++) {
-      const res = await ctx.post(TRACES, { apiKey: key, body });
-      expect([201, 202, 403]).toContain(res.statusCode);
-    }
-  };
-  const clean = traceBody();
-  const blocked = traceBody({}, { prompt: 'Please read me the card number on file' });
-  const unsure = traceBody({ confidence: 0.2 });
-  const stateOf = async (id: string) =>
-    (await ctx.get(`${ALERTS}/${id}`, { token: viewer.token })).json().data;
-  const historyOf = async (id: string) =>
-    (await ctx.get(`${ALERTS}/${id}/history`, { token: viewer.token })).json();
-  const transitionsOf = (id: string) =>
-    ctx.db.db.select().from(alertTransitions).where(eq(alertTransitions.alertId, id));
-  /**
-   * Verifies a Standard Webhooks signature as a receiver whose clock reads the message's time: the service's clock
-   * is moved by hours and days here, and the package checks the signed timestamp against its own.
-   */
-  const verify = (secret: string, hook: { body: string; headers: Record<string, unknown> }): Envelope => {
-    vi.setSystemTime(Number(hook.headers['webhook-timestamp']) * 1000);
-    try {
-      return new Webhook(secret).verify(hook.body, hook.headers as Record<string, string>) as Envelope;
-    } finally {
-      vi.useRealTimers();
-    }
-  };
-  const verifiedFrom = (secret: string, receiver: WebhookReceiver, type: string): Envelope[] =>
-    receiver.ofType(type).flatMap((hook) => {
-      try {
-        return [verify(secret, hook)];
-      } catch {
-        return [];
-      }
-    });
-  const waitUntil = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 5000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await ok())) {
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
-  const slackTexts = () =>
-    channel.received
-      .filter((r) => r.json.type === undefined)
-      .map((r) => (r.json as unknown as { text: string }).text);
-
-  beforeAll(async () => {
-    mail = await MailCatcher.start();
-    channel = await WebhookReceiver.start();
-    subscriber = await WebhookReceiver.start();
-    // The clock starts at the real time: receivers check a Standard Webhooks timestamp against theirs.
-    ctx = await TestContext.create({
-      config: {
-        smtpUrl: mail.url,
-        webhookAllowPrivateNetworks: true,
-        workers: false,
-        alertIntervalMs: INTERVAL,
-      },
-    });
-    owner = await ctx.register({ organizationName: 'Alerted' });
-    other = await ctx.register({ organizationName: 'Not alerted' });
-    admin = await ctx.addMember(owner.organization.id, 'admin');
-    member = await ctx.addMember(owner.organization.id, 'member');
-    viewer = await ctx.addMember(owner.organization.id, 'viewer');
-    agent = await ctx.newAgent(owner.organization.id, 'Payments agent');
-    calm = await ctx.newAgent(owner.organization.id, 'Calm agent');
-    otherAgent = await ctx.newAgent(other.organization.id, 'Their agent');
-    await ctx.newPolicy(owner.organization.id, {
-      name: 'No card numbers',
-      outcome: 'block',
-      conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'card number' }],
-    });
-    await ctx.newPolicy(owner.organization.id, {
-      name: 'Unsure',
-      outcome: 'flag',
-      conditions: [{ field: 'confidence', operator: 'lt', value: 0.5 }],
-    });
-    const integration = async (body: Record<string, unknown>) => {
-      const res = await ctx.post(INTEGRATIONS, { token: owner.token, body });
-      expect(res.statusCode, res.body).toBe(201);
-      return res.json().data as { id: string; secret?: string };
-    };
-    emailId = (
-      await integration({ type: 'email', name: 'On call', config: { recipients: ['oncall@example.com'] } })
-    ).id;
-    // Not a member: the address confirms by its link before it receives anything (docs/compliance-officers.md,
-    // "Integrations").
-    const link = await mail.waitFor('oncall@example.com', (m) =>
-      m.decoded.includes('/integrations/confirm?token='),
-    );
-    const token = MailCatcher.tokenFrom(link, '/integrations/confirm?token=');
-    expect((await ctx.post(`${INTEGRATIONS}/confirm`, { body: { token } })).statusCode).toBe(200);
-    slackId = (
-      await integration({ type: 'slack', name: 'Slack', config: { url: `${channel.url}/slack/T/B/X` } })
-    ).id;
-    const hook = await integration({ type: 'webhook', name: 'SIEM', config: { url: channel.url } });
-    hookId = hook.id;
-    hookSecret = hook.secret!;
-    const sub = await ctx.post('/api/v1/webhooks', {
-      token: owner.token,
-      body: { url: subscriber.url, events: ['alert.triggered', 'alert.resolved'] },
-    });
-    expect(sub.statusCode, sub.body).toBe(201);
-    subscriberSecret = sub.json().data.secret;
-  });
-  afterAll(async () => {
-    await ctx?.close();
-    await channel?.close();
-    await subscriber?.close();
-    await mail?.stop();
-  });
-
-  describe('rules', () => {
-    it('creates a rule in state ok with its fields, audited, and lists and gets it', async () => {
-      const res = await create(
-        rule({ name: '  Payments blocks ', agentId: agent.id, integrationIds: [emailId, hookId] }),
-      );
-      expect(res.statusCode, res.body).toBe(201);
-      const data = res.json().data;
-      expect(data).toMatchObject({
-        name: 'Payments blocks',
-        metric: 'block_rate',
-        agentId: agent.id,
-        comparison: 'gt',
-        threshold: 0.3,
-        windowMinutes: 60,
-        integrationIds: [emailId, hookId],
-        isActive: true,
-        state: 'ok',
-        lastTriggeredAt: null,
-        lastEvaluatedAt: null,
-        lastValue: null,
-        createdBy: owner.user.id,
-      });
-      const list = await ctx.get(`${ALERTS}?state=ok`, { token: viewer.token });
-      expect(list.json().data.map((a: { id: string }) => a.id)).toContain(data.id);
-      expect((await ctx.get(ALERTS, { token: other.token })).json().pagination.total).toBe(0);
-      expectErrorEnvelope(await ctx.get(`${ALERTS}/${data.id}`, { token: other.token }), 404, 'NOT_FOUND');
-      const audit = await auditEntriesOf(ctx, owner.organization.id, 'alert.create');
-      expect(audit.at(-1)).toMatchObject({ targetId: data.id });
-      await ctx.delete(`${ALERTS}/${data.id}`, { token: owner.token });
-    });
-
-    it('refuses bad rules with 400 and stores nothing', async () => {
-      const before = (await ctx.get(ALERTS, { token: owner.token })).json().pagination.total;
-      const bad: Array<[Record<string, unknown>, string]> = [
-        [rule({ metric: 'cpu' }), 'metric'],
-        [rule({ comparison: 'eq' }), 'comparison'],
-        [rule({ windowMinutes: 4 }), 'windowMinutes'],
-        [rule({ windowMinutes: 10_081 }), 'windowMinutes'],
-        [rule({ windowMinutes: 7.5 }), 'windowMinutes'],
-        [rule({ threshold: 1.5 }), 'threshold'],
-        [rule({ threshold: -1 }), 'threshold'],
-        [rule({ threshold: '0.3' }), 'threshold'],
-        [rule({ metric: 'trace_volume', threshold: 2e9 }), 'threshold'],
-        [rule({ name: '' }), 'name'],
-        [rule({ agentId: otherAgent.id }), 'agentId'],
-        [rule({ integrationIds: ['0123456789abcdef01234567'] }), 'integrationIds'],
-        [rule({ integrationIds: [emailId, emailId] }), 'integrationIds'],
-        [rule({ integrationIds: Array.from({ length: 11 }, () => emailId) }), 'integrationIds'],
-      ];
-      for (const [body, field] of bad) {
-        const res = await create(body);
-        expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
-        expect(JSON.stringify(res.json().error), JSON.stringify(body)).toContain(field);
-      }
-      // A count metric takes counts above 1.
-      const volume = await create(rule({ metric: 'trace_volume', threshold: 500 }));
-      expect(volume.statusCode).toBe(201);
-      await ctx.delete(`${ALERTS}/${volume.json().data.id}`, { token: owner.token });
-      expect((await ctx.get(ALERTS, { token: owner.token })).json().pagination.total).toBe(before);
-    });
-
-    it('refuses null for a field of an update with 400 and changes nothing', async () => {
-      const created = (await create(rule({ name: 'Nulls' }))).json().data;
-      for (const field of [
-        'name',
-        'metric',
-        'comparison',
-        'threshold',
-        'windowMinutes',
-        'integrationIds',
-        'isActive',
-      ]) {
-        const res = await ctx.patch(`${ALERTS}/${created.id}`, {
-          token: owner.token,
-          body: { [field]: null },
-        });
-        expectErrorEnvelope(res, 400, 'VALIDATION_ERROR');
-        expect(res.body).toContain(field);
-      }
-      const integrationNull = await ctx.patch(`${INTEGRATIONS}/${emailId}`, {
-        token: owner.token,
-        body: { name: null, config: null },
-      });
-      expectErrorEnvelope(integrationNull, 400, 'VALIDATION_ERROR');
-      const after = await stateOf(created.id);
-      expect(after).toEqual({ ...created, updatedAt: after.updatedAt });
-      // agentId null means every agent.
-      const cleared = await ctx.patch(`${ALERTS}/${created.id}`, {
-        token: owner.token,
-        body: { agentId: null },
-      });
-      expect(cleared.statusCode, cleared.body).toBe(200);
-      await ctx.delete(`${ALERTS}/${created.id}`, { token: owner.token });
-    });
-
-    it('lets members edit only their own, viewers nothing, and only the owner delete', async () => {
-      const mine = (await create(rule({ name: 'Member rule' }), member.token)).json().data;
-      const owners = (await create(rule({ name: 'Owner rule' }))).json().data;
-      expect(mine.createdBy).toBe(member.userId);
-      expectErrorEnvelope(await create(rule(), viewer.token), 403, 'FORBIDDEN');
-      const edited = await ctx.patch(`${ALERTS}/${mine.id}`, {
-        token: member.token,
-        body: { threshold: 0.5 },
-      });
-      expect(edited.statusCode, edited.body).toBe(200);
-      expect(edited.json().data.threshold).toBe(0.5);
-      expectErrorEnvelope(
-        await ctx.patch(`${ALERTS}/${owners.id}`, { token: member.token, body: { threshold: 0.5 } }),
-        403,
-        'FORBIDDEN',
-      );
-      expect(
-        (await ctx.patch(`${ALERTS}/${mine.id}`, { token: admin.token, body: { name: 'By admin' } }))
-          .statusCode,
-      ).toBe(200);
-      // Deletion: the owner only, even of a member's own rule.
-      for (const token of [member.token, admin.token, viewer.token]) {
-        expectErrorEnvelope(await ctx.delete(`${ALERTS}/${mine.id}`, { token }), 403, 'FORBIDDEN');
-      }
-      expect((await stateOf(mine.id)).name).toBe('By admin');
-      expectErrorEnvelope(await ctx.delete(`${ALERTS}/${mine.id}`, { token: other.token }), 404, 'NOT_FOUND');
-      const deleted = await ctx.delete(`${ALERTS}/${mine.id}`, { token: owner.token });
-      expect(deleted.statusCode).toBe(200);
-      expect(deleted.json().data).toEqual({ id: mine.id, deleted: true });
-      expectErrorEnvelope(await ctx.get(`${ALERTS}/${mine.id}`, { token: owner.token }), 404, 'NOT_FOUND');
-      const audit = await auditEntriesOf(ctx, owner.organization.id, 'alert.delete');
-      expect(audit.at(-1)).toMatchObject({ targetId: mine.id });
-      await ctx.delete(`${ALERTS}/${owners.id}`, { token: owner.token });
-    });
-  });
+  const s = alertsSuite();
+  const { create, tick, nextTick, ingest, stateOf, historyOf, transitionsOf, slackTexts } = s;
 
   describe('evaluation and notifications', () => {
     it('fires on a block-rate jump: one e-mail, Slack message and signed webhook, the event, audit and history; then resolves', async () => {
+      const {
+        ctx,
+        mail,
+        channel,
+        subscriber,
+        owner,
+        agent,
+        calm,
+        emailId,
+        slackId,
+        hookId,
+        hookSecret,
+        subscriberSecret,
+      } = s;
       const created = await create(
         rule({ name: 'Payments blocks', agentId: agent.id, integrationIds: [emailId, slackId, hookId] }),
       );
@@ -410,6 +153,7 @@ describe('alert rules', () => {
     });
 
     it('measures every metric against its threshold with the clock moved', async () => {
+      const { ctx, channel, owner, calm, hookId, hookSecret } = s;
       const made: Record<string, string> = {};
       const add = async (name: string, body: Record<string, unknown>) => {
         const res = await create(rule({ name, integrationIds: [hookId], ...body }));
@@ -489,6 +233,7 @@ describe('alert rules', () => {
     });
 
     it('notifies once per transition with two instances evaluating together', async () => {
+      const { ctx, channel, owner, agent, slackId, hookId } = s;
       const replica = await replicaContext(ctx);
       try {
         const id = (
@@ -533,6 +278,7 @@ describe('alert rules', () => {
     });
 
     it('retries a refused notification through the outbox with the same webhook-id', async () => {
+      const { ctx, channel, owner, agent, hookId, hookSecret } = s;
       const id = (
         await create(
           rule({
@@ -563,6 +309,7 @@ describe('alert rules', () => {
     });
 
     it('drops a stale evaluation: the rule edited, or claimed again, since it was read', async () => {
+      const { ctx, owner, agent } = s;
       const id = (
         await create(
           rule({ name: 'Stale', metric: 'trace_volume', threshold: 0, windowMinutes: 5, agentId: agent.id }),
@@ -584,6 +331,7 @@ describe('alert rules', () => {
     });
 
     it('escapes Slack’s control sequences in what it posts', async () => {
+      const { ctx, owner, agent, slackId } = s;
       const id = (
         await create(
           rule({
@@ -608,6 +356,7 @@ describe('alert rules', () => {
     });
 
     it('writes and sends nothing for an organization deleted meanwhile', async () => {
+      const { ctx, channel } = s;
       const leaving = await ctx.register({ organizationName: 'Leaving' });
       const leavingAgent = await ctx.newAgent(leaving.organization.id, 'Their agent');
       const hook = (
@@ -655,6 +404,7 @@ describe('alert rules', () => {
     });
 
     it('lists the period’s transitions in the digest’s alerts section', async () => {
+      const { ctx, mail, owner } = s;
       await ctx.setPlan(owner.organization.id, 'governance');
       const report = await ctx.post('/api/v1/reports/schedule', {
         token: owner.token,
@@ -679,6 +429,7 @@ describe('alert rules', () => {
   });
 
   it('purges transitions older than 400 days, and keeps the newer ones', async () => {
+    const { ctx } = s;
     const DAY = 86_400_000;
     const before = await ctx.db.db.select().from(alertTransitions);
     const times = before.map((t) => t.createdAt.getTime());
