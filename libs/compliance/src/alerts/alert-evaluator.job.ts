@@ -57,7 +57,7 @@ export function transitionText(
  * transaction with the transition's history row, its audit entry (`alert.triggered` or `alert.resolved`), its
  * domain event (webhooks and the event stream) and one outbox notification per integration. Of two evaluators that
  * read the same state only one moves it, so each transition is written, and notified, once.
- * See docs/compliance-officers.md, "Alerts"; test/alerts.e2e-spec.ts.
+ * See docs/compliance-officers.md, "Alerts"; test/alerts-*.e2e-spec.ts.
  */
 @Injectable()
 export class AlertEvaluatorJob implements OnModuleInit {

@@ -25,7 +25,7 @@ export type AlertState = 'ok' | 'firing';
  * `FOR UPDATE SKIP LOCKED`, so replicas share the work), and changes `state` only with a conditional update from
  * the state it read, in the transaction that writes the transition, its audit entry, its event and its
  * notifications: a transition happens, and notifies, once whatever the number of replicas.
- * See docs/compliance-officers.md, "Alerts"; test/alerts.e2e-spec.ts.
+ * See docs/compliance-officers.md, "Alerts"; test/alerts-*.e2e-spec.ts.
  */
 export const alertRules = pgTable(
   'alert_rules',

@@ -33,7 +33,7 @@ function htmlTable(head: string[], rows: string[][], numeric: boolean[]): string
 /**
  * The digest of a scheduled report: one section per include flag, in HTML and plain text. Every
  * value from the organization (names, titles) is escaped in the HTML part.
- * See docs/compliance-officers.md, "Scheduled reports"; test/scheduled-reports.e2e-spec.ts, "the digest".
+ * See docs/compliance-officers.md, "Scheduled reports"; test/scheduled-reports-digest.e2e-spec.ts.
  */
 export function digestMail(reportName: string, d: DigestData, appUrl: string): RenderedMail {
   const period = `${utc(d.period.from)} to ${utc(d.period.to)}`;

@@ -14,7 +14,7 @@ export const REPORT_CLAIM_LEASE_MS = 10 * 60_000;
  * the send and moves nextSendAt on by the frequency, past now. A failed send releases the claim and changes
  * nothing else, so the next tick tries again; an inactive report is never claimed. A job of the JobScheduler: it
  * runs where background work runs (the API with WORKERS=on, or apps/worker).
- * See docs/compliance-officers.md, "Scheduled reports"; test/scheduled-reports.e2e-spec.ts.
+ * See docs/compliance-officers.md, "Scheduled reports"; test/scheduled-reports-*.e2e-spec.ts.
  */
 @Injectable()
 export class ReportSchedulerJob implements OnModuleInit {

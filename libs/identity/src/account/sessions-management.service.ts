@@ -110,7 +110,7 @@ export class SessionsManagementService {
     const current = sessionOf(actor);
     return this.tx.run(async () => {
       // A session that an organization's SSO opened for an account it did not create reaches that organization's
-      // sessions only (test/tenant-takeover.e2e-spec.ts, "finding 5").
+      // sessions only (test/tenant-takeover-cross-org.e2e-spec.ts, "finding 5").
       const revoked = await this.sessions.revokeAllForUser(
         current.userId,
         actor.ssoScoped ? { organizationId: actor.organizationId } : {},

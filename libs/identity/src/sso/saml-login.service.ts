@@ -63,7 +63,7 @@ function failing<T>(read: () => T): T {
  *   The request row is taken and the assertion id recorded in one transaction, so each is accepted once across
  *   replicas.
  * - Encrypted assertions are decrypted with `SAML_SP_DECRYPTION_KEY` (the metadata then advertises its certificate).
- * See docs/identity-administrators.md, "Single sign-on: SAML sign-in and single logout"; test/sso-saml.e2e-spec.ts.
+ * See docs/identity-administrators.md, "Single sign-on: SAML sign-in and single logout"; test/sso-saml-*.e2e-spec.ts.
  */
 @Injectable()
 export class SamlLoginService {

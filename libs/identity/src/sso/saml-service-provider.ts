@@ -8,7 +8,7 @@ import { SsoSignIn } from './sso-sign-in.js';
 import type { SamlRequestRow } from './sso.schema.js';
 
 /**
- * An AuthnRequest's answer may come this long after it was sent (test/sso-saml.e2e-spec.ts); a LogoutRequest's too.
+ * An AuthnRequest's answer may come this long after it was sent (test/sso-saml-refusals.e2e-spec.ts); a LogoutRequest's too.
  */
 export const SAML_REQUEST_TTL_MS = 10 * 60_000;
 /** The clock skew tolerated on an assertion's time window. */

@@ -30,7 +30,7 @@ import {
 } from './saml.docs.js';
 
 /**
- * The SAML form posts (the ACS, the logout callback) may carry this much: 5 MB, then 413 (test/sso-saml.e2e-spec.ts).
+ * The SAML form posts (the ACS, the logout callback) may carry this much: 5 MB, then 413 (test/sso-saml-refusals.e2e-spec.ts).
  */
 const SAML_FORM_MAX_BYTES = 5 * 1024 * 1024;
 const FORM_TYPE = 'application/x-www-form-urlencoded';

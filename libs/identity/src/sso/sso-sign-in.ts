@@ -49,7 +49,7 @@ export const domainOf = (email: string): string => email.slice(email.lastIndexOf
  * known active member signs in, an unknown e-mail is provisioned with the role from the mapping rules, an existing
  * account that is not a member is refused; with `requireMfaEvenWithSso` the outcome is an MFA challenge.
  * See docs/identity-administrators.md, "Single sign-on: OIDC sign-in" (SAML follows the same rules);
- * test/sso-oidc.e2e-spec.ts, test/sso-saml.e2e-spec.ts.
+ * test/sso-oidc.e2e-spec.ts, test/sso-saml-*.e2e-spec.ts.
  */
 @Injectable()
 export class SsoSignIn {
@@ -96,7 +96,7 @@ export class SsoSignIn {
     // An IdP vouches for who the user is, not for the account's second factor: an account with TOTP that this
     // organization's SSO or SCIM did not create gives its code, as every account does with
     // requireMfaEvenWithSso. So an IdP set up for the organization cannot sign its owner in past the owner's TOTP
-    // (docs/identity-administrators.md, "Single sign-on: OIDC sign-in"; test/tenant-takeover.e2e-spec.ts).
+    // (docs/identity-administrators.md, "Single sign-on: OIDC sign-in"; test/tenant-takeover-*.e2e-spec.ts).
     const organizationsOwnAccount = user.originOrganizationId === organizationId;
     if (settings.config.requireMfaEvenWithSso || (user.mfaEnabled && !organizationsOwnAccount)) {
       if (!user.mfaEnabled) throw new SsoFailure('MFA required after SSO, none set up', user, organizationId);

@@ -236,7 +236,7 @@ export class InvitationsService {
    * A password sent is never ignored: a wrong one is 401 INVALID_CREDENTIALS. Then the membership with the
    * invited role, and a session in the inviting organization (or its MFA step). The invitation is claimed by one
    * conditional update, so of two concurrent accepts exactly one succeeds.
-   * See docs/identity-administrators.md, "Teams"; test/invitations.e2e-spec.ts, test/invitation-takeover.e2e-spec.ts.
+   * See docs/identity-administrators.md, "Teams"; test/invitations.e2e-spec.ts, test/invitation-takeover-*.e2e-spec.ts.
    */
   async accept(
     token: string,

@@ -59,7 +59,7 @@ export class UsersRepository {
    * reset, a magic link or a provider keeps the TOTP, since they never lift a second factor. The caller revokes the
    * sessions. Undefined when the address was proven meanwhile.
    * See docs/security.md, "Accounts and organizations that cannot be taken over";
-   * test/invitation-takeover.e2e-spec.ts, test/email-flows.e2e-spec.ts.
+   * test/invitation-takeover-*.e2e-spec.ts, test/email-flows.e2e-spec.ts.
    */
   async claimUnproven(
     id: string,

@@ -20,7 +20,7 @@ export interface Actor {
   /**
    * JWT: opened by this organization's single sign-on for an account the organization did not create. The IdP
    * vouched for the user here only, so account-wide changes need the account's own factor.
-   * See docs/security.md, "Accounts and organizations that cannot be taken over"; test/tenant-takeover.e2e-spec.ts,
+   * See docs/security.md, "Accounts and organizations that cannot be taken over"; test/tenant-takeover-*.e2e-spec.ts,
    * "finding 5".
    */
   ssoScoped?: boolean;

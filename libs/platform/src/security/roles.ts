@@ -47,7 +47,7 @@ export const Permission = {
   /**
    * What connects the organization to an identity provider: the SCIM token and the SSO configuration (its role
    * mapping included). Either can grant or take the owner role, so only owners write them.
-   * See docs/security.md, "Accounts and organizations that cannot be taken over"; test/tenant-takeover.e2e-spec.ts,
+   * See docs/security.md, "Accounts and organizations that cannot be taken over"; test/tenant-takeover-*.e2e-spec.ts,
    * "finding 3".
    */
   connectIdentityProvider: ['owner'],
