@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TestContext } from './support/app.js';
+import { describe, expect, it } from 'vitest';
 import { rawRequest } from './support/raw-http.js';
 import {
   expectScimError,
@@ -10,6 +9,7 @@ import {
   scimOrganization,
   USER_SCHEMA,
 } from './support/scim.js';
+import { scimSuite } from './support/scim-suite.js';
 
 /*
  * What a SCIM client meets before any resource: the public discovery documents (ServiceProviderConfig, ResourceTypes,
@@ -18,19 +18,11 @@ import {
  */
 
 describe('SCIM 2.0', () => {
-  let ctx: TestContext;
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-  });
-  // The limiters count on the test clock: each test starts with fresh windows.
-  beforeEach(() => ctx.clock.advance(15 * 60_000 + 1));
-  afterAll(async () => {
-    await ctx?.close();
-  });
+  const s = scimSuite({ freshWindows: true });
 
   describe('discovery (public)', () => {
     it('answers the ServiceProviderConfig, the resource types and the schemas, by list and by id', async () => {
+      const { ctx } = s;
       const spc = await ctx.get(`${SCIM}/ServiceProviderConfig`);
       expect(spc.statusCode).toBe(200);
       expect(spc.headers['content-type']).toMatch(/^application\/scim\+json/);
@@ -70,6 +62,7 @@ describe('SCIM 2.0', () => {
 
   describe('transport', () => {
     it('answers SCIM errors for what is refused before routing: repeated credentials or parameters, bad URLs, huge heads', async () => {
+      const { ctx } = s;
       const { token } = await scimOrganization(ctx, 'Transport');
       const twice = await ctx.app.inject({
         method: 'GET',

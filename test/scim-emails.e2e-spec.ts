@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestContext } from './support/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { MailCatcher } from './support/mail-catcher.js';
-import { expectScimError, PATCH_SCHEMA, patchOp, scimOrganization, scimUser } from './support/scim.js';
-import { type Org, scimEmailHelpers, WORK_PATH } from './support/scim-emails.js';
+import { expectScimError, PATCH_SCHEMA, patchOp, provisionUser, scimUser } from './support/scim.js';
+import { scimEmailSuite, WORK_PATH } from './support/scim-emails.js';
 
 /*
  * Issue 29, item 8: the `emails` an organization's IdP writes over SCIM (PATCH with and without a path, POST, PUT) are
@@ -14,12 +12,10 @@ import { type Org, scimEmailHelpers, WORK_PATH } from './support/scim-emails.js'
  */
 
 describe('SCIM e-mails and per-organization names', () => {
-  let ctx: TestContext;
-  let mail: MailCatcher;
+  const s = scimEmailSuite(['Contoso']);
   const {
     address,
     provisionLikeEntra,
-    provision,
     scimGet,
     entraEmailPatch,
     filterIds,
@@ -27,27 +23,11 @@ describe('SCIM e-mails and per-organization names', () => {
     memberIn,
     login,
     givePassword,
-  } = scimEmailHelpers(
-    () => ctx,
-    () => mail,
-  );
-
-  beforeAll(async () => {
-    mail = await MailCatcher.start();
-    ctx = await TestContext.create({ config: { smtpUrl: mail.url } });
-  });
-  afterAll(async () => {
-    await ctx?.close();
-    await mail?.stop();
-  });
+  } = s;
 
   describe('emails (item 8)', () => {
-    let contoso: Org;
-    beforeAll(async () => {
-      contoso = await scimOrganization(ctx, 'Contoso');
-    });
-
     it('Entra ID’s work e-mail PATCH round trip: stored as written, no drift, the sign-in address unchanged', async () => {
+      const [contoso] = s.orgs;
       const userName = address('megan.bowen');
       const created = await provisionLikeEntra(contoso, userName);
       expect(created.emails).toEqual([{ value: userName, type: 'work', primary: true }]);
@@ -101,9 +81,11 @@ describe('SCIM e-mails and per-organization names', () => {
     });
 
     it('stores a no-path replace of emails, POST and PUT emails as written; a user never given any shows the userName', async () => {
+      const { ctx } = s;
+      const [contoso] = s.orgs;
       // Never written: the userName as the primary work address, for SCIM and for other members alike.
       const plain = address('plain');
-      const plainId = await provision(contoso, plain, { displayName: 'Plain Person' });
+      const plainId = await provisionUser(contoso.client, plain, { displayName: 'Plain Person' });
       expect((await scimGet(contoso, plainId)).emails).toEqual([
         { value: plain, type: 'work', primary: true },
       ]);
@@ -169,9 +151,10 @@ describe('SCIM e-mails and per-organization names', () => {
     });
 
     it('refuses invalid emails with 400 invalidValue and changes nothing', async () => {
+      const [contoso] = s.orgs;
       const userName = address('strict');
       const written = [{ value: 'kept@contoso.example', type: 'work', primary: true }];
-      const id = await provision(contoso, userName, { emails: written });
+      const id = await provisionUser(contoso.client, userName, { emails: written });
       const before = await scimGet(contoso, id);
       const auditBefore = (await updates(contoso, id)).length;
       const eleven = Array.from({ length: 11 }, (_, i) => ({ value: `a${i}@contoso.example`, type: 'work' }));

@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestContext } from './support/app.js';
-import { expectScimError, scimOrganization } from './support/scim.js';
+import { describe, expect, it } from 'vitest';
+import { expectScimError } from './support/scim.js';
 import {
-  type Client,
-  dialectHelpers,
   expectList,
   expectScim,
   GROUP,
   LIST,
-  type Org,
   PATCH_OP,
   q,
   SCIM_BASE,
   USER,
 } from './support/scim-dialects.js';
+import { scimDialectSuite } from './support/scim-suite.js';
 
 /*
  * Microsoft Entra ID's Group requests against the four fixed role buckets ([ENTRA-TUTORIAL], [ENTRA-COMPAT]; the
@@ -23,24 +20,12 @@ import {
  */
 
 describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
-  let ctx: TestContext;
-  let entra: Org;
-
-  const { memberOf, create } = dialectHelpers(() => ctx);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    entra = await scimOrganization(ctx, 'Entra Org');
-  });
-  afterAll(() => ctx?.close());
+  const s = scimDialectSuite();
+  const { memberOf, create } = s;
 
   describe('Microsoft Entra ID request bodies', () => {
-    let client: Client;
-    beforeAll(() => {
-      client = entra.client;
-    });
-
     it('"Create Group" and "Delete Group": 405, the groups are the fixed role buckets', async () => {
+      const { client } = s.entra;
       // [ENTRA-TUTORIAL] Create Group.
       expectScimError(
         await client.post('/Groups', {
@@ -60,6 +45,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Get Group" and "Get Group by displayName" with excludedAttributes=members: 200 without members', async () => {
+      const { client } = s.entra;
       // [ENTRA-TUTORIAL] Get Group: GET /Groups/<id>?excludedAttributes=members.
       const group = expectScim(await client.get('/Groups/admin?excludedAttributes=members'), 200);
       expect(group).toMatchObject({ schemas: [GROUP], id: 'admin', displayName: 'admin' });
@@ -78,6 +64,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update Group [Non-member attributes]": renaming a bucket is 400 mutability', async () => {
+      const { client } = s.entra;
       // [ENTRA-TUTORIAL] Update Group [Non-member attributes].
       expectScimError(
         await client.patch('/Groups/admin', {
@@ -97,6 +84,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update Group [Add Members]" and "[Remove Members]" (both removal forms): 204, the role follows', async () => {
+      const { entra } = s;
+      const { client } = entra;
       const user = await create(client, { schemas: [USER], userName: 'grouped@entra.example' });
       const id = user.id as string;
       // [ENTRA-TUTORIAL] Update Group [Add Members].
@@ -146,6 +135,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Discover schema": GET /Schemas is a ListResponse with the User and Group schemas', async () => {
+      const { ctx } = s;
       // [ENTRA-TUTORIAL] Discover schema.
       const res = await ctx.get('/scim/v2/Schemas');
       const body = expectScim(res, 200);

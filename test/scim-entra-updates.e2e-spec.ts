@@ -1,17 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestContext } from './support/app.js';
-import { expectScimError, scimOrganization } from './support/scim.js';
-import {
-  type Client,
-  dialectHelpers,
-  ENTERPRISE,
-  expectList,
-  expectScim,
-  type Org,
-  PATCH_OP,
-  q,
-  USER,
-} from './support/scim-dialects.js';
+import { describe, expect, it } from 'vitest';
+import { expectScimError } from './support/scim.js';
+import { ENTERPRISE, expectList, expectScim, PATCH_OP, q, USER } from './support/scim-dialects.js';
+import { scimDialectSuite } from './support/scim-suite.js';
 
 /*
  * Microsoft Entra ID's PATCH requests beyond a single attribute, with and without its compatibility flag
@@ -21,24 +11,12 @@ import {
  */
 
 describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
-  let ctx: TestContext;
-  let entra: Org;
-
-  const { memberOf, create } = dialectHelpers(() => ctx);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    entra = await scimOrganization(ctx, 'Entra Org');
-  });
-  afterAll(() => ctx?.close());
+  const s = scimDialectSuite();
+  const { memberOf, create } = s;
 
   describe('Microsoft Entra ID request bodies', () => {
-    let client: Client;
-    beforeAll(() => {
-      client = entra.client;
-    });
-
     it('"Requests to replace multiple attributes", without and with the aadOptscim062020 flag: 200, all applied', async () => {
+      const { client } = s.entra;
       const user = await create(client, { schemas: [USER], userName: 'replace.many@entra.example' });
       const id = user.id as string;
       // [ENTRA-COMPAT] Requests to replace multiple attributes — without feature flag.
@@ -91,6 +69,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Requests made to add a single-value string attribute" (nickName), "Add" and "add": 200, ignored', async () => {
+      const { client } = s.entra;
       const user = await create(client, {
         schemas: [USER],
         userName: 'babs@entra.example',
@@ -141,6 +120,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Example 5. … update a user": "Add" of manager, unqualified as Entra sends it or qualified, is ignored', async () => {
+      const { client } = s.entra;
       const user = await create(client, { schemas: [USER], userName: 'managed@entra.example' });
       // [ENTRA-TUTORIAL] Build a SCIM endpoint, Example 5: PATCH "Add" path "manager" with a reference value.
       const res = await client.patch(`/Users/${user.id as string}`, {
@@ -181,6 +161,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Disable User" (boolean and the "False" string of the compatibility notes), then "True": 200 each', async () => {
+      const { entra } = s;
+      const { client } = entra;
       const user = await create(client, { schemas: [USER], userName: 'disable@entra.example' });
       const id = user.id as string;
       // [ENTRA-TUTORIAL] Disable User.
@@ -231,6 +213,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Delete User": 204, the membership inactive; re-assignment finds and re-enables the same user', async () => {
+      const { entra } = s;
+      const { client } = entra;
       const user = await create(client, { schemas: [USER], userName: 'delete@entra.example' });
       const id = user.id as string;
       // [ENTRA-TUTORIAL] Delete User: DELETE /Users/<id> → 204 No Content.

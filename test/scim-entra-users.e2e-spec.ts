@@ -1,19 +1,9 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { organizations } from '../libs/identity/src/organizations/organization.schema.js';
-import { TestContext } from './support/app.js';
-import { expectScimError, scimOrganization } from './support/scim.js';
-import {
-  type Client,
-  dialectHelpers,
-  ENTERPRISE,
-  expectList,
-  expectScim,
-  type Org,
-  q,
-  SCIM_BASE,
-  USER,
-} from './support/scim-dialects.js';
+import { expectScimError } from './support/scim.js';
+import { ENTERPRISE, expectList, expectScim, q, SCIM_BASE, USER } from './support/scim-dialects.js';
+import { scimDialectSuite } from './support/scim-suite.js';
 
 /*
  * Microsoft Entra ID's requests to create, read and query users, as its tutorial shows them ([ENTRA-TUTORIAL],
@@ -23,24 +13,12 @@ import {
  */
 
 describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
-  let ctx: TestContext;
-  let entra: Org;
-
-  const { memberOf, create } = dialectHelpers(() => ctx);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    entra = await scimOrganization(ctx, 'Entra Org');
-  });
-  afterAll(() => ctx?.close());
+  const s = scimDialectSuite();
+  const { memberOf, create } = s;
 
   describe('Microsoft Entra ID request bodies', () => {
-    let client: Client;
-    beforeAll(() => {
-      client = entra.client;
-    });
-
     it('Test Connection / "Get User by query - Zero results": 200 with an empty ListResponse', async () => {
+      const { client } = s.entra;
       // [ENTRA-TUTORIAL] GET /Users?filter=userName eq "non-existent user"; "Test Connection" expects 200 + empty list.
       const resources = expectList(await client.get(`/Users${q('userName eq "non-existent user"')}`), 0);
       expect(resources).toEqual([]);
@@ -49,6 +27,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Create User": 201 with Location, the id, externalId, userName, name, active and the work e-mail', async () => {
+      const { entra } = s;
+      const { client } = entra;
       // [ENTRA-TUTORIAL] Create User, request body as sent (userName is the e-mail here).
       const body = {
         schemas: [
@@ -102,6 +82,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Example 2. Provision a user": null attributes and a misspelt extension URN are accepted', async () => {
+      const { client } = s.entra;
       // [ENTRA-TUTORIAL] Build a SCIM endpoint, Example 2: POST with nulls for attributes Entra has no value for.
       const user = await create(client, {
         schemas: [
@@ -141,6 +122,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Provisioning a role to a SCIM app" (SingleAppRoleAssignment): roles[].value goes through the mapping rules', async () => {
+      const { ctx, entra } = s;
+      const { client } = entra;
       await ctx.db.db
         .update(organizations)
         .set({ roleMappingRules: [{ pattern: '^Admin$', role: 'admin' }] })
@@ -161,6 +144,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Get User" and "Get User by query": 200; an unknown id is 404 without scimType', async () => {
+      const { client } = s.entra;
       const user = await create(client, {
         schemas: [USER, ENTERPRISE],
         externalId: '58342554-38d6-4ec8-948c-50044d0a33fd',
@@ -195,6 +179,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Get User by query" on the work e-mail, the other matching attribute the tutorial names', async () => {
+      const { client } = s.entra;
       const user = await create(client, { schemas: [USER], userName: 'by.mail@entra.example' });
       // [ENTRA-TUTORIAL] "Use userName or emails[type eq "work"] attributes to query users" and "/Users: … a GET to
       // /Users with a filter must allow for both userName eq "user@contoso.com" and emails[type eq "work"].value eq
@@ -210,6 +195,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update User [Multi-valued properties]": 200, the family name replaced', async () => {
+      const { client } = s.entra;
       const user = await create(client, {
         schemas: [USER],
         userName: 'multi@entra.example',
@@ -242,6 +228,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update User [Single-valued properties]": 200, the userName replaced (and lower-cased)', async () => {
+      const { client } = s.entra;
       const user = await create(client, {
         schemas: [USER],
         userName: 'single@entra.example',

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TestContext } from './support/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectScimError, patchOp, scimOrganization, scimUser } from './support/scim.js';
+import { scimSuite } from './support/scim-suite.js';
 
 /*
  * SCIM filters over HTTP (RFC 7644 §3.4.2.2): every operator, and, or, not and parentheses with RFC precedence, case
@@ -9,20 +9,11 @@ import { expectScimError, patchOp, scimOrganization, scimUser } from './support/
  */
 
 describe('SCIM 2.0', () => {
-  let ctx: TestContext;
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-  });
-  // The limiters count on the test clock: each test starts with fresh windows.
-  beforeEach(() => ctx.clock.advance(15 * 60_000 + 1));
-  afterAll(async () => {
-    await ctx?.close();
-  });
+  const s = scimSuite({ freshWindows: true });
 
   describe('Users', () => {
     it('filters with every operator, and, or, not and parentheses, with RFC precedence', async () => {
-      const f = await scimOrganization(ctx, 'Filters');
+      const f = await scimOrganization(s.ctx, 'Filters');
       const mk = async (userName: string, extra: Record<string, unknown>) => {
         const res = await f.client.post('/Users', scimUser(userName, extra));
         expect(res.statusCode, res.body).toBe(201);

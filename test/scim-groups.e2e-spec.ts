@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Registered, TestContext } from './support/app.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
-import {
-  expectScimError,
-  patchOp,
-  provisionUser,
-  type ScimClient,
-  scimOrganization,
-} from './support/scim.js';
+import { describe, expect, it } from 'vitest';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { expectScimError, patchOp } from './support/scim.js';
+import { scimSuite } from './support/scim-suite.js';
 
 /*
  * SCIM Groups, the four role buckets: listed and filtered, members moved between them all or nothing (the role
@@ -15,25 +9,12 @@ import {
  */
 
 describe('SCIM 2.0', () => {
-  let ctx: TestContext;
-  let owner: Registered;
-  let client: ScimClient;
-
-  const provision = (userName: string, extra: Record<string, unknown> = {}) =>
-    provisionUser(client, userName, extra);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    ({ owner, client } = await scimOrganization(ctx));
-  });
-  // The limiters count on the test clock: each test starts with fresh windows.
-  beforeEach(() => ctx.clock.advance(15 * 60_000 + 1));
-  afterAll(async () => {
-    await ctx?.close();
-  });
+  const s = scimSuite({ organizations: ['SCIM Org'], freshWindows: true });
+  const { provision } = s;
 
   describe('Groups', () => {
     it('lists the four buckets, moves members between them, and refuses what would change the buckets themselves', async () => {
+      const { ctx, owner, client } = s;
       const list = (await client.get('/Groups?excludedAttributes=members')).json();
       expect(list.Resources.map((g: { id: string }) => g.id)).toEqual([
         'owner',

@@ -1,17 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestContext } from './support/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { scimOrganization } from './support/scim.js';
-import {
-  dialectHelpers,
-  ENTERPRISE,
-  expectList,
-  expectScim,
-  type Org,
-  PATCH_OP,
-  q,
-  USER,
-} from './support/scim-dialects.js';
+import { ENTERPRISE, expectList, expectScim, PATCH_OP, q, USER } from './support/scim-dialects.js';
+import { scimDialectSuite } from './support/scim-suite.js';
 
 /*
  * Each identity provider's provisioning cycle end to end, as Microsoft Entra ID and Okta run it (the sources are
@@ -20,21 +10,12 @@ import {
  */
 
 describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
-  let ctx: TestContext;
-  let entra: Org;
-  let okta: Org;
-
-  const { givePassword, loginRes, me, memberOf, create } = dialectHelpers(() => ctx);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    entra = await scimOrganization(ctx, 'Entra Org');
-    okta = await scimOrganization(ctx, 'Okta Org');
-  });
-  afterAll(() => ctx?.close());
+  const s = scimDialectSuite({ okta: true });
+  const { givePassword, login, me, memberOf, create } = s;
 
   describe('Microsoft Entra ID provisioning cycle', () => {
     it('query → create → query by externalId → update → disable ("False") → re-enable ("True") → group add/remove', async () => {
+      const { ctx, entra } = s;
       const { client } = entra;
       const email = 'cycle.entra@contoso.example';
       // Matching: no such user yet.
@@ -85,7 +66,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
       // A SCIM-deactivated user keeps an open session until it expires or is revoked
       // (docs/identity-administrators.md, "SCIM provisioning").
       expect((await me(session)).statusCode).toBe(200);
-      expectErrorEnvelope(await loginRes(email), 401, 'ACCOUNT_DEACTIVATED');
+      expectErrorEnvelope(await login(email), 401, 'ACCOUNT_DEACTIVATED');
       expect(expectScim(await client.get(`/Users/${id}`), 200)).toMatchObject({ active: false });
 
       const enabled = await client.patch(`/Users/${id}`, {
@@ -116,12 +97,13 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
       // A SCIM-deactivated user keeps an open session until it expires or is revoked
       // (docs/identity-administrators.md, "SCIM provisioning").
       expect((await me(fresh)).statusCode).toBe(200);
-      expectErrorEnvelope(await loginRes(email), 401, 'ACCOUNT_DEACTIVATED');
+      expectErrorEnvelope(await login(email), 401, 'ACCOUNT_DEACTIVATED');
     });
   });
 
   describe('Okta provisioning cycle', () => {
     it('query → create → get → PUT → PATCH {active: false} → PATCH {active: true} → replace group members', async () => {
+      const { ctx, okta } = s;
       const { client } = okta;
       const email = 'cycle.okta@okta.example';
       // Import/match: the userName eq query finds nothing.
@@ -177,7 +159,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
       // A SCIM-deactivated user keeps an open session until it expires or is revoked
       // (docs/identity-administrators.md, "SCIM provisioning").
       expect((await me(session)).statusCode).toBe(200);
-      expectErrorEnvelope(await loginRes(email), 401, 'ACCOUNT_DEACTIVATED');
+      expectErrorEnvelope(await login(email), 401, 'ACCOUNT_DEACTIVATED');
 
       const on = await client.patch(`/Users/${id}`, {
         schemas: [PATCH_OP],

@@ -1,12 +1,10 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../libs/identity/src/auth/password.js';
 import { users } from '../libs/identity/src/users/user.schema.js';
-import { TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { MailCatcher } from './support/mail-catcher.js';
-import { expectScimError, patchOp, scimOrganization, scimUser } from './support/scim.js';
-import { CHOSEN_PASSWORD, INVITES, type Org, scimEmailHelpers } from './support/scim-emails.js';
+import { expectScimError, patchOp, provisionUser, scimUser } from './support/scim.js';
+import { CHOSEN_PASSWORD, INVITES, scimEmailSuite } from './support/scim-emails.js';
 
 /*
  * Issue 29, item 7: the displayName and name an organization's IdP writes over SCIM are kept for that organization;
@@ -17,42 +15,13 @@ import { CHOSEN_PASSWORD, INVITES, type Org, scimEmailHelpers } from './support/
  */
 
 describe('SCIM e-mails and per-organization names', () => {
-  let ctx: TestContext;
-  let mail: MailCatcher;
-  const {
-    address,
-    provisionLikeEntra,
-    provision,
-    scimGet,
-    filterIds,
-    updates,
-    memberIn,
-    login,
-    invite,
-    accept,
-  } = scimEmailHelpers(
-    () => ctx,
-    () => mail,
-  );
-
-  beforeAll(async () => {
-    mail = await MailCatcher.start();
-    ctx = await TestContext.create({ config: { smtpUrl: mail.url } });
-  });
-  afterAll(async () => {
-    await ctx?.close();
-    await mail?.stop();
-  });
+  const s = scimEmailSuite(['Contoso Names', 'Fabrikam']);
+  const { address, provisionLikeEntra, scimGet, filterIds, updates, memberIn, login, invite, accept } = s;
 
   describe('displayName, name and userName per organization (item 7)', () => {
-    let contoso: Org;
-    let fabrikam: Org;
-    beforeAll(async () => {
-      contoso = await scimOrganization(ctx, 'Contoso Names');
-      fabrikam = await scimOrganization(ctx, 'Fabrikam');
-    });
-
     it('an account shared with another organization keeps its name and address whatever one IdP writes', async () => {
+      const { ctx } = s;
+      const [contoso, fabrikam] = s.orgs;
       const email = address('shared');
       const { id } = await provisionLikeEntra(contoso, email, { givenName: 'Pat', familyName: 'Idp' });
       expect(await memberIn(contoso.owner.token, id)).toMatchObject({ name: 'Pat Idp', email });
@@ -136,8 +105,12 @@ describe('SCIM e-mails and per-organization names', () => {
     });
 
     it('the organization’s own unshared account follows its IdP’s displayName; one it did not create does not', async () => {
+      const { ctx } = s;
+      const [contoso] = s.orgs;
       const email = address('own');
-      const id = await provision(contoso, email, { name: { givenName: 'Owen', familyName: 'Own' } });
+      const id = await provisionUser(contoso.client, email, {
+        name: { givenName: 'Owen', familyName: 'Own' },
+      });
       expect(await memberIn(contoso.owner.token, id)).toMatchObject({ name: 'Owen Own' });
       const res = await contoso.client.patch(
         `/Users/${id}`,
@@ -188,8 +161,10 @@ describe('SCIM e-mails and per-organization names', () => {
     });
 
     it('a userName change of the own unshared account leaves the new address unproven: an invitation to it claims the account', async () => {
+      const { ctx } = s;
+      const [contoso, fabrikam] = s.orgs;
       const email = address('mover');
-      const id = await provision(contoso, email, { displayName: 'Mo Ver' });
+      const id = await provisionUser(contoso.client, email, { displayName: 'Mo Ver' });
       // A proven address on an account still Contoso's own (set in place: an HTTP proof of an unproven account, a
       // password reset for one, may also end the IdP's ownership), with a password its holder signs in with.
       await ctx.db.db

@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestContext } from './support/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { expectScimError, scimOrganization } from './support/scim.js';
-import {
-  type Client,
-  dialectHelpers,
-  expectList,
-  expectScim,
-  GROUP,
-  LIST,
-  type Org,
-  PATCH_OP,
-  USER,
-} from './support/scim-dialects.js';
+import { expectScimError } from './support/scim.js';
+import { expectList, expectScim, GROUP, LIST, PATCH_OP, USER } from './support/scim-dialects.js';
+import { scimDialectSuite } from './support/scim-suite.js';
 
 /*
  * Okta's requests from its SCIM 2.0 reference ([OKTA-SCIM20]; the sources are listed in
@@ -22,26 +12,11 @@ import {
  */
 
 describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
-  let ctx: TestContext;
-  let entra: Org;
-  let okta: Org;
-
-  const { loginRes, memberOf, create } = dialectHelpers(() => ctx);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    // Entra's organization holds an address that Okta's cannot take ("Create the User").
-    entra = await scimOrganization(ctx, 'Entra Org');
-    okta = await scimOrganization(ctx, 'Okta Org');
-  });
-  afterAll(() => ctx?.close());
+  // Entra's organization holds an address that Okta's cannot take ("Create the User").
+  const s = scimDialectSuite({ okta: true });
+  const { login, memberOf, create } = s;
 
   describe('Okta request bodies', () => {
-    let client: Client;
-    beforeAll(() => {
-      client = okta.client;
-    });
-
     const createBody = (userName: string, externalId: string) => ({
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
       userName,
@@ -56,6 +31,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Determine if the User already exists": the encoded userName eq filter with startIndex and count', async () => {
+      const { client } = s.okta;
       // [OKTA-SCIM20] Create Users, "Determine if the User already exists".
       const res = await client.get(
         '/Users?filter=userName%20eq%20%22test.user%40okta.example%22&startIndex=1&count=100',
@@ -71,6 +47,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Create the User": 201 with the user; the IdP password is not a sign-in password; again: 409 uniqueness', async () => {
+      const { entra, okta } = s;
+      const { client } = okta;
       // [OKTA-SCIM20] Create Users, "Create the User".
       const user = await create(client, createBody('test.user@okta.example', '00ujl29u0le5T6Aj10h7'));
       expect(user).toMatchObject({
@@ -85,7 +63,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
       });
       expect(user).not.toHaveProperty('password');
       expect(await memberOf(okta, user.id as string)).toMatchObject({ role: 'member', isActive: true });
-      expectErrorEnvelope(await loginRes('test.user@okta.example', '1mz050nq'), 401, 'INVALID_CREDENTIALS');
+      expectErrorEnvelope(await login('test.user@okta.example', '1mz050nq'), 401, 'INVALID_CREDENTIALS');
 
       // [OKTA-SCIM20] "If the User object that Okta tries to create already exists … 409 Conflict".
       expectScimError(
@@ -110,6 +88,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Retrieve Users": ?startIndex=1&count=100, and pages of count with integer fields', async () => {
+      const { client } = s.okta;
       for (const n of [1, 2, 3]) await create(client, createBody(`page${n}@okta.example`, `page-${n}`));
       // [OKTA-SCIM20] Retrieve Users.
       const all = await client.get('/Users?startIndex=1&count=100');
@@ -124,6 +103,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Retrieve a specific User", "Update a specific User (PUT)": 200 with the updated user', async () => {
+      const { client } = s.okta;
       const user = await create(client, createBody('put.user@okta.example', '00uput'));
       const id = user.id as string;
       // [OKTA-SCIM20] Retrieve a specific User.
@@ -170,6 +150,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update a specific User (PATCH)": replace {active: false}, then {active: true}: 200 with the user', async () => {
+      const { okta } = s;
+      const { client } = okta;
       const user = await create(client, createBody('patch.user@okta.example', '00upatch'));
       const id = user.id as string;
       // [OKTA-SCIM20] Update a specific User (PATCH): deactivation.
@@ -194,6 +176,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Create Groups" and "Delete a specific Group": 405; "Retrieve Groups" and "Retrieve specific Groups": 200', async () => {
+      const { okta } = s;
+      const { client } = okta;
       // [OKTA-SCIM20] Create Groups.
       expectScimError(
         await client.post('/Groups', {
@@ -225,6 +209,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update a specific Group name": another name is 400 mutability', async () => {
+      const { client } = s.okta;
       // [OKTA-SCIM20] Update a specific Group name (PATCH, a no-path replace with id and displayName).
       expectScimError(
         await client.patch('/Groups/admin', {
@@ -237,6 +222,7 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update a specific Group name" with the bucket’s own name (sent with every membership push): accepted', async () => {
+      const { client } = s.okta;
       // [OKTA-SCIM20] "The group name update operation is triggered each time there is a group membership update
       // operation." A group linked to the `admin` bucket carries its name unchanged.
       const res = await client.patch('/Groups/admin', {
@@ -247,6 +233,8 @@ describe('SCIM dialects: Microsoft Entra ID and Okta', () => {
     });
 
     it('"Update specific Group membership": remove by filtered path + add, then replace members: 204', async () => {
+      const { okta } = s;
+      const { client } = okta;
       const a = await create(client, createBody('member.a@okta.example', '00ua'));
       const b = await create(client, createBody('member.b@okta.example', '00ub'));
       const aId = a.id as string;

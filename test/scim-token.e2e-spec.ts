@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Registered, TestContext } from './support/app.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { auditEntriesOf } from './support/audit-entries.js';
 import { expectScimError, SCIM, SCIM_TOKEN_API, scimClient, scimOrganization } from './support/scim.js';
+import { scimSuite } from './support/scim-suite.js';
 
 /*
  * The SCIM token (test/support/scim.ts: scimOrganization): shown once and kept as a hash, rotated and revoked, for
@@ -11,21 +12,11 @@ import { expectScimError, SCIM, SCIM_TOKEN_API, scimClient, scimOrganization } f
  */
 
 describe('SCIM 2.0', () => {
-  let ctx: TestContext;
-  let owner: Registered;
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    ({ owner } = await scimOrganization(ctx));
-  });
-  // The limiters count on the test clock: each test starts with fresh windows.
-  beforeEach(() => ctx.clock.advance(15 * 60_000 + 1));
-  afterAll(async () => {
-    await ctx?.close();
-  });
+  const s = scimSuite({ organizations: ['SCIM Org'], freshWindows: true });
 
   describe('the token', () => {
     it('is shown once, kept as a hash, replaced at once by a new one, and revoked', async () => {
+      const { ctx } = s;
       const org = await ctx.register({ organizationName: 'Token org' });
       await ctx.setPlan(org.organization.id, 'enterprise');
       const status = async () => (await ctx.get(SCIM_TOKEN_API, { token: org.token })).json().data;
@@ -64,6 +55,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('is for owners and admins on a plan with scim; a downgraded plan stops the token', async () => {
+      const { ctx, owner } = s;
       const member = await ctx.addMember(owner.organization.id, 'member');
       expectErrorEnvelope(await ctx.post(SCIM_TOKEN_API, { token: member.token }), 403, 'FORBIDDEN');
       const admin = await ctx.addMember(owner.organization.id, 'admin');
@@ -78,6 +70,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('refuses a missing, malformed or unknown bearer with a SCIM 401', async () => {
+      const { ctx, owner } = s;
       for (const authorization of [
         undefined,
         'Basic abc',

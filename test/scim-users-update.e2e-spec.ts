@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Registered, TestContext } from './support/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectErrorEnvelope } from './support/assertions.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
-import {
-  expectScimError,
-  patchOp,
-  provisionUser,
-  type ScimClient,
-  scimOrganization,
-  scimUser,
-  USER_SCHEMA,
-} from './support/scim.js';
+import { auditEntriesOf } from './support/audit-entries.js';
+import { expectScimError, patchOp, scimUser, USER_SCHEMA } from './support/scim.js';
+import { scimSuite } from './support/scim-suite.js';
 
 /*
  * SCIM Users changed: PUT replaces a whole user (what is left out is cleared, a new userName moves the address);
@@ -19,25 +11,12 @@ import {
  */
 
 describe('SCIM 2.0', () => {
-  let ctx: TestContext;
-  let owner: Registered;
-  let client: ScimClient;
-
-  const provision = (userName: string, extra: Record<string, unknown> = {}) =>
-    provisionUser(client, userName, extra);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    ({ owner, client } = await scimOrganization(ctx));
-  });
-  // The limiters count on the test clock: each test starts with fresh windows.
-  beforeEach(() => ctx.clock.advance(15 * 60_000 + 1));
-  afterAll(async () => {
-    await ctx?.close();
-  });
+  const s = scimSuite({ organizations: ['SCIM Org'], freshWindows: true });
+  const { provision } = s;
 
   describe('Users', () => {
     it('replaces a whole user with PUT: what is left out is cleared', async () => {
+      const { client } = s;
       const id = await provision('put@scim.example', {
         externalId: 'put-1',
         displayName: 'Put Person',
@@ -64,6 +43,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('applies a PATCH whole or not at all', async () => {
+      const { ctx, owner, client } = s;
       const id = await provision('patch@scim.example', { displayName: 'Before' });
       const before = (await client.get(`/Users/${id}`)).json();
       const bad = await client.patch(
@@ -127,6 +107,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('deactivates with DELETE or active false, which stops sign-in (open sessions last), and reactivates', async () => {
+      const { ctx, owner, client } = s;
       const member = await ctx.addMember(owner.organization.id, 'member');
       const [found] = (
         await client.get(`/Users?filter=${encodeURIComponent(`userName eq "${member.email}"`)}`)

@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Registered, TestContext } from './support/app.js';
-import { auditEntriesOf } from './support/compliance-suite.js';
+import { describe, expect, it } from 'vitest';
+import { auditEntriesOf } from './support/audit-entries.js';
 import {
   expectScimError,
-  filteredUserNames,
   LIST_SCHEMA,
   patchOp,
-  provisionUser,
-  type ScimClient,
   scimOrganization,
   scimUser,
   USER_SCHEMA,
 } from './support/scim.js';
+import { scimSuite } from './support/scim-suite.js';
 
 /*
  * SCIM Users, created and read: provisioning with meta, Location, the role from the groups and its audit; the
@@ -21,26 +18,12 @@ import {
  */
 
 describe('SCIM 2.0', () => {
-  let ctx: TestContext;
-  let owner: Registered;
-  let client: ScimClient;
-
-  const provision = (userName: string, extra: Record<string, unknown> = {}) =>
-    provisionUser(client, userName, extra);
-  const filter = (expression: string) => filteredUserNames(client, expression);
-
-  beforeAll(async () => {
-    ctx = await TestContext.create();
-    ({ owner, client } = await scimOrganization(ctx));
-  });
-  // The limiters count on the test clock: each test starts with fresh windows.
-  beforeEach(() => ctx.clock.advance(15 * 60_000 + 1));
-  afterAll(async () => {
-    await ctx?.close();
-  });
+  const s = scimSuite({ organizations: ['SCIM Org'], freshWindows: true });
+  const { provision, filter } = s;
 
   describe('Users', () => {
     it('provisions atomically with meta, a Location and the role from the groups, audited with the token id', async () => {
+      const { ctx, owner, client } = s;
       await ctx.request('PUT', '/api/v1/sso/config', {
         token: owner.token,
         body: {
@@ -96,6 +79,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('refuses a taken userName in any case, and bodies without a usable userName, changing nothing', async () => {
+      const { ctx, client } = s;
       await provision('dup@scim.example');
       expectScimError(await client.post('/Users', scimUser('DUP@scim.EXAMPLE')), 409, 'uniqueness');
       // An address with an account elsewhere: this IdP cannot take it over.
@@ -123,6 +107,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('keeps ids to the organization: another organization’s user, or no id, is 404', async () => {
+      const { ctx, client } = s;
       const other = await scimOrganization(ctx, 'Other SCIM');
       const foreign = (await other.client.post('/Users', scimUser('foreign@other-scim.example'))).json()
         .id as string;
@@ -139,6 +124,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('pages through 205 users with startIndex and count, count clamped to 200', async () => {
+      const { ctx } = s;
       const paging = await scimOrganization(ctx, 'Paging');
       for (let i = 0; i < 204; i++) {
         const res = await paging.client.post(
@@ -167,6 +153,7 @@ describe('SCIM 2.0', () => {
     });
 
     it('returns only the attributes asked for, or all but the excluded ones', async () => {
+      const { client } = s;
       const id = await provision('attrs@scim.example', { name: { givenName: 'At', familyName: 'Trs' } });
       const only = (await client.get(`/Users/${id}?attributes=userName,name.givenName`)).json();
       expect(only).toEqual({

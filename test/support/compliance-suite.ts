@@ -4,9 +4,6 @@ import { friaAssessments } from '../../libs/compliance/src/fria/fria.schema.js';
 import { complianceMappingNotes } from '../../libs/compliance/src/mapping/compliance-mapping.schema.js';
 import type { Registered, TestContext } from './app.js';
 
-// The SCIM suites still import it from here; its home is audit-entries.ts.
-export { auditEntriesOf } from './audit-entries.js';
-
 export const CATALOGUE = '/api/v1/compliance/catalogue';
 export const MAPPING = '/api/v1/compliance/mapping';
 export const CROSSWALK = '/api/v1/compliance/crosswalk';

@@ -1,11 +1,6 @@
-import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { hashPassword } from '../../libs/identity/src/auth/password.js';
-import { users } from '../../libs/identity/src/users/user.schema.js';
-import { TEST_PASSWORD, type TestContext } from './app.js';
-import { LIST_SCHEMA, PATCH_SCHEMA, type scimOrganization, USER_SCHEMA } from './scim.js';
-import { MEMBERS, type TeamMember } from './team-suite.js';
+import { LIST_SCHEMA, PATCH_SCHEMA, type ScimOrg, USER_SCHEMA } from './scim.js';
 
 /*
  * The SCIM dialect suites (test/scim-entra-*.e2e-spec.ts, test/scim-okta.e2e-spec.ts, test/scim-idp-cycles.e2e-spec.ts)
@@ -35,7 +30,7 @@ export const PATCH_OP = PATCH_SCHEMA;
 export const LIST = LIST_SCHEMA;
 export const SCIM_BASE = 'http://gov.test/scim/v2';
 
-export type Org = Awaited<ReturnType<typeof scimOrganization>>;
+export type Org = ScimOrg;
 export type Client = Org['client'];
 
 export const q = (filter: string) => `?filter=${encodeURIComponent(filter)}`;
@@ -58,33 +53,4 @@ export function expectList(res: LightMyRequestResponse, total: number): Record<s
   expect(Array.isArray(resources)).toBe(true);
   expect(body.itemsPerPage).toBe(resources.length);
   return resources;
-}
-
-/** The helpers of the dialect suites, on the suite's context (read when called: it is created in beforeAll). */
-export function dialectHelpers(context: () => TestContext) {
-  /** Gives a provisioned account (no password) the test password, so its user can sign in. */
-  async function givePassword(userId: string): Promise<void> {
-    const { db } = context().db;
-    await db
-      .update(users)
-      .set({ passwordHash: await hashPassword(TEST_PASSWORD) })
-      .where(eq(users.id, userId));
-  }
-  const loginRes = (email: string, password = TEST_PASSWORD) =>
-    context().post('/api/v1/auth/login', { body: { email, password } });
-  async function me(token: string): Promise<LightMyRequestResponse> {
-    return context().get('/api/v1/auth/me', { token });
-  }
-  async function memberOf(org: Org, userId: string): Promise<TeamMember | undefined> {
-    const res = await context().get(MEMBERS, { token: org.owner.token });
-    expect(res.statusCode, res.body).toBe(200);
-    return (res.json().data as TeamMember[]).find((m) => m.userId === userId);
-  }
-  async function create(client: Client, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const res = await client.post('/Users', body);
-    const user = expectScim(res, 201);
-    expect(res.headers.location).toBe(`${SCIM_BASE}/Users/${user.id as string}`);
-    return user;
-  }
-  return { givePassword, loginRes, me, memberOf, create };
 }

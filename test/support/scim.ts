@@ -20,6 +20,8 @@ export async function scimOrganization(ctx: TestContext, name = 'SCIM Org') {
   return { owner, token, client: scimClient(ctx, () => token) };
 }
 
+export type ScimOrg = Awaited<ReturnType<typeof scimOrganization>>;
+
 /** SCIM calls with a bearer token, bodies as `application/scim+json`. */
 export function scimClient(ctx: TestContext, token: () => string | undefined) {
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>

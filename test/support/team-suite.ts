@@ -17,9 +17,6 @@ export interface TeamMember {
   createdAt: string;
 }
 
-// The SCIM suites still import the type from here; its home is audit-entries.ts.
-export type { AuditEntry } from './audit-entries.js';
-
 /** The helpers of the team suites, on the suite's context (read when called: it is created in beforeAll). */
 export function teamHelpers(context: () => TestContext) {
   /** A fresh organization per test: its owner plus one member of each requested role. */

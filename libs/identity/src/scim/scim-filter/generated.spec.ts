@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type FilterNode, ScimFilterError } from './ast.js';
 import { matchesScimFilter } from './evaluate.js';
 import {
@@ -13,32 +13,13 @@ import {
   typedLeafArb,
 } from './generators.fixture.js';
 import { parseScimFilter } from './parser.js';
-import {
-  ATTRIBUTES,
-  FIXTURES,
-  type FixtureDatabase,
-  fixtureDatabase,
-  getter,
-  memoryIds,
-  toQuery,
-} from './shared.fixture.js';
+import { ATTRIBUTES, FIXTURES, getter, memoryIds, toQuery, useFixtureDatabase } from './shared.fixture.js';
 import { compileScimFilter } from './to-sql.js';
 
 // Generated filters: every one parses or is refused with a ScimFilterError, compiles to SQL that binds every value,
 // and selects the same rows in SQL on PGlite as in memory.
 describe('generated filters against PostgreSQL (PGlite)', () => {
-  let database: FixtureDatabase;
-
-  beforeAll(async () => {
-    database = await fixtureDatabase();
-    // Starting PGlite can take a while on a busy machine.
-  }, 60_000);
-
-  afterAll(async () => {
-    await database?.close();
-  });
-
-  const sqlIds = (where: SQL) => database.sqlIds(where);
+  const sqlIds = useFixtureDatabase();
 
   // The property tests allow a minute each: a bound on the run on a slow machine, not a measurement.
   it('compiles generated filters to SQL that binds every value and runs, or refuses them', async () => {

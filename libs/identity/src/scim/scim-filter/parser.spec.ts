@@ -31,31 +31,13 @@ describe('parseScimFilter', () => {
     const a = cmp('a', 'eq', 1);
     const b = cmp('b', 'eq', 2);
     const c = cmp('c', 'eq', 3);
-    expect(parseScimFilter('a eq 1 or b eq 2 and c eq 3')).toEqual({
-      kind: 'or',
-      left: a,
-      right: { kind: 'and', left: b, right: c },
-    });
-    expect(parseScimFilter('a eq 1 and b eq 2 or c eq 3')).toEqual({
-      kind: 'or',
-      left: { kind: 'and', left: a, right: b },
-      right: c,
-    });
-    expect(parseScimFilter('a eq 1 or b eq 2 or c eq 3')).toEqual({
-      kind: 'or',
-      left: { kind: 'or', left: a, right: b },
-      right: c,
-    });
-    expect(parseScimFilter('a eq 1 and b eq 2 and c eq 3')).toEqual({
-      kind: 'and',
-      left: { kind: 'and', left: a, right: b },
-      right: c,
-    });
-    expect(parseScimFilter('(a eq 1 or b eq 2) and c eq 3')).toEqual({
-      kind: 'and',
-      left: { kind: 'or', left: a, right: b },
-      right: c,
-    });
+    const and = (left: unknown, right: unknown) => ({ kind: 'and', left, right });
+    const or = (left: unknown, right: unknown) => ({ kind: 'or', left, right });
+    expect(parseScimFilter('a eq 1 or b eq 2 and c eq 3')).toEqual(or(a, and(b, c)));
+    expect(parseScimFilter('a eq 1 and b eq 2 or c eq 3')).toEqual(or(and(a, b), c));
+    expect(parseScimFilter('a eq 1 or b eq 2 or c eq 3')).toEqual(or(or(a, b), c));
+    expect(parseScimFilter('a eq 1 and b eq 2 and c eq 3')).toEqual(and(and(a, b), c));
+    expect(parseScimFilter('(a eq 1 or b eq 2) and c eq 3')).toEqual(and(or(a, b), c));
   });
 
   it('binds not tighter than and', () => {

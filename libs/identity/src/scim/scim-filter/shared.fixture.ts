@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { asc, sql, type SQL } from 'drizzle-orm';
 import { boolean, integer, PgDialect, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/pglite';
+import { afterAll, beforeAll } from 'vitest';
 import { type FilterNode, type ScimAttributeMap, ScimFilterError } from './ast.js';
 import { matchesScimFilter } from './evaluate.js';
 import { parseScimFilter } from './parser.js';
@@ -195,3 +196,19 @@ export async function fixtureDatabase() {
 }
 
 export type FixtureDatabase = Awaited<ReturnType<typeof fixtureDatabase>>;
+
+/**
+ * The fixture database of the calling `describe`, made before its tests and closed after them: the ids a condition
+ * selects in it, in order (call it inside a test).
+ */
+export function useFixtureDatabase(): (where: SQL) => Promise<number[]> {
+  let database: FixtureDatabase | undefined;
+  // Starting PGlite can take a while on a busy machine.
+  beforeAll(async () => {
+    database = await fixtureDatabase();
+  }, 60_000);
+  afterAll(async () => {
+    await database?.close();
+  });
+  return (where) => database!.sqlIds(where);
+}

@@ -1,23 +1,11 @@
-import type { SQL } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseScimFilter } from './parser.js';
-import { ALL_IDS, ATTRIBUTES, type FixtureDatabase, fixtureDatabase, memoryIds } from './shared.fixture.js';
+import { ALL_IDS, ATTRIBUTES, memoryIds, useFixtureDatabase } from './shared.fixture.js';
 import { compileScimFilter } from './to-sql.js';
 
 // The rows each filter selects from the fixture users, in SQL on PGlite and in memory: both give the expected ids.
 describe('against PostgreSQL (PGlite)', () => {
-  let database: FixtureDatabase;
-
-  beforeAll(async () => {
-    database = await fixtureDatabase();
-    // Starting PGlite can take a while on a busy machine.
-  }, 60_000);
-
-  afterAll(async () => {
-    await database?.close();
-  });
-
-  const sqlIds = (where: SQL) => database.sqlIds(where);
+  const sqlIds = useFixtureDatabase();
 
   const not = (ids: number[]) => ALL_IDS.filter((id) => !ids.includes(id));
 
