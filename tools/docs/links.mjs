@@ -14,6 +14,10 @@
 // allowed in between): the page must exist and have a heading with exactly that text. References to sections of the
 // README that moved (`README, "<heading>"`) are reported as stale.
 //
+// It also checks that every test file that the code, the tests, CI and the pages name (`test/<name>.e2e-spec.ts`,
+// `test/medium/<name>.medium-spec.ts`, a `*` standing for any part of a name: `test/sso-saml-*.e2e-spec.ts`) exists,
+// so that a comment does not keep pointing at a file that was split or renamed.
+//
 // Exit code 0 when nothing is broken or stale, 1 otherwise. CI runs it with the lint.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -27,6 +31,7 @@ function defaultFiles() {
   const docs = join(root, 'docs');
   return [
     join(root, 'README.md'),
+    join(root, 'ARCHITECTURE.md'),
     ...readdirSync(docs)
       .filter((name) => name.endsWith('.md'))
       .sort()
@@ -155,6 +160,32 @@ if (process.argv.slice(2).length === 0) {
     )
     .filter((f) => /\.(ts|mjs|js|md|json|ya?ml|sh)$|^\.ci\/run$|Dockerfile$/.test(f));
   const readmeHeadings = headingTexts(join(root, 'README.md'));
+  const everyFile = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
+    .split('\n')
+    .filter((f) => f && existsSync(join(root, f)));
+  const pages = ['README.md', 'ARCHITECTURE.md', ...readdirSync(join(root, 'docs')).map((p) => `docs/${p}`)];
+  for (const name of [...listed, ...pages.filter((p) => p.endsWith('.md'))]) {
+    const file = join(root, name);
+    if (!existsSync(file) || statSync(file).isDirectory()) continue;
+    const text = readFileSync(file, 'utf8');
+    // eslint.rules.spec.ts lints code as if it were in files that do not exist.
+    if (name === 'eslint.rules.spec.ts') continue;
+    for (const m of text.matchAll(/\btest\/[\w*/.-]*?\.(?:e2e|medium)-spec\.ts(?![\w.])/g)) {
+      references++;
+      const glob = m[0]
+        .replace(/[.]/g, '\\.')
+        .replace(/\*\*\//g, '\0')
+        .replace(/\*/g, '[^/]*')
+        .replace(/\0/g, '(?:.*/)?');
+      const pattern = new RegExp(`^${glob}$`);
+      if (!everyFile.some((f) => pattern.test(f)))
+        broken.push({
+          where: `${name}:${text.slice(0, m.index).split('\n').length}`,
+          target: m[0],
+          reason: 'no such test file (split or renamed? name the files it became)',
+        });
+    }
+  }
   for (const name of listed) {
     const file = join(root, name);
     if (!existsSync(file) || statSync(file).isDirectory()) continue;
