@@ -160,7 +160,10 @@ if (process.argv.slice(2).length === 0) {
     )
     .filter((f) => /\.(ts|mjs|js|md|json|ya?ml|sh)$|^\.ci\/run$|Dockerfile$/.test(f));
   const readmeHeadings = headingTexts(join(root, 'README.md'));
-  const everyFile = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
+  const everyFile = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], {
+    cwd: root,
+    encoding: 'utf8',
+  })
     .split('\n')
     .filter((f) => f && existsSync(join(root, f)));
   const pages = ['README.md', 'ARCHITECTURE.md', ...readdirSync(join(root, 'docs')).map((p) => `docs/${p}`)];
