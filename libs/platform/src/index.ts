@@ -35,6 +35,7 @@ export * from './http/pagination.js';
 export * from './http/if-present.js';
 export * from './http/openapi.js';
 export * from './http/endpoint.js';
+export * from './metrics/metrics.js';
 export * from './http/versioning.js';
 export * from './http/http.bootstrap.js';
 export * from './http/body-parser.js';

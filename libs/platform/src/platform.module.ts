@@ -20,6 +20,7 @@ import { AppLogger } from './logging/app-logger.js';
 import { ApiKeyResolverRegistry } from './security/credential-resolvers.js';
 import { SystemController } from './system/system.controller.js';
 import { EventLoopMonitor } from './system/event-loop.monitor.js';
+import { Metrics } from './metrics/metrics.js';
 
 /**
  * Cross-cutting infrastructure: configuration, database, clock, logging, HTTP conventions, the job scheduler, the
@@ -32,6 +33,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
   controllers: [SystemController],
   providers: [
     AppLogger,
+    Metrics,
     Clock,
     SecretBox,
     JobScheduler,
@@ -52,6 +54,7 @@ import { EventLoopMonitor } from './system/event-loop.monitor.js';
   ],
   exports: [
     AppLogger,
+    Metrics,
     ConfigModule,
     DatabaseModule,
     Clock,

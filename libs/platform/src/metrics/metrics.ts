@@ -1,0 +1,73 @@
+import { Injectable } from '@nestjs/common';
+import {
+  Counter,
+  type CounterConfiguration,
+  Gauge,
+  type GaugeConfiguration,
+  Histogram,
+  type HistogramConfiguration,
+  Registry,
+} from 'prom-client';
+
+/** Every metric the service defines begins with this (the runtime's own are `process_*` and `nodejs_*`). */
+export const METRIC_PREFIX = 'governance_';
+
+/** Seconds, from a millisecond to a minute: request, batch, policy and job durations. */
+export const DURATION_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+
+type AnyMetric = Counter<string> | Gauge<string> | Histogram<string>;
+
+/**
+ * The process's metrics, in the Prometheus text format (prom-client). One registry per application instance, not
+ * prom-client's global one, so that two instances in one process (tests, a replica beside the API) do not mix.
+ *
+ * A module asks for its metrics where it is constructed: `metrics.counter({ name, help, labelNames })` returns the
+ * metric of that name, made on first use. Label values must come from closed sets (a route's template, an outcome, a
+ * topic, a job's name), never from ids, paths or organizations: every label value is a time series kept forever.
+ * Collecting is always on and costs a label lookup and an addition; exposing `/metrics` is the operator's choice
+ * (METRICS_PORT, METRICS_TOKEN).
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  counter<L extends string = never>(config: CounterConfiguration<L>): Counter<L> {
+    return this.metric(config.name, Counter, () => new Counter({ ...config, registers: [this.registry] }));
+  }
+
+  gauge<L extends string = never>(config: GaugeConfiguration<L>): Gauge<L> {
+    return this.metric(config.name, Gauge, () => new Gauge({ ...config, registers: [this.registry] }));
+  }
+
+  histogram<L extends string = never>(config: HistogramConfiguration<L>): Histogram<L> {
+    return this.metric(
+      config.name,
+      Histogram,
+      () => new Histogram({ buckets: DURATION_BUCKETS, ...config, registers: [this.registry] }),
+    );
+  }
+
+  /** The exposition: every metric of this process in the Prometheus text format. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private metric<M extends AnyMetric>(
+    name: string,
+    kind: abstract new (...args: never[]) => M,
+    make: () => M,
+  ): M {
+    if (!name.startsWith(METRIC_PREFIX))
+      throw new Error(`A metric's name begins with ${METRIC_PREFIX}: ${name}`);
+    const known = this.registry.getSingleMetric(name);
+    if (known === undefined) return make();
+    if (!(known instanceof kind)) throw new Error(`The metric ${name} is already defined as another kind`);
+    return known as M;
+  }
+}
