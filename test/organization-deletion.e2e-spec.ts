@@ -224,7 +224,12 @@ describe('organization deletion', () => {
     const closed: string[] = [];
     const stream = await hub.subscribe(
       { organizationId: orgId(), userId: member.userId },
-      { write: () => true, heartbeat: () => undefined, close: (reason) => closed.push(reason) },
+      {
+        transport: 'sse',
+        write: () => true,
+        heartbeat: () => undefined,
+        close: (reason) => closed.push(reason),
+      },
       undefined,
     );
     const streamToken = (await ctx.post('/api/v1/auth/stream-token', { token: member.token })).json().data

@@ -1,9 +1,15 @@
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from '#platform';
-import { AppModule } from './app.module.js';
-import { createHttpApp } from './bootstrap.js';
+import { startTracing } from './tracing.js';
 
 async function main(): Promise<void> {
+  // Tracing (when the OTEL_* variables ask for it) starts before the application is imported: its instrumentations
+  // patch http, fastify, pg and ioredis as they load. Hence the dynamic imports.
+  await startTracing('governance-service');
+  const [{ ConfigError, loadConfig }, { AppModule }, { createHttpApp }] = await Promise.all([
+    import('#platform'),
+    import('./app.module.js'),
+    import('./bootstrap.js'),
+  ]);
   let config;
   try {
     config = loadConfig();

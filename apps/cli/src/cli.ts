@@ -26,6 +26,8 @@ export type ContextRunner = <T>(fn: (app: INestApplicationContext) => Promise<T>
 /** Boots the application modules without HTTP for one command, then closes them. */
 export const bootContext: ContextRunner = async (fn) => {
   process.env.WORKERS = 'off';
+  // A command is not a process to scrape; its METRICS_PORT is the running service's, which it would collide with.
+  delete process.env.METRICS_PORT;
   const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });
   try {
     return await fn(app);
@@ -185,6 +187,7 @@ export function buildProgram(
     .argument('[file]', 'output path', 'openapi.json')
     .action(async (file: string) => {
       process.env.WORKERS = 'off';
+      delete process.env.METRICS_PORT;
       const config = { ...loadConfig(), publicUrl: 'http://localhost:3000' };
       const app = await createHttpApp(AppModule, config);
       try {

@@ -1,13 +1,18 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { AppLogger } from '#platform';
-import { AppModule } from '../../api/src/app.module.js';
+import { startTracing } from '../../api/src/tracing.js';
 
 /**
  * The same modules without the HTTP listener, for deployments that scale background work apart from the API.
  * Scheduled work is claimed from PostgreSQL, so any number of workers and API replicas can run together.
  */
 async function main(): Promise<void> {
+  // As in the API: tracing starts (when the OTEL_* variables ask for it) before the application is imported.
+  await startTracing('governance-worker');
+  const [{ NestFactory }, { AppLogger }, { AppModule }] = await Promise.all([
+    import('@nestjs/core'),
+    import('#platform'),
+    import('../../api/src/app.module.js'),
+  ]);
   const app = await NestFactory.createApplicationContext(AppModule, { bufferLogs: true });
   app.useLogger(app.get(AppLogger));
   app.enableShutdownHooks();

@@ -21,6 +21,10 @@ import { ApiKeyResolverRegistry } from './security/credential-resolvers.js';
 import { SystemController } from './system/system.controller.js';
 import { EventLoopMonitor } from './system/event-loop.monitor.js';
 import { Metrics } from './metrics/metrics.js';
+import { MetricsListener } from './metrics/metrics-listener.js';
+import { RuntimeMetrics } from './metrics/runtime-metrics.js';
+import { SignInMetrics } from './metrics/sign-in-metrics.js';
+import { TracingFlush } from './tracing/tracing-flush.js';
 
 /**
  * Cross-cutting infrastructure: configuration, database, clock, logging, HTTP conventions, the job scheduler, the
@@ -34,6 +38,10 @@ import { Metrics } from './metrics/metrics.js';
   providers: [
     AppLogger,
     Metrics,
+    MetricsListener,
+    RuntimeMetrics,
+    SignInMetrics,
+    TracingFlush,
     Clock,
     SecretBox,
     JobScheduler,
@@ -55,6 +63,8 @@ import { Metrics } from './metrics/metrics.js';
   exports: [
     AppLogger,
     Metrics,
+    MetricsListener,
+    SignInMetrics,
     ConfigModule,
     DatabaseModule,
     Clock,

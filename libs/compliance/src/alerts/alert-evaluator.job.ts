@@ -115,6 +115,8 @@ export class AlertEvaluatorJob implements OnModuleInit {
       }
       if (claimed.length < ALERT_CLAIM_BATCH) break;
     }
+    // A raced evaluation's claim was superseded (another evaluator claimed the rule again, or it changed).
+    this.scheduler.claimsLost('alerts', counts.raced);
     if (counts.triggered + counts.resolved + counts.failed > 0)
       this.logger.log(counts, 'Alert rules evaluated');
     return counts;

@@ -58,7 +58,9 @@ export class ReportSchedulerJob implements OnModuleInit {
         }
         sent += 1;
         const next = nextSendAfter(report.frequency, report.nextSendAt, now);
-        await this.repo.recordSent(report.organizationId, report.id, now, next, leaseUntil);
+        const recorded = await this.repo.recordSent(report.organizationId, report.id, now, next, leaseUntil);
+        // The lease ran out during the send and another replica claimed the report (or it was deleted meanwhile).
+        if (!recorded) this.scheduler.claimsLost('scheduled-reports');
       }
       if (claimed.length < REPORT_CLAIM_BATCH) break;
     }

@@ -6,13 +6,16 @@ import {
   Clock,
   DomainEvents,
   JobScheduler,
+  Metrics,
   newId,
   type Page,
   type PaginationQueryDto,
   pageRequest,
+  scrapeCache,
   toPage,
   TransactionHost,
 } from '#platform';
+import type { Gauge } from 'prom-client';
 import { AuditErrorCode } from './audit.errors.js';
 import { AuditRepository } from './audit.repository.js';
 import { AuditService } from './audit.service.js';
@@ -35,6 +38,7 @@ const CHECKPOINTS_PER_PASS = 500;
 @Injectable()
 export class AuditCheckpointsService implements OnModuleInit {
   private readonly logger = new Logger('AuditCheckpoints');
+  private readonly checkpointAge: Gauge;
 
   constructor(
     private readonly repo: AuditRepository,
@@ -45,7 +49,23 @@ export class AuditCheckpointsService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'auditCheckpointInterval'>,
-  ) {}
+    metrics: Metrics,
+  ) {
+    this.checkpointAge = metrics.gauge({
+      name: 'governance_audit_checkpoint_age_seconds',
+      help: 'Seconds since the newest signed audit checkpoint of any organization (absent when none exists)',
+      collect: scrapeCache(() => this.readCheckpointAge(), {
+        now: () => this.clock.nowMs(),
+        onError: (err) =>
+          this.logger.warn(
+            { err },
+            'The newest audit checkpoint could not be read; its age keeps its last value',
+          ),
+      }),
+    });
+    // Absent, rather than 0, until a checkpoint is found.
+    this.checkpointAge.remove();
+  }
 
   onModuleInit(): void {
     this.scheduler.register({
@@ -114,6 +134,13 @@ export class AuditCheckpointsService implements OnModuleInit {
         };
       }),
     };
+  }
+
+  /** The checkpoint age gauge's value, read at scrape time (at most every 5 s). */
+  private async readCheckpointAge(): Promise<void> {
+    const newest = await this.repo.newestCheckpointAt();
+    if (newest) this.checkpointAge.set(Math.max(0, this.clock.nowMs() - newest.getTime()) / 1000);
+    else this.checkpointAge.remove();
   }
 
   /** One pass of the job: signs the heads that are due; returns how many were signed. */

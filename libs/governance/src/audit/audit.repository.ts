@@ -305,6 +305,20 @@ export class AuditRepository {
     );
   }
 
+  /**
+   * When the newest signed checkpoint of any organization was made; undefined when none exists. Ids begin with their
+   * creation second: the primary key finds the newest second in one probe, and only that second's rows are read.
+   */
+  async newestCheckpointAt(): Promise<Date | undefined> {
+    const c = auditCheckpoints;
+    const newestSecond = this.tx.db.select({ prefix: sql`left(max(${c.id}), 8)` }).from(c);
+    const [row] = await this.tx.db
+      .select({ at: sql<Date | null>`max(${c.createdAt})`.mapWith(c.createdAt) })
+      .from(c)
+      .where(gte(c.id, sql`(${newestSecond})`));
+    return row?.at ?? undefined;
+  }
+
   /** The checkpoint of the highest sequence (the one that bounds the chain's length). */
   async highestCheckpoint(organizationId: string): Promise<AuditCheckpointRow | undefined> {
     const [row] = await this.tx.db

@@ -7,12 +7,14 @@ import {
   ErrorCode,
   GENESIS_HASH,
   isObjectId,
+  Metrics,
   type Page,
   pageRequest,
   Semaphore,
   SemaphoreFullError,
   toPage,
 } from '#platform';
+import type { Counter, Gauge } from 'prom-client';
 import type { AuditChainCheckpointRow } from './audit-checkpoint.schema.js';
 import { AuditChainReader, ChainHasher, Col, exportLine } from './audit-chain-reader.js';
 import { AuditRepository } from './audit.repository.js';
@@ -49,12 +51,28 @@ export class AuditService {
   private readonly walks = new Map<string, Promise<Walked>>();
   /** Reads of a whole chain (walks, exports) at once in this process, and how many may wait. */
   private readonly chainReads = new Semaphore(WALKS_AT_ONCE, WALKS_WAITING);
+  private readonly verifiedValid: Counter.Internal;
+  private readonly verifiedInvalid: Counter.Internal;
+  private readonly entriesPerSecond: Gauge;
 
   constructor(
     private readonly repo: AuditRepository,
     private readonly reader: AuditChainReader,
     private readonly clock: Clock,
-  ) {}
+    metrics: Metrics,
+  ) {
+    const runs = metrics.counter({
+      name: 'governance_audit_verification_runs_total',
+      help: 'Audit chain verifications (every walk of a chain: on demand, for reports, before signing), by result',
+      labelNames: ['result'],
+    });
+    this.verifiedValid = runs.labels('valid');
+    this.verifiedInvalid = runs.labels('invalid');
+    this.entriesPerSecond = metrics.gauge({
+      name: 'governance_audit_verification_entries_per_second',
+      help: 'Entries checked per second by the last audit chain verification that checked any',
+    });
+  }
 
   async list(organizationId: string, query: AuditQueryDto): Promise<Page<AuditEntryDto>> {
     const from = query.from ? new Date(query.from) : undefined;
@@ -212,8 +230,17 @@ export class AuditService {
     organizationId: string,
     from: { sequence: number; hash: string } | undefined,
   ): Promise<Walked> {
+    const started = performance.now();
     const walked = await this.walkChain(organizationId, from);
+    const seconds = (performance.now() - started) / 1000;
     if (walked.broken) await this.repo.recordBreak(organizationId, walked.broken, this.clock.now());
+    (walked.broken ? this.verifiedInvalid : this.verifiedValid).inc();
+    // The entries this walk checked: up to the head, or up to the break.
+    const checked = walked.broken
+      ? walked.broken.sequence - walked.verifiedFrom
+      : walked.total - walked.verifiedFrom + 1;
+    // A walk with nothing new to check says nothing of the speed.
+    if (checked > 0 && seconds > 0) this.entriesPerSecond.set(checked / seconds);
     return walked;
   }
 

@@ -53,6 +53,7 @@ export class EventStreamController {
     subscription = await this.hub.subscribe(
       principal,
       {
+        transport: 'sse',
         write: (events) => {
           res.write(events.map(sseFrame).join(''));
           return res.writableLength <= STREAM_BUFFER_MAX_BYTES;

@@ -95,6 +95,7 @@ export class EventStreamGateway implements OnApplicationBootstrap {
     subscription = await this.hub.subscribe(
       principal,
       {
+        transport: 'websocket',
         write: (events) => {
           for (const event of events) socket.send(wsMessage(event));
           return socket.bufferedAmount <= STREAM_BUFFER_MAX_BYTES;

@@ -15,8 +15,10 @@ import {
   DomainEvents,
   type DomainEventsNotice,
   ErrorCode,
+  Metrics,
   NotificationBus,
 } from '#platform';
+import type { Gauge } from 'prom-client';
 import {
   ACCESS_REVOKED_CHANNEL,
   accessRevokedNoticeOf,
@@ -24,7 +26,12 @@ import {
   ORGANIZATION_DELETED_CHANNEL,
   StreamTokenService,
 } from '#identity';
-import { type StreamSink, StreamSubscription } from './stream-subscription.js';
+import {
+  type StreamCounters,
+  type StreamSink,
+  StreamSubscription,
+  type StreamTransport,
+} from './stream-subscription.js';
 
 /**
  * Keep-alives every 15 s (docs/dashboard-developers.md, "Review, approval patterns, webhooks and the event stream";
@@ -41,6 +48,9 @@ export interface StreamPrincipal {
   userId: string;
   organizationId: string;
 }
+
+/** A transport's metrics, resolved once. */
+type TransportMeters = StreamCounters & { connections: Gauge.Internal<'transport'> };
 
 /**
  * The live event stream's fan-out in this process: one subscription to the notification bus, on which every
@@ -63,6 +73,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   private open = 0;
   /** Subscriptions opened since start (for tests and diagnostics). */
   opened = 0;
+  private readonly meters: Record<StreamTransport, TransportMeters>;
 
   constructor(
     private readonly events: DomainEvents,
@@ -70,8 +81,31 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     private readonly members: MembersRepository,
     private readonly clock: Clock,
     @Inject(DATABASE) handle: DatabaseHandle,
+    metrics: Metrics,
   ) {
     this.bus = NotificationBus.of(handle);
+    const connections = metrics.gauge({
+      name: 'governance_stream_connections',
+      help: 'Open event-stream connections, by transport',
+      labelNames: ['transport'],
+    });
+    const sent = metrics.counter({
+      name: 'governance_stream_events_sent_total',
+      help: 'Events written to event-stream clients, by transport',
+      labelNames: ['transport'],
+    });
+    const slow = metrics.counter({
+      name: 'governance_stream_slow_clients_disconnected_total',
+      help: 'Event-stream clients dropped for not keeping up, by transport',
+      labelNames: ['transport'],
+    });
+    const meters = (transport: StreamTransport): TransportMeters => {
+      const open = connections.labels(transport);
+      // Shown at 0 before the first client.
+      open.set(0);
+      return { connections: open, sent: sent.labels(transport), slowDropped: slow.labels(transport) };
+    };
+    this.meters = { sse: meters('sse'), websocket: meters('websocket') };
   }
 
   async onModuleInit(): Promise<void> {
@@ -195,13 +229,19 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     lastEventId: string | undefined,
   ): Promise<StreamSubscription> {
     const { organizationId } = principal;
-    const subscription = new StreamSubscription(organizationId, principal.userId, sink, (s) =>
-      this.remove(s),
+    const meters = this.meters[sink.transport];
+    const subscription = new StreamSubscription(
+      organizationId,
+      principal.userId,
+      sink,
+      (s) => this.remove(s),
+      meters,
     );
     let set = this.byOrganization.get(organizationId);
     if (!set) this.byOrganization.set(organizationId, (set = new Set()));
     set.add(subscription);
     this.open += 1;
+    meters.connections.inc();
     try {
       // Listening before the replay is read: nothing committed meanwhile falls between the two.
       await this.listen();
@@ -227,6 +267,7 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     const set = this.byOrganization.get(subscription.organizationId);
     if (!set?.delete(subscription)) return;
     this.open -= 1;
+    this.meters[subscription.transport].connections.dec();
     if (this.open === 0) {
       this.warm = false;
       void this.listen();

@@ -16,6 +16,7 @@ function sink(room = Infinity) {
   const written: string[] = [];
   const closed: string[] = [];
   const s: StreamSink = {
+    transport: 'sse',
     write: (events) => {
       written.push(...events.map((e) => e.id));
       return written.length <= room;
@@ -60,5 +61,24 @@ describe('StreamSubscription', () => {
     expect(sub.closed).toBe(true);
     sub.finishReplay([event(1)]);
     expect(out.written).toEqual([]);
+  });
+
+  it('counts the events written to its client and its being dropped for not keeping up', () => {
+    const out = sink(3);
+    const counted = { sent: 0, slow: 0 };
+    const counters = {
+      sent: { inc: (n: number) => (counted.sent += n) },
+      slowDropped: { inc: () => counted.slow++ },
+    };
+    const sub = new StreamSubscription('a'.repeat(24), 'b'.repeat(24), out.s, () => undefined, counters);
+    expect(sub.transport).toBe('sse');
+    sub.finishReplay([event(1), event(2)]);
+    sub.deliver([event(2), event(3)]);
+    expect(counted).toEqual({ sent: 3, slow: 0 });
+    // Written, then found over the limit: the events count as sent, and the client as dropped once.
+    sub.deliver([event(4), event(5)]);
+    sub.deliver([event(6)]);
+    sub.drop('slow');
+    expect(counted).toEqual({ sent: 5, slow: 1 });
   });
 });

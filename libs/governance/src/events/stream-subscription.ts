@@ -2,8 +2,12 @@ import type { DomainEventRow } from '#platform';
 
 export type StreamCloseReason = 'shutdown' | 'slow' | 'revoked';
 
+/** How a client is connected (a label of the stream metrics). */
+export type StreamTransport = 'sse' | 'websocket';
+
 /** Where a subscription's events go: an SSE response or a WebSocket. */
 export interface StreamSink {
+  readonly transport: StreamTransport;
   /**
    * Writes events, in order (an SSE response in one write); false when the client is too slow (its buffer is over
    * the limit): it is then dropped.
@@ -23,6 +27,14 @@ export const REPLAY_HOLD_MAX = 1000;
 /** Ids remembered per connection to send no event twice (replay and live overlap). */
 const SENT_IDS_MAX = 2048;
 
+/** What a subscription counts (the hub's metrics of its transport). */
+export interface StreamCounters {
+  /** Events written to the client. */
+  sent: { inc(count: number): void };
+  /** The client dropped for not keeping up. */
+  slowDropped: { inc(): void };
+}
+
 /**
  * One client's view of its organization's events. Live events that arrive while the replay is read are held, then
  * sent after it; an event is sent at most once per connection.
@@ -39,7 +51,12 @@ export class StreamSubscription {
     readonly userId: string,
     private readonly sink: StreamSink,
     private readonly onClose: (subscription: StreamSubscription) => void,
+    private readonly counters?: StreamCounters,
   ) {}
+
+  get transport(): StreamTransport {
+    return this.sink.transport;
+  }
 
   /** Live events of the organization. */
   deliver(events: readonly DomainEventRow[]): void {
@@ -67,6 +84,7 @@ export class StreamSubscription {
   /** Ends the connection from the server's side. */
   drop(reason: StreamCloseReason): void {
     if (this.closed) return;
+    if (reason === 'slow') this.counters?.slowDropped.inc();
     this.sink.close(reason);
     this.ended();
   }
@@ -90,7 +108,9 @@ export class StreamSubscription {
       fresh.push(event);
     }
     if (fresh.length === 0) return true;
-    if (this.sink.write(fresh)) return true;
+    const keepingUp = this.sink.write(fresh);
+    this.counters?.sent.inc(fresh.length);
+    if (keepingUp) return true;
     this.drop('slow');
     return false;
   }

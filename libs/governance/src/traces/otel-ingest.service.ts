@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import protobuf from 'protobufjs';
-import { type Actor, APP_CONFIG, type AppConfig, AppError, assertSafeJson } from '#platform';
+import type { Counter } from 'prom-client';
+import { type Actor, APP_CONFIG, type AppConfig, AppError, assertSafeJson, Metrics } from '#platform';
 import {
   decodeOtlpTraces,
   encodeExportTraceResponse,
@@ -83,10 +84,22 @@ function rejectionMessage(rejected: RejectedSpan[]): string {
  */
 @Injectable()
 export class OtelIngestService {
+  private readonly spansAccepted: Counter.Internal;
+  private readonly spansRefused: Counter.Internal;
+
   constructor(
     private readonly pipeline: TraceIngestPipeline,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'bodyMaxInflateRatio'>,
-  ) {}
+    metrics: Metrics,
+  ) {
+    const spans = metrics.counter({
+      name: 'governance_otlp_spans_total',
+      help: 'OTLP spans received, by result (refused: reported rejected, or the export failed as a whole)',
+      labelNames: ['result'],
+    });
+    this.spansAccepted = spans.labels('accepted');
+    this.spansRefused = spans.labels('refused');
+  }
 
   async export(actor: Actor, input: OtlpExportBody, ctx: IngestContext): Promise<OtlpHttpResponse> {
     const encoding = encodingOf(input.contentType);
@@ -107,54 +120,68 @@ export class OtelIngestService {
       limits: genAiLimitsOf(limits),
     });
     const rejected = [...extraction.rejected];
-    if (extraction.traces.length > 0) {
-      const agentId = this.pipeline.resolveAgent(actor, undefined);
-      const spanIdOf = (index: number) => {
-        const spanId = extraction.traces[index]!.metadata.otelSpanId;
-        return typeof spanId === 'string' ? spanId : `#${index}`;
-      };
-      const prepared: { index: number; write: TraceWrite }[] = [];
-      for (const [index, candidate] of extraction.traces.entries()) {
+    // Every span of the export: the GenAI ones and the others, which OTLP counts as accepted though not stored.
+    const spans = extraction.traces.length + extraction.rejected.length + extraction.droppedNonGenAi;
+    try {
+      if (extraction.traces.length > 0) {
+        const agentId = this.pipeline.resolveAgent(actor, undefined);
+        const spanIdOf = (index: number) => {
+          const spanId = extraction.traces[index]!.metadata.otelSpanId;
+          return typeof spanId === 'string' ? spanId : `#${index}`;
+        };
+        const prepared: { index: number; write: TraceWrite }[] = [];
+        for (const [index, candidate] of extraction.traces.entries()) {
+          try {
+            // Span attributes did not come through the JSON body guard: the same limits apply to them here.
+            assertSafeJson(candidate, 'Span');
+            const trace = validateTraceIngest(candidate, limits);
+            prepared.push({ index, write: await this.pipeline.prepare(actor, agentId, trace, ctx) });
+          } catch (err) {
+            if (!(err instanceof AppError) || err.status !== 400) throw err;
+            rejected.push({ spanId: spanIdOf(index), reason: reasonOf(err) });
+          }
+        }
+        // The spans of one export are handed to the writer together: they share a commit, and are all refused
+        // (503, or 413 for an export that could never fit) or all accepted.
+        let pending: Promise<unknown>[];
         try {
-          // Span attributes did not come through the JSON body guard: the same limits apply to them here.
-          assertSafeJson(candidate, 'Span');
-          const trace = validateTraceIngest(candidate, limits);
-          prepared.push({ index, write: await this.pipeline.prepare(actor, agentId, trace, ctx) });
+          pending = this.pipeline.store(
+            actor.organizationId,
+            prepared.map((p) => p.write),
+            'otlp',
+          );
         } catch (err) {
-          if (!(err instanceof AppError) || err.status !== 400) throw err;
-          rejected.push({ spanId: spanIdOf(index), reason: reasonOf(err) });
+          if (err instanceof AppError && err.status === 413) {
+            this.spansRefused.inc(spans);
+            return reply(encoding, 413, { code: GRPC_CODE[413]!, message: err.message });
+          }
+          throw err;
         }
-      }
-      // The spans of one export are handed to the writer together: they share a commit, and are all refused
-      // (503, or 413 for an export that could never fit) or all accepted.
-      let pending: Promise<unknown>[];
-      try {
-        pending = this.pipeline.store(
-          actor.organizationId,
-          prepared.map((p) => p.write),
+        const outcomes = await Promise.allSettled(pending);
+        const failures = outcomes.flatMap((outcome, i) =>
+          outcome.status === 'rejected'
+            ? [{ index: prepared[i]!.index, err: outcome.reason as unknown }]
+            : [],
         );
-      } catch (err) {
-        if (err instanceof AppError && err.status === 413) {
-          return reply(encoding, 413, { code: GRPC_CODE[413]!, message: err.message });
+        // Nothing stored: the export fails as a whole (a 401 for a key revoked meanwhile, a 503 to retry), which is
+        // safe to retry. Once some spans are stored, a retry would store them twice: the others are reported.
+        const storedAny = failures.length < outcomes.length;
+        const fatal = failures.find(({ err }) => !(err instanceof AppError && err.status === 400));
+        if (fatal && !storedAny) throw fatal.err;
+        for (const { index, err } of failures) {
+          rejected.push({
+            spanId: spanIdOf(index),
+            reason: err instanceof AppError ? reasonOf(err) : 'could not be stored',
+          });
         }
-        throw err;
       }
-      const outcomes = await Promise.allSettled(pending);
-      const failures = outcomes.flatMap((outcome, i) =>
-        outcome.status === 'rejected' ? [{ index: prepared[i]!.index, err: outcome.reason as unknown }] : [],
-      );
-      // Nothing stored: the export fails as a whole (a 401 for a key revoked meanwhile, a 503 to retry), which is
-      // safe to retry. Once some spans are stored, a retry would store them twice: the others are reported.
-      const storedAny = failures.length < outcomes.length;
-      const fatal = failures.find(({ err }) => !(err instanceof AppError && err.status === 400));
-      if (fatal && !storedAny) throw fatal.err;
-      for (const { index, err } of failures) {
-        rejected.push({
-          spanId: spanIdOf(index),
-          reason: err instanceof AppError ? reasonOf(err) : 'could not be stored',
-        });
-      }
+    } catch (err) {
+      // The export fails as a whole (a key refused, ingestion unavailable): each of its spans was refused.
+      this.spansRefused.inc(spans);
+      throw err;
     }
+    this.spansAccepted.inc(spans - rejected.length);
+    this.spansRefused.inc(rejected.length);
     const body = partialSuccess(rejected.length, rejected.length ? rejectionMessage(rejected) : '');
     return reply(encoding, 200, body as Record<string, unknown>);
   }

@@ -6,10 +6,12 @@ import {
   canAccessAgent,
   Clock,
   isObjectId,
+  Metrics,
   newId,
   type RequestMeta,
   type SchemaVersion,
 } from '#platform';
+import type { Histogram } from 'prom-client';
 import { ActivePatterns } from '../approval-patterns/active-patterns.js';
 import { signatureOf } from '../approval-patterns/approval-pattern.signature.js';
 import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
@@ -18,10 +20,15 @@ import { newPendingReviewItem } from '../review/review-items.repository.js';
 import type { IngestOutcome } from './ingest-outcome.js';
 import type { TraceIngestInput } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
-import { type TraceWrite, TraceWriter, unknownAgentError } from './trace-writer.js';
+import { type TraceSource, type TraceWrite, TraceWriter, unknownAgentError } from './trace-writer.js';
 
 /** searchText holds prompt and output text up to this length: enough for similarity, bounded for the index. */
 export const SEARCH_TEXT_MAX = 8000;
+
+/** Seconds, from 10 µs to 100 ms: one trace against an organization's policies is pure computation. */
+const POLICY_EVALUATION_BUCKETS = [
+  0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+];
 
 export interface IngestContext {
   /** The schema version in force for the request; its limits apply and it is stored on the trace. */
@@ -40,12 +47,21 @@ const agentIdError = (message: string) => AppError.validation(message, [{ field:
  */
 @Injectable()
 export class TraceIngestPipeline {
+  private readonly evaluationSeconds: Histogram;
+
   constructor(
     private readonly policies: PolicySet,
     private readonly patterns: ActivePatterns,
     private readonly writer: TraceWriter,
     private readonly clock: Clock,
-  ) {}
+    metrics: Metrics,
+  ) {
+    this.evaluationSeconds = metrics.histogram({
+      name: 'governance_policy_evaluation_seconds',
+      help: "One trace evaluated against its organization's policies",
+      buckets: POLICY_EVALUATION_BUCKETS,
+    });
+  }
 
   /**
    * The agent a trace is recorded for: an agent key's own agent (a different body agentId is 403), or for
@@ -72,10 +88,15 @@ export class TraceIngestPipeline {
 
   /**
    * Stores traces prepared for one request together, committed with their review items and audit entries: all
-   * accepted, or none (503, or 413 for more than could ever fit) when ingestion is saturated.
+   * accepted, or none (503, or 413 for more than could ever fit) when ingestion is saturated. `source` labels them
+   * in the ingestion counter.
    */
-  store(organizationId: string, writes: TraceWrite[]): Promise<IngestOutcome>[] {
-    return this.writer.writeAll(organizationId, writes);
+  store(
+    organizationId: string,
+    writes: TraceWrite[],
+    source: TraceSource = 'http',
+  ): Promise<IngestOutcome>[] {
+    return this.writer.writeAll(organizationId, writes, source);
   }
 
   /**
@@ -97,7 +118,10 @@ export class TraceIngestPipeline {
       outputDecision: input.outputDecision,
       metadata: input.metadata ?? {},
     };
-    const evaluation = evaluate(await this.policies.forOrganization(organizationId), facts);
+    const policies = await this.policies.forOrganization(organizationId);
+    const started = performance.now();
+    const evaluation = evaluate(policies, facts);
+    this.evaluationSeconds.observe((performance.now() - started) / 1000);
     // A flagged trace whose kind reviewers always approve, and an owner signed off, is approved at once.
     const autoApprovedBy =
       evaluation.status === 'flagged'

@@ -5,25 +5,41 @@ import {
   AppError,
   type AuditInput,
   AuditLog,
+  bindTraced,
   Clock,
   DomainEvents,
   ErrorCode,
+  failActiveSpan,
+  linkTo,
+  Metrics,
   type SendStatements,
   sendQueries,
+  type SpanSettings,
+  tracedContext,
   TransactionHost,
+  withSpan,
   writeQuery,
 } from '#platform';
+import { type Context, type Link, ROOT_CONTEXT } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
+import type { Counter, Histogram } from 'prom-client';
 import { AgentKeysRepository } from '#identity';
 import { AgentsRepository } from '../agents/agents.repository.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
-import type { TraceRow } from './trace.schema.js';
+import type { TraceRow, TraceStatus } from './trace.schema.js';
 import type { IngestOutcome } from './ingest-outcome.js';
 import { TraceErrorCode } from './traces.errors.js';
 import { TracesRepository } from './traces.repository.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Where a trace came in: POST /traces or the OTLP endpoint (a label of the ingestion counter). */
+export type TraceSource = 'http' | 'otlp';
+/** The statuses ingestion stores a trace with. */
+const INGESTED_OUTCOMES = ['approved', 'flagged', 'blocked'] as const satisfies readonly TraceStatus[];
+/** Traces per group commit: powers of two up to the largest batch. */
+const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
 /** One ingested trace, ready to store: what POST /traces and OTLP decided before touching the database. */
 export interface TraceWrite {
@@ -40,6 +56,9 @@ export interface TraceWrite {
 interface Pending {
   organizationId: string;
   write: TraceWrite;
+  source: TraceSource;
+  /** The request's trace context when tracing is on: its batch's span is a child of it, or linked to it. */
+  traced: Context | undefined;
   resolve: (outcome: IngestOutcome) => void;
   reject: (err: unknown) => void;
   /**
@@ -95,6 +114,34 @@ const unavailable = (message: string, cause?: unknown) =>
 const scoped = (organizationId: string, value: string) => `${organizationId}:${value}`;
 
 /**
+ * A batch's span (tracing on). A group commit serves several requests and a span has one parent: the batch is a
+ * child of its first trace's request span, and linked to the other requests' spans (docs/operators.md, "Tracing the
+ * service").
+ */
+function batchSpan(batch: Pending[]): SpanSettings {
+  const parent = batch[0]!.traced ?? ROOT_CONTEXT;
+  const seen = new Set([linkTo(parent)?.context.spanId]);
+  const links: Link[] = [];
+  let traces = 0;
+  for (const first of batch) {
+    for (const item of [first, ...(first.followers ?? [])]) {
+      traces += 1;
+      const link = linkTo(item.traced);
+      if (link && !seen.has(link.context.spanId)) {
+        seen.add(link.context.spanId);
+        links.push(link);
+      }
+    }
+  }
+  const organizations = new Set(batch.map((item) => item.organizationId)).size;
+  return {
+    parent,
+    links,
+    attributes: { 'governance.batch.traces': traces, 'governance.batch.organizations': organizations },
+  };
+}
+
+/**
  * Group commit of trace ingestion. Every trace is stored with its audit entry (and its review item) in one
  * transaction, under its organization's chain lock; one transaction per trace would hold that lock for a commit
  * each, cap an organization at one trace per commit latency, and pay a handful of statements per trace. Instead,
@@ -120,6 +167,11 @@ export class TraceWriter implements BeforeApplicationShutdown {
   private writing = 0;
   /** Committed batches whose answers and consumers have not run yet. */
   private readonly finishing = new Set<Promise<void>>();
+  /** The ingestion counter's children by source and outcome, resolved once: counting is one addition. */
+  private readonly ingested: Record<TraceSource, Partial<Record<TraceStatus, Counter.Internal>>>;
+  private readonly replays: Counter;
+  private readonly batchSizes: Histogram;
+  private readonly commitSeconds: Histogram;
 
   constructor(
     private readonly repo: TracesRepository,
@@ -131,13 +183,35 @@ export class TraceWriter implements BeforeApplicationShutdown {
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
+    metrics: Metrics,
   ) {
     this.options = config.ingest;
+    const ingested = metrics.counter({
+      name: 'governance_traces_ingested_total',
+      help: 'Traces committed, by outcome and source',
+      labelNames: ['outcome', 'source'],
+    });
+    const bySource = (source: TraceSource) =>
+      Object.fromEntries(INGESTED_OUTCOMES.map((outcome) => [outcome, ingested.labels(outcome, source)]));
+    this.ingested = { http: bySource('http'), otlp: bySource('otlp') };
+    this.replays = metrics.counter({
+      name: 'governance_trace_idempotent_replays_total',
+      help: 'Traces answered 409 because their Idempotency-Key was already used',
+    });
+    this.batchSizes = metrics.histogram({
+      name: 'governance_trace_writer_batch_size',
+      help: 'Traces per group commit of the trace writer',
+      buckets: BATCH_SIZE_BUCKETS,
+    });
+    this.commitSeconds = metrics.histogram({
+      name: 'governance_trace_writer_batch_commit_seconds',
+      help: "A trace writer batch's transaction, from begin to commit",
+    });
   }
 
   /** Stores the trace; resolves once it has committed (or is found to repeat an idempotency key). */
-  write(organizationId: string, write: TraceWrite): Promise<IngestOutcome> {
-    return this.writeAll(organizationId, [write])[0]!;
+  write(organizationId: string, write: TraceWrite, source: TraceSource = 'http'): Promise<IngestOutcome> {
+    return this.writeAll(organizationId, [write], source)[0]!;
   }
 
   /**
@@ -145,7 +219,11 @@ export class TraceWriter implements BeforeApplicationShutdown {
    * take the writer past INGEST_MAX_PENDING (503, so that the client's retry cannot store some of them twice;
    * 413 when they are more than it ever accepts at once). Each resolves on its own once committed.
    */
-  writeAll(organizationId: string, writes: TraceWrite[]): Promise<IngestOutcome>[] {
+  writeAll(
+    organizationId: string,
+    writes: TraceWrite[],
+    source: TraceSource = 'http',
+  ): Promise<IngestOutcome>[] {
     if (writes.length > this.options.maxPending) {
       // Could never be accepted: a retry would fail the same way, so this is not a 503.
       throw new AppError(
@@ -155,10 +233,11 @@ export class TraceWriter implements BeforeApplicationShutdown {
       );
     }
     if (this.inFlight + writes.length > this.options.maxPending) throw unavailable('Ingestion is saturated');
+    const traced = tracedContext();
     const outcomes = writes.map(
       (write) =>
         new Promise<IngestOutcome>((resolve, reject) => {
-          this.queue.push({ organizationId, write, resolve, reject });
+          this.queue.push({ organizationId, write, source, traced, resolve, reject });
         }),
     );
     this.pump();
@@ -188,7 +267,12 @@ export class TraceWriter implements BeforeApplicationShutdown {
     if (this.active || this.queue.length === 0) return;
     const batch = this.takeBatch();
     this.writing = batch.reduce((n, item) => n + 1 + (item.followers?.length ?? 0), 0);
-    this.active = this.commit(batch).then((finish) => {
+    const committed = withSpan(
+      'trace-writer.batch',
+      () => this.commit(batch),
+      () => batchSpan(batch),
+    );
+    this.active = committed.then((finish) => {
       this.writing = 0;
       this.active = null;
       this.pump();
@@ -240,9 +324,13 @@ export class TraceWriter implements BeforeApplicationShutdown {
     let outcomes: (IngestOutcome | Error)[];
     let afterCommit: (() => void) | undefined;
     try {
+      const started = performance.now();
       const written = await this.tx.pipelined((send) => this.writeBatch(send, batch));
+      this.commitSeconds.observe((performance.now() - started) / 1000);
+      this.batchSizes.observe(batch.length);
       outcomes = written.outcomes;
-      afterCommit = written.afterCommit;
+      // Webhook attempts and stream fan-out of this batch's events are traced under its span.
+      afterCommit = bindTraced(written.afterCommit);
     } catch (err) {
       if (batch.length > 1 && isRowError(err)) {
         // Isolate what the database refused: nothing of the batch committed, so each trace is tried on its own.
@@ -253,6 +341,7 @@ export class TraceWriter implements BeforeApplicationShutdown {
       // A refused single trace, or the database itself failing (unreachable, lock timeout, shutting down):
       // retrying trace by trace would only multiply the wait.
       const failure = isTransient(err) ? unavailable('Ingestion is unavailable', err) : (err as Error);
+      failActiveSpan(err);
       outcomes = batch.map(() => failure);
     }
     return () => {
@@ -264,11 +353,16 @@ export class TraceWriter implements BeforeApplicationShutdown {
   /** Answers a trace and the traces that repeated its Idempotency-Key in the batch. */
   private settle(item: Pending, outcome: IngestOutcome | Error): void {
     if (outcome instanceof Error) item.reject(outcome);
-    else item.resolve(outcome);
+    else {
+      item.resolve(outcome);
+      if (outcome.kind === 'stored') this.ingested[item.source][outcome.trace.status]?.inc();
+      else this.replays.inc();
+    }
     if (!item.followers) return;
     if (!(outcome instanceof Error)) {
       const id = outcome.kind === 'stored' ? outcome.trace.id : outcome.id;
       for (const follower of item.followers) follower.resolve({ kind: 'duplicate', id });
+      this.replays.inc(item.followers.length);
     } else if (outcome instanceof AppError && outcome.status < 500) {
       // The first was refused for itself (its agent, its key): the others did not claim the key and are tried again.
       this.queue.unshift(...item.followers);

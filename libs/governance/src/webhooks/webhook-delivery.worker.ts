@@ -14,9 +14,11 @@ import {
   type DomainEventRow,
   DomainEvents,
   JobScheduler,
+  Metrics,
   newId,
   Outbox,
   type OutboxDelivery,
+  type OutboxOutcome,
   outboxBackoffMs,
   type OutboxRef,
   OutboxRetry,
@@ -24,6 +26,7 @@ import {
   SecretBox,
   TransactionHost,
 } from '#platform';
+import type { Counter, Histogram } from 'prom-client';
 import { type SendResult, sendWebhook } from './webhook-sender.js';
 import { signWebhook } from './webhook-secret.js';
 import type { WebhookDeliveryRow } from './webhook.schema.js';
@@ -47,6 +50,8 @@ const OUTCOME_DELAY_MS = 20;
 const FIRST_ATTEMPT_LEASE_MS = 60_000;
 const PURGE_INTERVAL_MS = 3600 * 1000;
 const PURGE_BATCH = 5000;
+/** Seconds from an event to its receiver's 2xx: a first attempt's fraction of a second up to an hour of retries. */
+const DELIVERY_LAG_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600, 1800, 3600];
 
 /** What an attempt needs of a webhook. */
 type Signer = EventDelivery['webhook'];
@@ -89,6 +94,8 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
   private outcomes: RecordedOutcome[] = [];
   private flushing: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly deliveryLag: Histogram;
+  private readonly disabledByGone: Counter;
 
   constructor(
     private readonly repo: WebhooksRepository,
@@ -99,7 +106,18 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
     private readonly tx: TransactionHost,
     private readonly scheduler: JobScheduler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    metrics: Metrics,
+  ) {
+    this.deliveryLag = metrics.histogram({
+      name: 'governance_webhook_delivery_lag_seconds',
+      help: "From an event's commit to a 2xx from the webhook's receiver (redeliveries excepted)",
+      buckets: DELIVERY_LAG_BUCKETS,
+    });
+    this.disabledByGone = metrics.counter({
+      name: 'governance_webhooks_disabled_total',
+      help: 'Webhooks disabled because their receiver answered 410 Gone',
+    });
+  }
 
   onModuleInit(): void {
     this.events.consume({
@@ -214,6 +232,7 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
   private async runFirst(first: FirstAttempt): Promise<void> {
     try {
       const result = await this.send(first.webhook, first.event);
+      this.observeLag(first.event, result);
       this.outcomes.push({
         outboxId: first.outboxId,
         organizationId: first.organizationId,
@@ -240,24 +259,26 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
       while (this.outcomes.length > 0) {
         const batch = this.outcomes.splice(0, OUTCOME_BATCH);
         try {
+          const attempts: OutboxOutcome[] = batch.map(({ outboxId, outcome }) => ({
+            id: outboxId,
+            status: outcome.status === 'pending' ? 'pending' : 'sent',
+            nextAttemptAt: outcome.nextAttemptAt ?? undefined,
+            error: outcome.error ?? undefined,
+          }));
           await this.tx.pipelined((send) =>
             send(
               [
                 this.repo.recordOutcomesSql(batch.map((b) => b.outcome)),
-                this.outbox.recordOutcomesSql(
-                  batch.map(({ outboxId, outcome }) => ({
-                    id: outboxId,
-                    status: outcome.status === 'pending' ? 'pending' : 'sent',
-                    nextAttemptAt: outcome.nextAttemptAt ?? undefined,
-                    error: outcome.error ?? undefined,
-                  })),
-                ),
+                this.outbox.recordOutcomesSql(attempts),
               ],
               { commit: true },
             ),
           );
+          this.outbox.countAttempts('webhook.deliver', attempts);
           for (const { organizationId, webhookId, outcome } of batch) {
-            if (outcome.gone) await this.disable(organizationId, webhookId);
+            if (!outcome.gone) continue;
+            await this.disable(organizationId, webhookId);
+            this.disabledByGone.inc();
           }
         } catch (err) {
           this.logger.warn(
@@ -307,11 +328,15 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
     if (!webhook?.isActive) return end('The webhook is disabled or deleted');
     const event = await this.events.get(delivery.organizationId, delivery.eventId);
     if (!event) return end('The event is no longer kept');
-    const outcome = this.outcomeOf(delivery.id, attempt, await this.send(webhook, event));
+    const result = await this.send(webhook, event);
+    // A redelivery is an operator's resend of an old event: its age says nothing of the delivery pipeline.
+    if (!delivery.redeliveryOf) this.observeLag(event, result);
+    const outcome = this.outcomeOf(delivery.id, attempt, result);
     await this.tx.run(async () => {
       await this.repo.recordOutcomes([outcome]);
       if (outcome.gone) await this.disable(webhook.organizationId, webhook.id);
     });
+    if (outcome.gone) this.disabledByGone.inc();
     if (outcome.status === 'pending') {
       throw new OutboxRetry(
         outcome.error ?? 'Delivery failed',
@@ -351,6 +376,12 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
       this.running -= 1;
       this.waiting.shift()?.();
     }
+  }
+
+  /** A 2xx: the time from the event's commit (its creation, in its transaction) to now. */
+  private observeLag(event: DomainEventRow, result: SendResult): void {
+    if (result.status === undefined || result.status < 200 || result.status >= 300) return;
+    this.deliveryLag.observe(Math.max(0, this.clock.nowMs() - event.createdAt.getTime()) / 1000);
   }
 
   /** What an attempt's result means for its delivery: success, 410, a retry after its delay, or the end. */

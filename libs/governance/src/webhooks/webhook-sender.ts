@@ -1,7 +1,8 @@
 import { type Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { resolveTarget, SsrfRefusal } from '#platform';
+import { type Span, SpanKind } from '@opentelemetry/api';
+import { recordSpanError, resolveTarget, type SpanSettings, SsrfRefusal, withSpan } from '#platform';
 
 /**
  * A receiver has this long to answer, connection included (docs/dashboard-developers.md,
@@ -45,9 +46,46 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
 /**
  * Sends one signed POST: the host is resolved and checked by the SSRF guard first, and the connection goes to the
  * address checked; redirects are not followed (a 3xx is a failure); the whole exchange has 10 seconds; only the
- * first 1 KiB of the answer is read. Never throws.
+ * first 1 KiB of the answer is read. Never throws. Traced as a `webhook.send` span when tracing is on.
  */
-export async function sendWebhook(
+export function sendWebhook(...args: Parameters<typeof post>): Promise<SendResult> {
+  return withSpan(
+    'webhook.send',
+    async (span) => {
+      const result = await post(...args);
+      if (span) recordSend(span, result);
+      return result;
+    },
+    () => sendSpan(args[0]),
+  );
+}
+
+/**
+ * A send's span: the receiver's host, never its URL (a receiver's URL may carry its secret). The service's own
+ * HTTP client spans are off (apps/api/src/tracing.ts), so this is the delivery's client span.
+ */
+function sendSpan(url: string): SpanSettings {
+  let host: string | undefined;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    // An invalid URL fails the attempt; its span has no host.
+  }
+  return {
+    kind: SpanKind.CLIENT,
+    attributes: { 'http.request.method': 'POST', ...(host ? { 'server.address': host } : {}) },
+  };
+}
+
+/** The answer's status, and a failed attempt (no answer, a non-2xx one, a refused target) as the span's error. */
+function recordSend(span: Span, result: SendResult): void {
+  if (result.status !== undefined) span.setAttribute('http.response.status_code', result.status);
+  if (result.refused) span.setAttribute('governance.webhook.refused', true);
+  if (result.error !== undefined) recordSpanError(span, result.error);
+}
+
+/** The POST of `sendWebhook`. */
+async function post(
   url: string,
   body: string,
   headers: Record<string, string>,

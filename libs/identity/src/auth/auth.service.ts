@@ -12,6 +12,7 @@ import {
   newUnguessableId,
   PLAN_FEATURES,
   type RequestMeta,
+  SignInMetrics,
   TransactionHost,
 } from '#platform';
 import { toOrganizationResponse } from '../organizations/dto/organization.dto.js';
@@ -53,6 +54,7 @@ export class AuthService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly enforcement: SsoEnforcement,
+    private readonly signIns: SignInMetrics,
   ) {}
 
   /** Creates the user, an organization on the default plan, the owner membership and the first session at once. */
@@ -159,7 +161,11 @@ export class AuthService {
    * Password login. A wrong e-mail and a wrong password give the same 401 body after the same argon2 work.
    * A user with MFA gets a 5-minute purpose-bound tempToken instead of a session (finished by mfa/login).
    */
-  async login(dto: LoginDto, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
+  login(dto: LoginDto, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
+    return this.signIns.attempt('password', this.passwordLogin(dto, meta));
+  }
+
+  private async passwordLogin(dto: LoginDto, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
     const user = await this.users.findByEmail(dto.email);
     const valid = await verifyPassword(user?.passwordHash, dto.password);
     if (!user || !valid) {

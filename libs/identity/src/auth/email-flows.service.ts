@@ -8,6 +8,7 @@ import {
   Clock,
   MailService,
   type RequestMeta,
+  SignInMetrics,
   TransactionHost,
 } from '#platform';
 import { SessionService } from '../sessions/session.service.js';
@@ -55,6 +56,7 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly enforcement: SsoEnforcement,
+    private readonly signIns: SignInMetrics,
   ) {}
 
   async requestSignup(dto: RegisterDto): Promise<MessageDto> {
@@ -196,9 +198,9 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
   }
 
   /** A magic link is one factor: it logs in like a password, and a user with MFA still gets the MFA step. */
-  async verifyMagicLink(token: string, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
+  verifyMagicLink(token: string, meta: RequestMeta): Promise<LoginResultDto | MfaChallengeDto> {
     // One transaction: if opening the session fails, the link is not spent.
-    return this.tx.run(async () => {
+    const signIn = this.tx.run(async () => {
       const row = await this.tokens.consume('magic_link', token);
       const found = row?.userId ? await this.users.findById(row.userId) : undefined;
       if (!found) throw invalidToken();
@@ -208,6 +210,7 @@ export class EmailFlowsService implements BeforeApplicationShutdown {
       if (user.mfaEnabled) return this.auth.mfaChallenge(user.id, membership.organizationId, 'magic_link');
       return this.auth.completeLogin(user, membership, 'magic_link', meta);
     });
+    return this.signIns.attempt('magic_link', signIn);
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   ErrorCode,
   type RequestMeta,
   SecretBox,
+  SignInMetrics,
   TransactionHost,
 } from '#platform';
 import { AuthService, MFA_PURPOSE } from '../auth/auth.service.js';
@@ -69,6 +70,7 @@ export class MfaService {
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly enforcement: SsoEnforcement,
+    private readonly signIns: SignInMetrics,
   ) {}
 
   /** A new pending secret (replacing any earlier pending one); MFA stays off until enable proves a code. */
@@ -168,6 +170,7 @@ export class MfaService {
       reason: 'invalid_mfa_code',
       meta,
     });
+    this.signIns.wrongMfaCode();
     throw invalidMfaCode();
   }
 
@@ -175,7 +178,11 @@ export class MfaService {
    * The second step of a login: the tempToken from /auth/login (or the SSO hand-off) plus a TOTP or backup
    * code opens the session. A wrong code is recorded as a failed login (outside the transaction that failed).
    */
-  async login(dto: MfaLoginDto, meta: RequestMeta): Promise<LoginResultDto> {
+  login(dto: MfaLoginDto, meta: RequestMeta): Promise<LoginResultDto> {
+    return this.signIns.attempt('mfa', this.secondStep(dto, meta));
+  }
+
+  private async secondStep(dto: MfaLoginDto, meta: RequestMeta): Promise<LoginResultDto> {
     const claims = this.tokens.verifyPurpose(dto.tempToken, MFA_PURPOSE);
     if (!claims || typeof claims.organizationId !== 'string') throw invalidTempToken();
     const method = typeof claims.method === 'string' ? claims.method : 'password';
@@ -201,6 +208,7 @@ export class MfaService {
       return session;
     });
     if (!result) {
+      this.signIns.wrongMfaCode();
       await this.auth.recordFailure(user, method, 'invalid_mfa_code', meta, membership.organizationId);
       throw invalidMfaCode();
     }

@@ -99,7 +99,7 @@ export class SamlController {
       return this.handOff.succeed(reply, outcome, samlBindingCookie('', 0));
     } catch (err) {
       if (!(err instanceof SsoFailure)) throw err;
-      await this.signIns.recordFailure(err, meta);
+      await this.signIns.recordFailure(err, meta, 'saml');
       return this.handOff.fail(reply, samlBindingCookie('', 0), 'sso_failed');
     }
   }

@@ -12,6 +12,7 @@ import {
   type RequestMeta,
   safeEqual,
   SecretBox,
+  SignInMetrics,
   type SocialProvider,
   type SocialProviderConfig,
 } from '#platform';
@@ -63,6 +64,7 @@ export class SocialLoginService {
     private readonly clock: Clock,
     @Inject(APP_CONFIG)
     private readonly config: Pick<AppConfig, 'oauthProviders' | 'publicUrl' | 'ssoDnsServers'>,
+    private readonly signIns: SignInMetrics,
   ) {
     this.providerFetch = pinnedFetch({
       resolver: new DnsResolver(config.ssoDnsServers),
@@ -110,6 +112,19 @@ export class SocialLoginService {
     meta: RequestMeta,
   ): Promise<SignInOutcome> {
     const provider = this.provider(providerName);
+    return this.signIns.attempt(
+      'social',
+      this.verifiedSignIn(provider, query, cookie, meta),
+      (err) => err instanceof SocialFailure,
+    );
+  }
+
+  private async verifiedSignIn(
+    provider: SocialProviderConfig & { name: SocialProvider },
+    query: Record<string, unknown>,
+    cookie: string | undefined,
+    meta: RequestMeta,
+  ): Promise<SignInOutcome> {
     const state = this.openState(cookie);
     if (!state || state.p !== provider.name) throw new SocialFailure('no sign-in under way in this browser');
     if (state.exp <= this.clock.nowMs()) throw new SocialFailure('the sign-in took too long');

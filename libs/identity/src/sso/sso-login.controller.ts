@@ -76,7 +76,7 @@ export class SsoLoginController {
       return this.handOff.succeed(reply, outcome, clearBinding);
     } catch (err) {
       if (!(err instanceof SsoFailure)) throw err;
-      await this.signIns.recordFailure(err, meta);
+      await this.signIns.recordFailure(err, meta, 'oidc');
       return this.handOff.fail(reply, clearBinding, 'sso_failed');
     }
   }

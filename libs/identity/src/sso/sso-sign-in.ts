@@ -1,5 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AuditLog, Clock, newId, planHasFeature, type RequestMeta, TransactionHost } from '#platform';
+import {
+  AuditLog,
+  Clock,
+  newId,
+  planHasFeature,
+  type RequestMeta,
+  SignInMetrics,
+  TransactionHost,
+} from '#platform';
 import { AuthService } from '../auth/auth.service.js';
 import type { MembershipRow } from '../organizations/organization.schema.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
@@ -63,6 +71,7 @@ export class SsoSignIn {
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly signInMetrics: SignInMetrics,
   ) {}
 
   /** The organization's SSO settings when it may sign in with them: live, on a plan with sso. */
@@ -106,12 +115,14 @@ export class SsoSignIn {
       };
     }
     const session = await this.auth.completeLogin(user, membership, 'sso', meta, { provider }, identity.saml);
+    this.signInMetrics.succeeded(provider);
     return { kind: 'session', token: session.token };
   }
 
   /** Records a refused callback: a failed login of the account, when the IdP named one. */
-  async recordFailure(failure: SsoFailure, meta: RequestMeta): Promise<void> {
+  async recordFailure(failure: SsoFailure, meta: RequestMeta, provider: SsoProvider): Promise<void> {
     this.logger.warn({ reason: failure.reason }, 'SSO sign-in refused');
+    this.signInMetrics.failed(provider);
     if (failure.user) {
       await this.auth.recordFailure(failure.user, 'sso', failure.code, meta, failure.organizationId ?? null);
     }

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import type { Counter } from 'prom-client';
 import { Clock } from '../clock/clock.js';
 import type { Query } from '../db/query.js';
 import { lockStatement, TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
+import { Metrics } from '../metrics/metrics.js';
 import { type NewOutboxMessage, Outbox } from '../outbox/outbox.js';
 import type { OutboxTopic } from '../outbox/outbox-topics.js';
 import type { Actor, RequestMeta } from '../security/actor.js';
@@ -127,13 +129,20 @@ export class AuditLog {
     string,
     { topic: OutboxTopic; publish: AuditPublisher<OutboxTopic> }[]
   >();
+  private readonly appended: Counter;
 
   constructor(
     private readonly tx: TransactionHost,
     private readonly repo: AuditLogRepository,
     private readonly clock: Clock,
     private readonly outbox: Outbox,
-  ) {}
+    metrics: Metrics,
+  ) {
+    this.appended = metrics.counter({
+      name: 'governance_audit_entries_appended_total',
+      help: 'Audit entries written (committed)',
+    });
+  }
 
   /**
    * Declares that an audit event is also a domain event: each entry of `eventType` written through `record` is
@@ -211,7 +220,9 @@ export class AuditLog {
         this.clock,
       );
       const entries = chains.next(inputs);
-      await this.tx.query(this.insertQuery(entries));
+      await this.tx.query(this.repo.insertQuery(entries));
+      // Counted once written for good: the caller's transaction may still roll back.
+      this.tx.afterCommit(() => this.appended.inc(entries.length));
       return entries;
     });
   }
@@ -236,7 +247,18 @@ export class AuditLog {
     return this.repo.byIds(ids);
   }
 
+  /**
+   * The insert of entries computed with `OpenChains.next`, for a pipelined transaction. They are counted when the
+   * query is read, that is once its statements have run: send it with the COMMIT (as the trace writer does).
+   */
   insertQuery(entries: AuditEntryRow[]): Query<void> {
-    return this.repo.insertQuery(entries);
+    const insert = this.repo.insertQuery(entries);
+    return {
+      statements: insert.statements,
+      read: (results) => {
+        insert.read(results);
+        if (entries.length > 0) this.appended.inc(entries.length);
+      },
+    };
   }
 }

@@ -162,6 +162,14 @@ const envSchema = z.object({
   INGEST_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
   INGEST_LOCK_TIMEOUT_MS: z.coerce.number().int().min(10).default(5000),
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_TOKEN: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .max(1024, 'must be at most 1024 characters')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it is sent in an Authorization header)')
+    .optional(),
 });
 
 /**
@@ -324,6 +332,11 @@ export interface AppConfig {
   ingest: { maxBatch: number; maxPending: number; lockTimeoutMs: number };
   /** Domain events (webhook deliveries' source, the stream's replay) are kept this many days. */
   eventRetentionDays: number;
+  /**
+   * Where `GET /metrics` is served: on a listener of its own (`port` on `host`, every process, the worker too), and on
+   * the main port behind `Authorization: Bearer <token>`. Neither set: not served (metrics are still collected).
+   */
+  metrics: { port?: number; host: string; token?: string };
 }
 
 export class ConfigError extends Error {}
@@ -363,6 +376,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'Invalid configuration:\n  TRUST_PROXY: true is not allowed when NODE_ENV=production (it trusts the ' +
         "client's own X-Forwarded-For); give the number of proxies or their addresses/CIDRs",
     );
+  }
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT) {
+    throw new ConfigError('Invalid configuration:\n  METRICS_PORT: must differ from PORT');
   }
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
@@ -446,6 +462,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       lockTimeoutMs: e.INGEST_LOCK_TIMEOUT_MS,
     },
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
   };
 }
 

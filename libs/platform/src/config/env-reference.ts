@@ -425,6 +425,25 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     description:
       "domain events (the stream's replay, webhook deliveries' source) and finished deliveries are kept this many days",
   },
+  METRICS_PORT: {
+    group: 'server',
+    default: '(unset)',
+    description:
+      'a port on which every process (API and worker) serves `GET /metrics` (Prometheus text format) and nothing else, without credentials, on `METRICS_HOST`; must differ from `PORT`. Unset: no such listener (docs/operators.md, "Metrics")',
+  },
+  METRICS_HOST: {
+    group: 'server',
+    default: '`127.0.0.1`',
+    description:
+      'the address the `METRICS_PORT` listener binds: loopback by default, so that an unauthenticated port is not reachable from the network until you say so (`0.0.0.0` for a scraper in another host or pod; restrict who reaches it)',
+  },
+  METRICS_TOKEN: {
+    group: 'server',
+    default: '(unset)',
+    secret: true,
+    description:
+      'at least 32 printable characters: the main port then answers `GET /metrics` to `Authorization: Bearer <token>` (401 `UNAUTHORIZED` without it or with another). Unset: `/metrics` on the main port is 404',
+  },
 };
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');

@@ -41,7 +41,91 @@ export interface DatabaseHandle {
    * and export): every selected column must be of a text type (cast it) or null. Outside any transaction.
    */
   textRows(text: string, params: readonly (string | number)[]): Promise<(string | null)[][]>;
+  /** The connections now, for the pool gauge: node-postgres's pool, or PGlite's one in-process connection. */
+  poolStats?(): PoolStats;
+  /** Calls `listener` for each query that fails (the query-error count); returns what stops it. */
+  onQueryError?(listener: () => void): () => void;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  total: number;
+  /** Open and not lent to a query or a transaction (node-postgres only). */
+  idle?: number;
+  /** Callers waiting for a connection (node-postgres only). */
+  waiting?: number;
+}
+
+/** Who hears of failed queries: the handle's listeners, called without arguments. */
+class QueryFailures {
+  private readonly listeners = new Set<() => void>();
+
+  readonly notify = (): void => {
+    for (const listener of this.listeners) listener();
+  };
+
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+}
+
+/**
+ * Wraps a node-postgres client's `query` so that each failure is heard: a callback's error (pg-pool's `query` passes
+ * one) or a returned promise's rejection. The caller still gets the error as before.
+ */
+function observePgQueries(client: pg.Client | pg.PoolClient, failures: QueryFailures): void {
+  const target = client as unknown as { query: (...args: unknown[]) => unknown };
+  const query = target.query;
+  target.query = function (this: unknown, ...args: unknown[]) {
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = function (this: unknown, err: unknown, ...rest: unknown[]) {
+        if (err) failures.notify();
+        return (callback as (...a: unknown[]) => unknown).call(this, err, ...rest);
+      };
+      return query.apply(this, args);
+    }
+    const result = query.apply(this, args);
+    if (result instanceof Promise) result.catch(failures.notify);
+    return result;
+  };
+}
+
+/** Wraps one of PGlite's promise methods so that the rejections `isFailure` picks are heard. */
+function observePgliteMethod(
+  client: PGlite,
+  method: 'query' | 'exec' | 'transaction',
+  failures: QueryFailures,
+  isFailure: (err: unknown) => boolean = () => true,
+): void {
+  const target = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const original = target[method]!;
+  const onRejected = (err: unknown) => {
+    if (isFailure(err)) failures.notify();
+  };
+  target[method] = function (this: unknown, ...args: unknown[]) {
+    const result = original.apply(this, args);
+    result.catch(onRejected);
+    return result;
+  };
+}
+
+/**
+ * An error the database server (or PGlite) reported, or one that wraps it (Drizzle's "Failed query" keeps it as its
+ * `cause`): a SQLSTATE code and a severity, not an application's error.
+ */
+function isDatabaseError(err: unknown): boolean {
+  for (
+    let e = err, depth = 0;
+    e && typeof e === 'object' && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    const { code, severity } = e as { code?: unknown; severity?: unknown };
+    if (typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return true;
+  }
+  return false;
 }
 
 export const DATABASE = Symbol('DATABASE');
@@ -60,6 +144,9 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
   });
   // An idle client that errors (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  const failures = new QueryFailures();
+  // Every query goes through one of the pool's clients (pool.query too), connected before its first query.
+  pool.on('connect', (client) => observePgQueries(client, failures));
   const db = drizzlePg(pool) as unknown as Db;
   return {
     db,
@@ -74,10 +161,19 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
       }
     },
     // Keepalive: a listener on a half-open connection would otherwise believe it still hears notifications.
-    newClient: () =>
-      new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, keepAlive: true }),
+    newClient: () => {
+      const client = new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: 10_000,
+        keepAlive: true,
+      });
+      observePgQueries(client, failures);
+      return client;
+    },
     textRows: async (text, params) =>
       (await pool.query<(string | null)[]>({ text, values: [...params], rowMode: 'array' })).rows,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    onQueryError: (listener) => failures.listen(listener),
     close: () => pool.end(),
   };
 }
@@ -132,7 +228,25 @@ async function pipelinedPgTransaction<T>(
   }
 }
 
+/** One set of listeners per PGlite instance, however many handles are made on it. */
+const pgliteFailures = new WeakMap<PGlite, QueryFailures>();
+
+function pgliteQueryFailures(client: PGlite): QueryFailures {
+  let failures = pgliteFailures.get(client);
+  if (!failures) {
+    failures = new QueryFailures();
+    observePgliteMethod(client, 'query', failures);
+    observePgliteMethod(client, 'exec', failures);
+    // A transaction's own statements are not `query` calls: what fails among them rejects the transaction, which
+    // also rejects with the application's errors; only the database's count.
+    observePgliteMethod(client, 'transaction', failures, isDatabaseError);
+    pgliteFailures.set(client, failures);
+  }
+  return failures;
+}
+
 export function pgliteHandle(client: PGlite): DatabaseHandle {
+  const failures = pgliteQueryFailures(client);
   const db = drizzlePglite(client) as unknown as Db;
   return {
     db,
@@ -155,6 +269,8 @@ export function pgliteHandle(client: PGlite): DatabaseHandle {
     withSession: (fn) => fn(db),
     textRows: async (text, params) =>
       (await client.query<(string | null)[]>(text, [...params], { rowMode: 'array' })).rows,
+    poolStats: () => ({ total: 1 }),
+    onQueryError: (listener) => failures.listen(listener),
     close: () => client.close(),
   };
 }

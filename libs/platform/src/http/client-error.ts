@@ -50,6 +50,8 @@ export function requestPathOf(line: RequestLine | undefined): string | undefined
 export interface ClientErrorConnections {
   requestLines: RequestLines;
   closer: LingeringClose;
+  /** Told of each answer written (the refusal count: these requests reach no hook). */
+  answered?: (status: number, code: ErrorCodeName) => void;
 }
 
 /**
@@ -87,6 +89,7 @@ export function createClientErrorHandler(
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('');
       socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${json}`);
+      connections.answered?.(status, code);
       // The parser cannot resume on this connection; the rest of what the client sends is drained, not reset.
       connections.closer.close(socket);
       return;

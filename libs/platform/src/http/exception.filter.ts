@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { renderError } from './error-body.js';
 import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { redactUrl } from '../logging/logging.js';
+import { noteErrorCode } from '../metrics/error-answers.js';
 
 /** The one place that writes error bodies: every thrown error, unknown route and parser failure ends here. */
 @Catch()
@@ -21,6 +22,7 @@ export class GlobalExceptionFilter implements ExceptionFilter {
       );
     }
     if (reply.sent) return;
+    noteErrorCode(reply, rendered.body.code);
     for (const [name, value] of Object.entries(rendered.headers)) reply.header(name, value);
     if (isScimPath(request?.url)) {
       // SCIM clients read RFC 7644 error bodies, whatever failed (the parser, the router, the handler).

@@ -18,6 +18,10 @@ import { RateLimitService } from '../security/rate-limit.js';
 import { EventLoopMonitor } from '../system/event-loop.monitor.js';
 import { AppLogger } from '../logging/app-logger.js';
 import { logRequestAborted, logRequestCompleted, requestContext } from '../logging/logging.js';
+import { noteErrorCode } from '../metrics/error-answers.js';
+import { HttpMetrics } from '../metrics/http-metrics.js';
+import { bearerMatches, METRICS_PATH, metricsTokenDigest } from '../metrics/metrics-endpoint.js';
+import { Metrics } from '../metrics/metrics.js';
 import { API_PREFIX, rewriteLegacyUrl, VersioningService, type SchemaVersion } from './versioning.js';
 
 declare module 'fastify' {
@@ -162,6 +166,12 @@ function manageConnections(
   });
 }
 
+/** Where the answers Node's parser refuses are counted, per server: the metrics exist only once the app does. */
+interface ParserRefusals {
+  count?: (status: number, code: string) => void;
+}
+const parserRefusals = new WeakMap<FastifyInstance, ParserRefusals>();
+
 /**
  * The Fastify adapter with the service's HTTP settings: body limit, timeouts, proxy trust, request ids, legacy
  * mount, answers in the envelope for requests Node's parser refuses, and connections closed without a reset.
@@ -171,6 +181,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
   // What the client still sends after an early answer is drained up to one body's worth, or LINGER_MS.
   const requestLines = new RequestLines();
   const closer = new LingeringClose({ maxBytes: config.bodyLimitBytes, maxMs: LINGER_MS });
+  const refusals: ParserRefusals = {};
   const options: FastifyServerOptions & { http: ServerOptions } = {
     bodyLimit: config.bodyLimitBytes,
     // A client that sends half a request, or only headers, is cut off instead of holding a socket forever.
@@ -181,7 +192,11 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
       headersTimeout: timeouts.headersMs,
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
     },
-    clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS, { requestLines, closer }),
+    clientErrorHandler: createClientErrorHandler(SECURITY_HEADERS, {
+      requestLines,
+      closer,
+      answered: (status, code) => refusals.count?.(status, code),
+    }),
     trustProxy: trustProxyOption(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // A well-formed incoming X-Request-Id is kept so that ids follow a request across services.
@@ -197,6 +212,7 @@ export function createFastifyAdapter(config: AppConfig): FastifyAdapter {
   };
   const adapter = new FastifyAdapter(options);
   manageConnections(adapter.getInstance(), requestLines, closer);
+  parserRefusals.set(adapter.getInstance(), refusals);
   return adapter;
 }
 
@@ -245,6 +261,7 @@ export const HTTP_APP_OPTIONS = { bodyParser: false } as const;
 
 function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const rendered = renderError(err, request.id);
+  noteErrorCode(reply, rendered.body.code);
   for (const [name, value] of Object.entries(rendered.headers)) reply.header(name, value);
   if (isScimPath(request.url)) {
     return reply
@@ -267,20 +284,29 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
 
   const limiter = app.get(RateLimitService);
   const logger = app.get(AppLogger).pino;
+  const metrics = app.get(Metrics);
+  // Before any route is registered (Nest registers them at init): each route gets its own duration observer.
+  const http = new HttpMetrics(metrics);
+  http.install(instance);
+  const parser = parserRefusals.get(instance);
+  if (parser) parser.count = (status, code) => http.refused(status, code);
   // Log lines written while a request is served carry its id. The context is entered as the request arrives,
   // synchronously and before any asynchronous hook, so that it holds for the connection's context in which the
   // body is then read and the handler runs (entering it again in a later hook does not reach the handler; the
   // request-logging test shows both).
   instance.addHook('onRequest', (request, _reply, done) => {
     requestContext.enterWith(request.id);
+    http.arrived(request);
     done();
   });
   instance.addHook('onResponse', (request, reply, done) => {
     logRequestCompleted(logger, request, reply.statusCode, reply.elapsedTime);
+    http.completed(request, reply);
     done();
   });
   instance.addHook('onRequestAbort', (request, done) => {
     logRequestAborted(logger, request);
+    http.aborted(request);
     done();
   });
   // Before CORS, whose hook answers preflights itself: every response carries the request id.
@@ -343,6 +369,7 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   });
 
   registerBodyParsers(instance, { shape: config.bodyShape, maxInflateRatio: config.bodyMaxInflateRatio });
+  if (config.metrics.token) serveMetricsBehindToken(instance, metrics, config.metrics.token);
 
   // SCIM lives at the host root (/scim/v2), outside the versioned API.
   app.setGlobalPrefix(API_PREFIX, { exclude: ['scim/v2/*path'] });
@@ -352,4 +379,22 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   // injected): the blocking work of start-up before it (migrations, module initialisation) is not load.
   const eventLoop = app.get(EventLoopMonitor);
   instance.addHook('onReady', async () => eventLoop.start());
+}
+
+/**
+ * `GET /metrics` on the main port, for `Authorization: Bearer <METRICS_TOKEN>` only (compared in constant time);
+ * anything else is 401 UNAUTHORIZED in the envelope, never a metric. A Fastify route rather than a controller: an
+ * operator's endpoint in the Prometheus text format, outside the API and its OpenAPI document (docs/operators.md,
+ * "Metrics").
+ */
+function serveMetricsBehindToken(instance: FastifyInstance, metrics: Metrics, token: string): void {
+  const expected = metricsTokenDigest(token);
+  instance.get(METRICS_PATH, { exposeHeadRoute: false }, async (request, reply) => {
+    if (!bearerMatches(request.headers.authorization, expected)) {
+      reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
+      return sendError(request, reply, AppError.unauthorized('A valid metrics token is required'));
+    }
+    const text = await metrics.text();
+    return reply.header('Cache-Control', 'no-store').type(metrics.contentType).send(text);
+  });
 }

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
 import type { AppConfig } from '../config/app-config.js';
+import { activeLogTraceFields, tracingEnabled } from '../tracing/tracing.js';
 
 const SECRET_QUERY = /([?&](?:token|code|key|apiKey|api_key|secret|password|state|SAMLResponse)=)[^&]*/gi;
 
@@ -44,10 +45,23 @@ export const REDACT_PATHS = [
 /** The request being served in this async context, whose id every log line written for it carries. */
 export const requestContext = new AsyncLocalStorage<string>();
 
+/** `reqId` on the lines written while a request is being served. */
+function requestMixin(): object {
+  const reqId = requestContext.getStore();
+  return reqId === undefined ? {} : { reqId };
+}
+
+/** With tracing on, also the active span's `trace_id` and `span_id` (and `trace_flags`), to find a line's trace. */
+function tracedMixin(): object {
+  const fields = activeLogTraceFields();
+  return fields === undefined ? requestMixin() : { ...requestMixin(), ...fields };
+}
+
 /**
  * The process's root logger: JSON lines at `logLevel`, secrets redacted (REDACT_PATHS), errors serialized with
  * their stack, and `reqId` on every line written while a request is being served (`requestContext`, entered by
- * the HTTP hooks). No child logger is made per request: a request that logs nothing costs nothing here.
+ * the HTTP hooks); when the process traces, the ids of the span a line is written in (docs/operators.md, "Tracing
+ * the service"). No child logger is made per request: a request that logs nothing costs nothing here.
  */
 export function createRootLogger(
   config: Pick<AppConfig, 'logLevel'>,
@@ -57,10 +71,8 @@ export function createRootLogger(
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
     serializers: { err: pino.stdSerializers.err },
-    mixin: () => {
-      const reqId = requestContext.getStore();
-      return reqId === undefined ? {} : { reqId };
-    },
+    // Chosen once: without tracing, a line pays nothing for it.
+    mixin: tracingEnabled() ? tracedMixin : requestMixin,
   };
   return destination ? pino(options, destination) : pino(options);
 }

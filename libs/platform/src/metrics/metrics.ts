@@ -71,3 +71,43 @@ export class Metrics {
     return known as M;
   }
 }
+
+/** How long a value read at scrape time is kept: a scrape every second costs a query every 5 s at most. */
+export const SCRAPE_CACHE_MS = 5000;
+
+export interface ScrapeCacheOptions {
+  /** The time the cache ages by, in milliseconds (the application's Clock, so that tests can move it). */
+  now: () => number;
+  /** Told of a failed read once, until a read succeeds again. */
+  onError: (err: unknown) => void;
+  ttlMs?: number;
+}
+
+/**
+ * For a gauge's `collect` when its value comes from a query: runs `read` (which sets the gauges) at most once per
+ * `ttlMs`, however often Prometheus scrapes, and scrapes meanwhile share that read. Never rejects, so a scrape never
+ * fails for it: a failed read leaves the gauges at their last values.
+ */
+export function scrapeCache(read: () => Promise<void>, options: ScrapeCacheOptions): () => Promise<void> {
+  const ttlMs = options.ttlMs ?? SCRAPE_CACHE_MS;
+  let last: { at: number; done: Promise<void> } | null = null;
+  let failing = false;
+  return () => {
+    const now = options.now();
+    // A clock set back reads again rather than trusting a read from the future.
+    if (last && now >= last.at && now - last.at < ttlMs) return last.done;
+    const done = Promise.resolve()
+      .then(read)
+      .then(
+        () => {
+          failing = false;
+        },
+        (err: unknown) => {
+          if (!failing) options.onError(err);
+          failing = true;
+        },
+      );
+    last = { at: now, done };
+    return done;
+  };
+}

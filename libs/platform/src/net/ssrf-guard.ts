@@ -99,11 +99,29 @@ export function isBlockedAddress(address: string): boolean {
   return BLOCKED_V6_BITS.some((range) => (bits & range.mask) === range.net);
 }
 
+const refusalObservers = new Set<() => void>();
+
+/**
+ * Calls `observer` at each refusal (the refusal count); returns what stops it. The guard is a set of functions with
+ * no application of its own, so an observer hears every refusal of the process (one application per process in
+ * production; tests that start several see each other's).
+ */
+export function observeSsrfRefusals(observer: () => void): () => void {
+  refusalObservers.add(observer);
+  return () => void refusalObservers.delete(observer);
+}
+
 /**
  * A refused target. Its message names the host as the caller wrote it, never the address it resolved to: an
- * answer that told which private address a name points at would map the private network for the caller.
+ * answer that told which private address a name points at would map the private network for the caller. Each one
+ * made is one refusal (a wrapped one is found again with `ssrfRefusalIn`, not made anew).
  */
-export class SsrfRefusal extends Error {}
+export class SsrfRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    for (const observer of refusalObservers) observer();
+  }
+}
 
 /** The SsrfRefusal behind an error (fetch wraps a connection's errors in its own), if there is one. */
 export function ssrfRefusalIn(err: unknown): SsrfRefusal | undefined {

@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { and, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import type { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
 import { SecretBox } from '../crypto/secret-box.js';
@@ -8,7 +9,9 @@ import { deleteInBatches } from '../db/delete-in-batches.js';
 import { type Query, writeQuery } from '../db/query.js';
 import { TransactionHost } from '../db/transaction-host.js';
 import { newId } from '../ids/object-id.js';
+import { Metrics, scrapeCache } from '../metrics/metrics.js';
 import { JobScheduler } from '../scheduler/job-scheduler.js';
+import { failActiveSpan, type SpanSettings, withSpan } from '../tracing/tracing.js';
 import { type OutboxMessageRow, outboxMessages, type OutboxStatus } from './outbox.schema.js';
 import type { OutboxPayload, OutboxSecret, OutboxTopic } from './outbox-topics.js';
 
@@ -106,6 +109,11 @@ const PURGE_BATCH = 1000;
 
 type RegisteredHandler = Required<OutboxHandler<OutboxTopic>>;
 
+/** The span of one delivery attempt (tracing on): the handler's work (a webhook's send) is traced under it. */
+const dispatchSpan = ({ id, topic }: OutboxRef): SpanSettings => ({
+  attributes: { 'governance.outbox.topic': topic, 'governance.outbox.message_id': id },
+});
+
 /**
  * The transactional outbox. A message is written in the caller's transaction (`enqueue`), or as a query of a
  * pipelined transaction (`enqueueQuery`, then `dispatch` after its commit), so it exists if and only if the change
@@ -119,6 +127,13 @@ type RegisteredHandler = Required<OutboxHandler<OutboxTopic>>;
 export class Outbox implements OnModuleInit {
   private readonly logger = new Logger('Outbox');
   private readonly handlers = new Map<OutboxTopic, RegisteredHandler>();
+  private readonly attempts: Counter<'topic' | 'result'>;
+  /** Attempt counters by topic, resolved once per topic. */
+  private readonly attemptsOf = new Map<string, { success: Counter.Internal; failure: Counter.Internal }>();
+  private readonly backlog: Gauge<'topic'>;
+  private readonly oldestDueAge: Gauge<'topic'>;
+  /** Topics the backlog gauges report (a topic seen once is reported, at 0, once it has nothing pending). */
+  private readonly backlogTopics = new Set<string>();
 
   constructor(
     private readonly tx: TransactionHost,
@@ -126,7 +141,33 @@ export class Outbox implements OnModuleInit {
     private readonly clock: Clock,
     private readonly scheduler: JobScheduler,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'outboxRetryIntervalMs'>,
-  ) {}
+    // Optional for outboxes made by hand (tests of a second replica): they then count into a registry of their own.
+    @Optional() metrics: Metrics = new Metrics(),
+  ) {
+    // Both gauges share one read of the table, at most every 5 s (SCRAPE_CACHE_MS) whatever the scrape rate.
+    const readBacklog = scrapeCache(() => this.readBacklog(), {
+      now: () => this.clock.nowMs(),
+      onError: (err) =>
+        this.logger.warn({ err }, 'The outbox backlog could not be read; its gauges keep their last values'),
+    });
+    this.attempts = metrics.counter({
+      name: 'governance_outbox_attempts_total',
+      help: 'Outbox delivery attempts, by topic and result',
+      labelNames: ['topic', 'result'],
+    });
+    this.backlog = metrics.gauge({
+      name: 'governance_outbox_backlog',
+      help: 'Outbox messages pending delivery, by topic (read at most every 5 s)',
+      labelNames: ['topic'],
+      collect: readBacklog,
+    });
+    this.oldestDueAge = metrics.gauge({
+      name: 'governance_outbox_oldest_due_age_seconds',
+      help: 'Seconds since the oldest due, undelivered outbox message became due, by topic; 0 when none is due',
+      labelNames: ['topic'],
+      collect: readBacklog,
+    });
+  }
 
   onModuleInit(): void {
     this.scheduler.register({
@@ -171,16 +212,25 @@ export class Outbox implements OnModuleInit {
     return row.id;
   }
 
-  /** Delivers committed messages, at most `concurrency` at once. Never rejects. */
+  /**
+   * Delivers committed messages, at most `concurrency` at once. Never rejects. Resolves to how many were already
+   * leased by another attempt (another replica's, or this process's after-commit delivery).
+   */
   async dispatchConcurrently(
     messages: readonly OutboxRef[],
     concurrency = OUTBOX_DISPATCH_CONCURRENCY,
-  ): Promise<void> {
+  ): Promise<number> {
     let next = 0;
+    let leasedElsewhere = 0;
     const lane = async () => {
-      while (next < messages.length) await this.dispatch([messages[next++]!]);
+      while (next < messages.length) {
+        // Not `leasedElsewhere += await …`: that adds to the value read before the await, losing other lanes'.
+        const lost = await this.dispatch([messages[next++]!]);
+        leasedElsewhere += lost;
+      }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, messages.length) }, lane));
+    return leasedElsewhere;
   }
 
   /**
@@ -200,12 +250,19 @@ export class Outbox implements OnModuleInit {
 
   /**
    * Delivers committed messages now, one after another, if this process handles their topic; failures stay for
-   * the retry pass. Never rejects.
+   * the retry pass. Never rejects. Resolves to how many were already leased by another attempt.
    */
-  async dispatch(messages: readonly OutboxRef[]): Promise<void> {
+  async dispatch(messages: readonly OutboxRef[]): Promise<number> {
+    let leasedElsewhere = 0;
     for (const message of messages) {
-      await this.deliver(message).catch((err: unknown) => this.logFailure(message.id, err));
+      const leased = await withSpan(
+        'outbox.dispatch',
+        () => this.deliver(message),
+        () => dispatchSpan(message),
+      ).catch((err: unknown) => this.logFailure(message.id, err));
+      if (leased === false) leasedElsewhere += 1;
     }
+    return leasedElsewhere;
   }
 
   /** Claims due messages of the topics handled here and delivers them; returns how many were claimed. */
@@ -228,14 +285,18 @@ export class Outbox implements OnModuleInit {
         .limit(OUTBOX_CLAIM_BATCH)
         .for('update', { skipLocked: true }),
     );
-    await this.dispatchConcurrently(due as OutboxRef[]);
+    // A message claimed here whose lease another attempt took first was that attempt's work.
+    this.scheduler.claimsLost('outbox', await this.dispatchConcurrently(due as OutboxRef[]));
     return due.length;
   }
 
-  /** One attempt: lease the row (if it is still due), run the handler, record the outcome. */
-  private async deliver({ id, topic }: OutboxRef): Promise<void> {
+  /**
+   * One attempt: lease the row (if it is still due), run the handler, record the outcome. Resolves to false when
+   * the row was not due any more (leased or delivered by another attempt).
+   */
+  private async deliver({ id, topic }: OutboxRef): Promise<boolean> {
     const handler = this.handlers.get(topic);
-    if (!handler) return;
+    if (!handler) return true;
     const now = this.clock.now();
     const [row] = await this.tx.db
       .update(outboxMessages)
@@ -252,7 +313,8 @@ export class Outbox implements OnModuleInit {
         ),
       )
       .returning();
-    if (!row) return;
+    if (!row) return false;
+    const attempts = this.attemptCounters(topic);
     try {
       await handler.deliver({
         id: row.id,
@@ -267,9 +329,37 @@ export class Outbox implements OnModuleInit {
         .update(outboxMessages)
         .set({ status: 'sent', sentAt: this.clock.now(), sealed: null, lastError: null })
         .where(eq(outboxMessages.id, id));
+      attempts.success.inc();
     } catch (err) {
+      attempts.failure.inc();
+      failActiveSpan(err);
       await this.recordFailure(row, handler, err);
     }
+    return true;
+  }
+
+  /**
+   * Counts attempts a caller ran itself (messages from `leasedInsertSql`) once their outcomes, as given to
+   * `recordOutcomesSql`, have committed: `sent` is a success, anything else a failure.
+   */
+  countAttempts(topic: OutboxTopic, outcomes: readonly OutboxOutcome[]): void {
+    const attempts = this.attemptCounters(topic);
+    let sent = 0;
+    for (const outcome of outcomes) if (outcome.status === 'sent') sent += 1;
+    if (sent > 0) attempts.success.inc(sent);
+    if (outcomes.length > sent) attempts.failure.inc(outcomes.length - sent);
+  }
+
+  private attemptCounters(topic: string): { success: Counter.Internal; failure: Counter.Internal } {
+    let counters = this.attemptsOf.get(topic);
+    if (!counters) {
+      counters = {
+        success: this.attempts.labels(topic, 'success'),
+        failure: this.attempts.labels(topic, 'failure'),
+      };
+      this.attemptsOf.set(topic, counters);
+    }
+    return counters;
   }
 
   /**
@@ -372,6 +462,33 @@ export class Outbox implements OnModuleInit {
         nextAttemptAt: new Date(this.clock.nowMs() + delay),
       })
       .where(eq(outboxMessages.id, row.id));
+  }
+
+  /**
+   * Sets the backlog gauges, by topic: messages pending (leased ones included), and the age of the oldest one due.
+   * One statement over the pending messages only, through the due index (status, next_attempt_at): its cost is the
+   * backlog's size, not the table's (sent messages are kept a week).
+   */
+  private async readBacklog(): Promise<void> {
+    const at = sql`${this.clock.now().toISOString()}::timestamptz`;
+    const rows = await this.tx.db
+      .select({
+        topic: outboxMessages.topic,
+        pending: sql<number>`count(*)::int`,
+        oldestDueAge: sql<number | null>`extract(epoch from ${at} - min(${outboxMessages.nextAttemptAt})
+          filter (where ${outboxMessages.nextAttemptAt} <= ${at}))::float8`,
+      })
+      .from(outboxMessages)
+      .where(eq(outboxMessages.status, 'pending'))
+      .groupBy(outboxMessages.topic);
+    for (const topic of this.handlers.keys()) this.backlogTopics.add(topic);
+    for (const row of rows) this.backlogTopics.add(row.topic);
+    const byTopic = new Map(rows.map((row) => [row.topic, row]));
+    for (const topic of this.backlogTopics) {
+      const row = byTopic.get(topic);
+      this.backlog.set({ topic }, row?.pending ?? 0);
+      this.oldestDueAge.set({ topic }, Math.max(0, row?.oldestDueAge ?? 0));
+    }
   }
 
   private logFailure(id: string, err: unknown): void {

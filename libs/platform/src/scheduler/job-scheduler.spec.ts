@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Metrics } from '../metrics/metrics.js';
 import { JobScheduler } from './job-scheduler.js';
 
 function deferred() {
@@ -110,6 +111,32 @@ describe('JobScheduler', () => {
     const timer = setTimeoutSpy.mock.results.at(-1)!.value as NodeJS.Timeout;
     expect(timer.hasRef()).toBe(false);
     await scheduler.beforeApplicationShutdown();
+  });
+
+  it('counts runs by job and result, observes their duration, and counts the claims a job lost', async () => {
+    const metrics = new Metrics();
+    const scheduler = new JobScheduler({ workers: false }, metrics);
+    const run = vi.fn(async () => undefined).mockRejectedValueOnce(new Error('database unavailable'));
+    scheduler.register({ name: 'flaky', intervalMs: 1000, run });
+    await scheduler.runNow('flaky');
+    await scheduler.runNow('flaky');
+    await scheduler.runNow('flaky');
+    scheduler.claimsLost('flaky', 2);
+    scheduler.claimsLost('flaky', 0);
+    scheduler.claimsLost('unknown');
+    /** A sample of a metric (a histogram's by its sample name: `<name>_count`). */
+    const value = async (name: string, labels: Record<string, string>, sample = name) =>
+      (await metrics.registry.getSingleMetric(name)!.get()).values.find(
+        (v) =>
+          ((v as { metricName?: string }).metricName ?? name) === sample &&
+          Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+      )?.value;
+    expect(await value('governance_job_runs_total', { job: 'flaky', result: 'success' })).toBe(2);
+    expect(await value('governance_job_runs_total', { job: 'flaky', result: 'failure' })).toBe(1);
+    const duration = 'governance_job_duration_seconds';
+    expect(await value(duration, { job: 'flaky' }, `${duration}_count`)).toBe(3);
+    expect(await value('governance_job_claims_lost_total', { job: 'flaky' })).toBe(2);
+    expect(await value('governance_job_claims_lost_total', { job: 'unknown' })).toBeUndefined();
   });
 
   it('refuses two jobs of one name', () => {

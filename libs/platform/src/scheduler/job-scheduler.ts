@@ -4,8 +4,11 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
+  Optional,
 } from '@nestjs/common';
+import type { Counter, Histogram } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Metrics } from '../metrics/metrics.js';
 
 export interface JobDefinition {
   /** Unique; names the job in logs. */
@@ -18,6 +21,11 @@ export interface JobDefinition {
 interface Job extends JobDefinition {
   timer: NodeJS.Timeout | null;
   running: Promise<void> | null;
+  /** The job's metric children, resolved once at registration. */
+  succeeded: Counter.Internal;
+  failed: Counter.Internal;
+  duration: Histogram.Internal<'job'>;
+  claimsLost: Counter.Internal;
 }
 
 /**
@@ -34,14 +42,46 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly jobs = new Map<string, Job>();
   private started = false;
   private stopped = false;
+  private readonly runs: Counter<'job' | 'result'>;
+  private readonly durations: Histogram<'job'>;
+  private readonly lostClaims: Counter<'job'>;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'workers'>) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'workers'>,
+    // Optional for schedulers made by hand (unit specs): they then count into a registry of their own.
+    @Optional() metrics: Metrics = new Metrics(),
+  ) {
+    this.runs = metrics.counter({
+      name: 'governance_job_runs_total',
+      help: 'Scheduler job runs, by job and result',
+      labelNames: ['job', 'result'],
+    });
+    this.durations = metrics.histogram({
+      name: 'governance_job_duration_seconds',
+      help: 'Duration of one scheduler job run, by job',
+      labelNames: ['job'],
+    });
+    this.lostClaims = metrics.counter({
+      name: 'governance_job_claims_lost_total',
+      help: 'Work a job found already claimed by another replica (a lease taken, a claim lost), by job',
+      labelNames: ['job'],
+    });
+  }
 
   register(definition: JobDefinition): void {
     if (this.jobs.has(definition.name))
       throw new Error(`A job named ${definition.name} is already registered`);
     if (!(definition.intervalMs > 0)) throw new Error(`Job ${definition.name} needs a positive interval`);
-    const job: Job = { ...definition, timer: null, running: null };
+    // Job names are a closed set (registered in code), so they are fit to be label values.
+    const job: Job = {
+      ...definition,
+      timer: null,
+      running: null,
+      succeeded: this.runs.labels(definition.name, 'success'),
+      failed: this.runs.labels(definition.name, 'failure'),
+      duration: this.durations.labels(definition.name),
+      claimsLost: this.lostClaims.labels(definition.name),
+    };
     this.jobs.set(definition.name, job);
     if (this.started) this.schedule(job);
   }
@@ -60,6 +100,15 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
     if (!this.config.workers || this.stopped) return;
     this.started = true;
     for (const job of this.jobs.values()) this.schedule(job);
+  }
+
+  /**
+   * Counts work the job had claimed but found taken by another replica first: a row it picked whose lease another
+   * took, a claim superseded by a later one. Jobs that claim with `FOR UPDATE SKIP LOCKED` or leases call it where
+   * they can tell (a row SKIP LOCKED passes over is not seen, so it cannot be counted).
+   */
+  claimsLost(name: string, count = 1): void {
+    if (count > 0) this.jobs.get(name)?.claimsLost.inc(count);
   }
 
   /** Runs the job now (for operators and tests), or waits for the run in progress. */
@@ -93,14 +142,17 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
     job.running = job
       .run()
       .then(
-        () => undefined,
+        () => job.succeeded.inc(),
         (err: unknown) => {
+          job.failed.inc();
           this.logger.warn({ err, job: job.name }, 'Job failed; it runs again at its next interval');
         },
       )
       .finally(() => {
         job.running = null;
-        this.logger.debug({ job: job.name, ms: Math.round(performance.now() - started) }, 'Job ran');
+        const ms = performance.now() - started;
+        job.duration.observe(ms / 1000);
+        this.logger.debug({ job: job.name, ms: Math.round(ms) }, 'Job ran');
       });
     return job.running;
   }

@@ -99,6 +99,11 @@ export class RedisRateLimitStore implements RateLimitStore {
     });
   }
 
+  /** Whether the connection is open and usable now. */
+  get isReady(): boolean {
+    return this.redis.status === 'ready';
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
@@ -130,6 +135,11 @@ export class RateLimitService implements OnApplicationShutdown {
   ) {
     this.memory = new MemoryRateLimitStore(clock);
     if (config.redisUrl) this.shared = new RedisRateLimitStore(config.redisUrl);
+  }
+
+  /** Whether the shared (Redis) store is connected now; undefined without REDIS_URL. */
+  sharedStoreReady(): boolean | undefined {
+    return this.shared?.isReady;
   }
 
   checkAuth(ip: string): Promise<RateLimitDecision> {
