@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeOtlpTraces } from '../libs/governance/src/otel/otlp-decode.js';
 import { buildService, callService, type StartedService, startService } from './support/built-service.js';
@@ -65,6 +65,23 @@ const ingest = (service: StartedService, key: string, prompt: string, requestId:
     key,
     requestId,
     body: { inputContext: { prompt }, outputDecision: { action: 'answer', text: 'Yes.' } },
+  });
+
+/** A request with headers of the test's choosing (a client's `traceparent`, forwarding headers, a user agent). */
+const send = (
+  service: StartedService,
+  path: string,
+  headers: Record<string, string>,
+  options: { method?: string; body?: unknown } = {},
+) =>
+  fetch(`${service.base}/api/v1${path}`, {
+    method: options.method ?? 'GET',
+    headers: { ...(options.body ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: options.body ? JSON.stringify(options.body) : undefined,
+  }).then(async (res) => {
+    // An event stream would not end: its answer is not read.
+    await res.body?.cancel();
+    return res.status;
   });
 
 /** A span's parent, its parent's parent, and so on, among the spans received. */
@@ -223,6 +240,121 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     );
     expect(send.attributes['http.response.status_code']).toBe(503);
     expect(send.status).toEqual({ code: ERROR, message: 'The receiver answered 503' });
+  });
+});
+
+describe('tracing on: what spans never carry, and a client that asks for no trace', () => {
+  let otlp: OtlpReceiver;
+  let service: StartedService;
+
+  beforeAll(async () => {
+    otlp = await OtlpReceiver.start();
+    // TRUST_PROXY unset: the service takes the client to be the connection's peer.
+    service = await startService(build.entry, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await otlp?.close();
+  });
+
+  it('records no secret of a URL on any span: stream tokens, invitation tokens, sign-in codes and states', async () => {
+    const secret = () => randomBytes(24).toString('base64url');
+    const [stream, invitation, code, state, saml] = [secret(), secret(), secret(), secret(), secret()];
+    const requests: [route: string, path: string, urlPath: string, urlQuery: string | undefined][] = [
+      [
+        '/api/v1/events/stream',
+        `/events/stream?token=${stream}`,
+        '/api/v1/events/stream',
+        'token=[Redacted]',
+      ],
+      [
+        '/api/v1/team/invites/validate/:token',
+        `/team/invites/validate/${invitation}`,
+        '/api/v1/team/invites/validate/[Redacted]',
+        undefined,
+      ],
+      [
+        '/api/v1/auth/google/callback',
+        `/auth/google/callback?code=${code}&state=${state}`,
+        '/api/v1/auth/google/callback',
+        'code=[Redacted]&state=[Redacted]',
+      ],
+      [
+        '/api/v1/auth/saml/logout/callback',
+        `/auth/saml/logout/callback?SAMLResponse=${saml}`,
+        '/api/v1/auth/saml/logout/callback',
+        'SAMLResponse=[Redacted]',
+      ],
+    ];
+    for (const [, path] of requests) await send(service, path, {});
+
+    // Each request's HTTP server span, and the request span @fastify/otel makes under it.
+    for (const [route, , urlPath, urlQuery] of requests) {
+      const [server, request] = await otlp.waitFor((spans) => {
+        const server = spans.find(isServerSpanOf(route));
+        const request =
+          server && spans.find((s) => s.parentSpanId === server.spanId && s.scope === '@fastify/otel');
+        return request && [server, request];
+      });
+      for (const span of [server, request]) {
+        expect(span.attributes['url.path']).toBe(urlPath);
+        expect(span.attributes['url.query']).toBe(urlQuery);
+      }
+    }
+    const exported = JSON.stringify(otlp.spans);
+    for (const value of [stream, invitation, code, state, saml]) expect(exported).not.toContain(value);
+  });
+
+  it('records the client address the service uses, never one a client claims, and no user agent or peer', async () => {
+    const requestId = randomUUID();
+    await send(service, '/agents', {
+      'x-request-id': requestId,
+      'x-forwarded-for': '203.0.113.77',
+      forwarded: 'for=198.51.100.9',
+      'user-agent': 'claiming-agent/1.0',
+    });
+    const line = await completion(service, requestId);
+    const server = await otlp.waitFor((spans) =>
+      spans.find((s) => s.traceId === line.trace_id && s.kind === SERVER),
+    );
+    expect(server.attributes['client.address']).toBe('127.0.0.1');
+    expect(Object.keys(server.attributes).filter((key) => /^(user_agent|network\.peer)\./.test(key))).toEqual(
+      [],
+    );
+    const exported = JSON.stringify(otlp.spans.filter((s) => s.traceId === line.trace_id));
+    for (const claimed of ['203.0.113.77', '198.51.100.9', 'claiming-agent'])
+      expect(exported).not.toContain(claimed);
+  });
+
+  it('traces a request whose traceparent says not sampled, and the batch its trace joins', async () => {
+    const org = await newOrganization(service);
+    const [traceId, parentId, requestId] = [
+      randomBytes(16).toString('hex'),
+      randomBytes(8).toString('hex'),
+      randomUUID(),
+    ];
+    const status = await send(
+      service,
+      '/traces',
+      { 'x-api-key': org.key, 'x-request-id': requestId, traceparent: `00-${traceId}-${parentId}-00` },
+      {
+        method: 'POST',
+        body: { inputContext: { prompt: 'unsampled?' }, outputDecision: { action: 'answer', text: 'Yes.' } },
+      },
+    );
+    expect(status).toBe(201);
+    // The client's trace is continued (W3C propagation), and sampled.
+    expect(await completion(service, requestId)).toMatchObject({ trace_id: traceId, trace_flags: '01' });
+    const http = await otlp.waitFor((spans) => spans.find((s) => s.traceId === traceId && s.kind === SERVER));
+    expect(http).toMatchObject({ name: 'POST /api/v1/traces', parentSpanId: parentId });
+    const batch = await otlp.waitFor((spans) =>
+      spans.find((s) => s.name === 'trace-writer.batch' && s.traceId === traceId),
+    );
+    expect(ancestors(otlp.spans, batch).map((s) => s.spanId)).toContain(http.spanId);
   });
 });
 

@@ -1,6 +1,14 @@
+import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { tracing } from '@opentelemetry/sdk-node';
 import { describe, expect, it } from 'vitest';
 import { sqlLiteral } from '../../../libs/platform/src/db/inline-sql.js';
-import { defaultServiceName, statementForSpan, tracingRequested } from './tracing.js';
+import {
+  defaultServiceName,
+  samplerFromEnv,
+  statementForSpan,
+  tracingRequested,
+  urlAttributesForSpan,
+} from './tracing.js';
 
 describe('tracingRequested', () => {
   it('is off without OTEL_* variables, and with those that only describe the service', () => {
@@ -65,5 +73,80 @@ describe('statementForSpan', () => {
     expect(statementForSpan(`select TYPE'x' || 'it''s' || E'a\\\\' || E'b\\'c'`)).toBe(
       'select TYPE? || ? || ? || ?',
     );
+  });
+});
+
+describe('urlAttributesForSpan', () => {
+  const token = 'Zm9vYmFyYmF6cXV4LXRva2VuLXZhbHVlLTEyMzQ1Njc4OQ';
+
+  it('masks the secrets of a query and of a path as the log lines do', () => {
+    expect(urlAttributesForSpan('/api/v1/events/stream?token=s3cr3t&after=5')).toEqual({
+      'url.path': '/api/v1/events/stream',
+      'url.query': 'token=[Redacted]&after=5',
+    });
+    expect(urlAttributesForSpan('/api/v1/auth/google/callback?code=c0de&STATE=st4te')).toEqual({
+      'url.path': '/api/v1/auth/google/callback',
+      'url.query': 'code=[Redacted]&STATE=[Redacted]',
+    });
+    expect(
+      urlAttributesForSpan(`/api/v1/auth/saml/logout/callback?SAMLResponse=PHNhbWw%2B&RelayState=x`),
+    ).toEqual({
+      'url.path': '/api/v1/auth/saml/logout/callback',
+      'url.query': 'SAMLResponse=[Redacted]&RelayState=x',
+    });
+    expect(urlAttributesForSpan(`/api/v1/team/invites/validate/${token}`)).toEqual({
+      'url.path': '/api/v1/team/invites/validate/[Redacted]',
+      'url.query': undefined,
+    });
+  });
+
+  it('keeps what is not a secret, and replaces the query with nothing when there is none', () => {
+    expect(urlAttributesForSpan('/api/v1/audit/65f0a1b2c3d4e5f6a7b8c9d0?page=2')).toEqual({
+      'url.path': '/api/v1/audit/65f0a1b2c3d4e5f6a7b8c9d0',
+      'url.query': 'page=2',
+    });
+    expect(urlAttributesForSpan('/api/v1/traces?')).toEqual({
+      'url.path': '/api/v1/traces',
+      'url.query': undefined,
+    });
+    // An absolute-form target is read as the HTTP instrumentation reads it: its path.
+    expect(urlAttributesForSpan(`http://service.example/api/v1/team/invites/${token}/accept`)).toEqual({
+      'url.path': '/api/v1/team/invites/[Redacted]/accept',
+      'url.query': undefined,
+    });
+  });
+});
+
+describe('samplerFromEnv', () => {
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  const parent = (traceFlags: TraceFlags, isRemote: boolean) =>
+    trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: 'b7ad6b7169203331', traceFlags, isRemote });
+  const sampled = (env: NodeJS.ProcessEnv, context = ROOT_CONTEXT) =>
+    samplerFromEnv(env, tracing).shouldSample(context, traceId, 'POST', SpanKind.SERVER, {}, []).decision ===
+    tracing.SamplingDecision.RECORD_AND_SAMPLED;
+
+  it('samples a request whose remote parent is not sampled as one without a parent', () => {
+    const notSampled = parent(TraceFlags.NONE, true);
+    expect(sampled({}, notSampled)).toBe(true);
+    expect(sampled({ OTEL_TRACES_SAMPLER: 'parentbased_always_on' }, notSampled)).toBe(true);
+    expect(
+      sampled({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '1' }, notSampled),
+    ).toBe(true);
+    expect(
+      sampled({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, notSampled),
+    ).toBe(false);
+    expect(sampled({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, notSampled)).toBe(false);
+    expect(sampled({ OTEL_TRACES_SAMPLER: 'no_such_sampler' }, notSampled)).toBe(true);
+  });
+
+  it('follows the operator’s root sampler, a sampled remote parent, and a local parent', () => {
+    expect(sampled({ OTEL_TRACES_SAMPLER: 'always_off' })).toBe(false);
+    expect(sampled({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' })).toBe(false);
+    // Out of range, the SDK's default ratio: 1.
+    expect(sampled({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '7' })).toBe(true);
+    expect(sampled({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, parent(TraceFlags.SAMPLED, true))).toBe(
+      true,
+    );
+    expect(sampled({}, parent(TraceFlags.NONE, false))).toBe(false);
   });
 });

@@ -1,5 +1,14 @@
 import { register as registerLoaderHooks } from 'node:module';
 import type { IncomingMessage } from 'node:http';
+import { type Attributes, diag, type Span, trace } from '@opentelemetry/api';
+import type { tracing } from '@opentelemetry/sdk-node';
+import type { FastifyRequest } from 'fastify';
+// Two platform modules that import nothing heavy, by path: this file runs before the application, and #platform
+// would load pg and fastify before the SDK could patch them.
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- see above
+import { redactUrl, SECRET_QUERY_PARAMS } from '../../../libs/platform/src/logging/url-redaction.js';
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- see above
+import { withholdErrorDetails } from '../../../libs/platform/src/tracing/span-errors.js';
 
 /**
  * OpenTelemetry tracing of the service itself (docs/operators.md, "Tracing the service"). It is off unless the
@@ -9,6 +18,10 @@ import type { IncomingMessage } from 'node:http';
  *
  * The process's entry (main.ts of the API and of the worker) awaits `startTracing` and only then imports the
  * application: with static imports, the whole module graph would be loaded before the SDK could start.
+ *
+ * Spans leave the service for a tracing backend, so what they record is chosen here: URLs with their secrets masked
+ * as in the log lines, no address or user agent a client sent, statements without their values, failures without
+ * their messages (span-errors.ts), and a sampler that a client's `traceparent` cannot turn off.
  */
 
 /** Requests that are not traced: health checks and scrapes, which would only be noise. */
@@ -29,6 +42,96 @@ const PLACEHOLDER_RUN = /\?(?:\s*,\s*\?)+/g;
  */
 export function statementForSpan(text: string): string {
   return text.includes("'") ? text.replace(STRING_LITERAL, '?').replace(PLACEHOLDER_RUN, '?') : text;
+}
+
+/**
+ * A request target's `url.path` and `url.query` as spans record them: parsed as the HTTP instrumentation parses it,
+ * with the secrets the log lines mask masked the same way (redactUrl). `url.query` is undefined when there is none,
+ * so that it replaces whatever an instrumentation would record.
+ */
+export function urlAttributesForSpan(target: string | undefined): Attributes {
+  let path = target ?? '/';
+  let query = '';
+  try {
+    const url = new URL(path, 'http://localhost');
+    path = url.pathname;
+    query = url.search.slice(1);
+  } catch {
+    const at = path.indexOf('?');
+    if (at >= 0) [path, query] = [path.slice(0, at), path.slice(at + 1)];
+  }
+  return {
+    'url.path': redactUrl(path),
+    'url.query': query === '' ? undefined : redactUrl(`?${query}`)!.slice(1),
+  };
+}
+
+/**
+ * What the HTTP server span records of a request, last (it replaces the instrumentation's own values): its URL with
+ * the secrets masked, and nothing of who sent it: no client address read from `Forwarded` or `X-Forwarded-For`,
+ * which any client may send (the Fastify request hook sets the one the service uses), no peer address or port, no
+ * user agent.
+ */
+function incomingSpanAttributes(request: IncomingMessage): Attributes {
+  return {
+    ...urlAttributesForSpan(request.url),
+    'client.address': undefined,
+    'network.peer.address': undefined,
+    'network.peer.port': undefined,
+    'user_agent.original': undefined,
+  };
+}
+
+/**
+ * On the request's span of `@fastify/otel` (which records `url.path` as the raw URL, query included): the URL with its
+ * secrets masked, and failures without their messages. On the HTTP server span, active here: `client.address` as the
+ * service itself takes it, `request.ip`, which reads forwarding headers only when TRUST_PROXY says to.
+ */
+function fastifyRequestHook(span: Span, request: FastifyRequest): void {
+  withholdErrorDetails(span);
+  span.setAttributes(urlAttributesForSpan(request.url));
+  trace.getActiveSpan()?.setAttribute('client.address', request.ip);
+}
+
+type Samplers = typeof tracing;
+
+/** OTEL_TRACES_SAMPLER_ARG as the SDK reads it: a ratio from 0 to 1, 1 when it is absent or out of range. */
+function samplerRatio(env: NodeJS.ProcessEnv): number {
+  const raw = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  const ratio = raw ? Number(raw) : Number.NaN;
+  return ratio >= 0 && ratio <= 1 ? ratio : 1;
+}
+
+/**
+ * The sampler: OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG as the SDK reads them (parent-based, always on, by
+ * default), except that a parent-based sampler does not obey a remote parent's "not sampled" flag: a request whose
+ * `traceparent` ends `-00` is sampled as a request without one is, by the root sampler. A client could otherwise turn
+ * the tracing of its requests off, and with them the batch its trace joined, other organizations' work included. A
+ * remote parent that is sampled is followed (an operator's end-to-end traces).
+ */
+export function samplerFromEnv(env: NodeJS.ProcessEnv, samplers: Samplers): tracing.Sampler {
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = samplers;
+  const parentBased = (root: tracing.Sampler) =>
+    new ParentBasedSampler({ root, remoteParentNotSampled: root });
+  const name = env.OTEL_TRACES_SAMPLER?.trim() ? env.OTEL_TRACES_SAMPLER : undefined;
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(samplerRatio(env));
+    case 'parentbased_always_off':
+      return parentBased(new AlwaysOffSampler());
+    case 'parentbased_traceidratio':
+      return parentBased(new TraceIdRatioBasedSampler(samplerRatio(env)));
+    case undefined:
+    case 'parentbased_always_on':
+      return parentBased(new AlwaysOnSampler());
+    default:
+      diag.error(`unknown OTEL_TRACES_SAMPLER value "${name}", using default`);
+      return parentBased(new AlwaysOnSampler());
+  }
 }
 
 const listOf = (value: string | undefined) =>
@@ -80,22 +183,34 @@ export async function startTracing(
 ): Promise<boolean> {
   if (!tracingRequested(env)) return false;
   await hookEsModules();
-  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { IORedisInstrumentation }, fastify] =
-    await Promise.all([
-      import('@opentelemetry/sdk-node'),
-      import('@opentelemetry/instrumentation-http'),
-      import('@opentelemetry/instrumentation-pg'),
-      import('@opentelemetry/instrumentation-ioredis'),
-      import('@fastify/otel'),
-    ]);
+  const [
+    { NodeSDK, tracing },
+    { HttpInstrumentation },
+    { PgInstrumentation },
+    { IORedisInstrumentation },
+    fastify,
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-pg'),
+    import('@opentelemetry/instrumentation-ioredis'),
+    import('@fastify/otel'),
+  ]);
   const untraced = (path: string | undefined) => UNTRACED_PATHS.has(path?.split('?', 1)[0] ?? '');
   const sdk = new NodeSDK({
     serviceName: defaultServiceName(env, serviceName),
+    sampler: samplerFromEnv(env, tracing),
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
+        startIncomingSpanHook: incomingSpanAttributes,
+        requestHook: withholdErrorDetails,
+        // The instrumentation's own masking of query values, by name: the same names (incomingSpanAttributes
+        // replaces its result anyway).
+        redactedQueryParams: [...SECRET_QUERY_PARAMS],
+        redactedQueryParamsServer: [...SECRET_QUERY_PARAMS],
         // Outgoing requests are webhooks and integrations to third parties: their URLs may carry the receiver's
         // secret, and the receivers have no use for this service's trace context. The `webhook.send` span covers
         // a delivery.
@@ -108,11 +223,13 @@ export async function startTracing(
         instrumentHooks: false,
         instrumentHandler: false,
         ignorePaths: (route: { url?: string }) => untraced(route.url),
+        requestHook: fastifyRequestHook,
       }),
       // Queries outside a traced operation (the jobs' polling) would each be a trace of their own.
       new PgInstrumentation({
         requireParentSpan: true,
         requestHook: (span, { query, connection }) => {
+          withholdErrorDetails(span);
           span.setAttribute('db.query.text', statementForSpan(query.text));
           // A pipelined transaction's text begins `BEGIN\n;\n…`: its span is named by its first word alone.
           const first = query.text.trimStart().split(' ', 1)[0]!;
@@ -127,6 +244,7 @@ export async function startTracing(
       new IORedisInstrumentation({
         requireParentSpan: true,
         dbStatementSerializer: (command: string) => command,
+        requestHook: withholdErrorDetails,
       }),
     ],
   });

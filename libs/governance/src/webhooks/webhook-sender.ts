@@ -1,8 +1,8 @@
 import { type Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { type Span, SpanKind } from '@opentelemetry/api';
-import { recordSpanError, resolveTarget, type SpanSettings, SsrfRefusal, withSpan } from '#platform';
+import { type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { resolveTarget, type SpanSettings, SsrfRefusal, withSpan } from '#platform';
 
 /**
  * A receiver has this long to answer, connection included (docs/dashboard-developers.md,
@@ -77,11 +77,21 @@ function sendSpan(url: string): SpanSettings {
   };
 }
 
-/** The answer's status, and a failed attempt (no answer, a non-2xx one, a refused target) as the span's error. */
+/**
+ * The answer's status, and a failed attempt (no answer, a non-2xx one, a refused target) as the span's error, in
+ * words of its own: the error's are the resolver's, the socket's or the guard's, which quote addresses.
+ */
 function recordSend(span: Span, result: SendResult): void {
   if (result.status !== undefined) span.setAttribute('http.response.status_code', result.status);
   if (result.refused) span.setAttribute('governance.webhook.refused', true);
-  if (result.error !== undefined) recordSpanError(span, result.error);
+  if (result.error === undefined) return;
+  const failure =
+    result.status !== undefined
+      ? `The receiver answered ${result.status}`
+      : result.refused
+        ? 'The target was refused'
+        : 'No answer';
+  span.setStatus({ code: SpanStatusCode.ERROR, message: failure });
 }
 
 /** The POST of `sendWebhook`. */

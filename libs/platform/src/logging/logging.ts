@@ -2,17 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 import { activeLogTraceFields, tracingEnabled } from '../tracing/tracing.js';
+import { redactUrl } from './url-redaction.js';
 
-const SECRET_QUERY = /([?&](?:token|code|key|apiKey|api_key|secret|password|state|SAMLResponse)=)[^&]*/gi;
-
-// A path segment of 32 or more token characters is a secret (invitation tokens travel in the path); object ids
-// (24 hex characters) and ordinary words are shorter.
-const SECRET_SEGMENT = /\/[A-Za-z0-9_-]{32,}(?=\/|\?|#|$)/g;
-
-/** Query values and path segments that carry secrets (tokens, codes) are replaced before a URL is logged. */
-export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(SECRET_SEGMENT, '/[Redacted]');
-}
+export { redactUrl };
 
 const SECRET_FIELDS = [
   'password',

@@ -6,6 +6,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import type { Counter, Histogram } from 'prom-client';
+import { knownErrorCodes } from '../http/app-error.js';
 import { notedErrorCode } from './error-answers.js';
 import type { Metrics } from './metrics.js';
 
@@ -107,6 +108,7 @@ export class HttpMetrics {
   /** Unmatched requests' series, by the method as received. */
   private readonly unmatched = new Map<string, RouteSeries>();
   private inFlight = 0;
+  private knownCodes: ReadonlySet<string> | undefined;
 
   constructor(metrics: Metrics) {
     this.duration = metrics.histogram({
@@ -144,7 +146,7 @@ export class HttpMetrics {
     instance.addHook('onRoute', (route) => this.observeRoute(route));
     instance.addHook('onSend', (_request, reply, payload, done) => {
       if (reply.statusCode >= 400)
-        this.refused(reply.statusCode, notedErrorCode(reply) ?? codeInBody(payload));
+        this.refused(reply.statusCode, notedErrorCode(reply) ?? this.codeInBody(payload));
       done(null, payload);
     });
   }
@@ -205,8 +207,19 @@ export class HttpMetrics {
     const own = route.onResponse;
     route.onResponse = own === undefined ? [observe] : [...(Array.isArray(own) ? own : [own]), observe];
   }
+
+  /** The code of an error body no renderer noted; read once needed, when every module has declared its codes. */
+  private codeInBody(payload: unknown): string {
+    return errorCodeInBody(payload, (this.knownCodes ??= new Set(knownErrorCodes())));
+  }
 }
 
-function codeInBody(payload: unknown): string {
-  return (typeof payload === 'string' ? CODE_IN_BODY.exec(payload)?.[1] : undefined) ?? 'unknown';
+/**
+ * The error code of an error body, when it is one of the service's codes (`known`), `unknown` otherwise: a body can
+ * be anything a handler or a plugin sent, with a value a client chose echoed in it, and a label taken from it must
+ * stay in a closed set.
+ */
+export function errorCodeInBody(payload: unknown, known: ReadonlySet<string>): string {
+  const code = typeof payload === 'string' ? CODE_IN_BODY.exec(payload)?.[1] : undefined;
+  return code !== undefined && known.has(code) ? code : 'unknown';
 }

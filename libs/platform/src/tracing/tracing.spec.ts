@@ -43,11 +43,13 @@ describe('tracing on (an SDK registered before the application)', () => {
     expect(spanNamed('inner').parentSpanContext?.spanId).toBe(outer.spanContext().spanId);
   });
 
-  it('records a throw as the span’s error and throws it on', async () => {
-    await expect(withSpan('failing', () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+  it('records a throw as the span’s error, by its class alone, and throws it on', async () => {
+    const thrown = Object.assign(new Error('refused for jane@example.com'), { code: 'EAUTH' });
+    await expect(withSpan('failing', () => Promise.reject(thrown))).rejects.toBe(thrown);
     const failing = spanNamed('failing');
-    expect(failing.status).toEqual({ code: SpanStatusCode.ERROR, message: 'refused' });
+    expect(failing.status).toEqual({ code: SpanStatusCode.ERROR, message: 'EAUTH' });
     expect(failing.events.map((e) => e.name)).toEqual(['exception']);
+    expect(JSON.stringify([failing.status, failing.attributes, failing.events])).not.toContain('jane');
   });
 
   it('parents a span on a context captured earlier, and links others', async () => {
@@ -80,9 +82,19 @@ describe('tracing on (an SDK registered before the application)', () => {
     );
   });
 
-  it('marks the active span failed for a failure that is handled, not thrown', async () => {
-    await withSpan('handled', async () => failActiveSpan(new Error('receiver down')));
-    expect(spanNamed('handled').status).toEqual({ code: SpanStatusCode.ERROR, message: 'receiver down' });
+  it('marks the active span failed for a failure that is handled, not thrown, without its message', async () => {
+    // nodemailer's rejection names the recipients the server refused.
+    const rejected = Object.assign(
+      new Error("Can't send mail - all recipients were rejected: 550 5.1.1 <jane.doe@example.com>"),
+      { code: 'EENVELOPE' },
+    );
+    await withSpan('handled', async () => failActiveSpan(rejected));
+    const handled = spanNamed('handled');
+    expect(handled.status).toEqual({ code: SpanStatusCode.ERROR, message: 'EENVELOPE' });
+    expect(handled.attributes['error.type']).toBe('EENVELOPE');
+    expect(handled.events.map((e) => e.attributes)).toEqual([
+      { 'exception.type': 'EENVELOPE', 'exception.message': '[Redacted]' },
+    ]);
   });
 
   it('writes the active span’s ids on log lines, and none outside a span', async () => {

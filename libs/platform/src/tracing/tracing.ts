@@ -6,10 +6,12 @@ import {
   type Link,
   type Span,
   type SpanKind,
-  SpanStatusCode,
   trace,
   type Tracer,
 } from '@opentelemetry/api';
+import { recordSpanError } from './span-errors.js';
+
+export { recordSpanError };
 
 /** The instrumentation scope of the service's own spans. */
 export const TRACER_NAME = 'governance-service';
@@ -36,16 +38,11 @@ export interface SpanSettings {
   links?: Link[];
 }
 
-/** Marks a span failed with what was thrown. */
-export function recordSpanError(span: Span, err: unknown): void {
-  if (err instanceof Error) span.recordException(err);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-}
-
 /**
  * Runs `fn` in a span when tracing is on: the span is active inside `fn` (the spans of its queries and of nested
- * `withSpan` calls are its children), records a throw as its error, and ends when `fn` settles. `settings` may be a
- * function, called only when tracing is on. Tracing off, `fn` runs as it is, with no span.
+ * `withSpan` calls are its children), records a throw as its error (its class, never its message: span-errors.ts),
+ * and ends when `fn` settles. `settings` may be a function, called only when tracing is on. Tracing off, `fn` runs as
+ * it is, with no span.
  */
 export function withSpan<T>(
   name: string,
