@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
+import { freePort } from './free-port.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -60,17 +60,6 @@ async function databaseEnv(dataDir: string): Promise<Record<string, string>> {
   }
   url.pathname = `/${name}`;
   return { DATA_DIR: dataDir, DATABASE_URL: url.href };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface StartedService {

@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { node } from '@opentelemetry/sdk-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendWebhook } from './webhook-sender.js';
+import { freePort } from '../../../../test/support/free-port.js';
 
 // Registered before the first question to the platform's tracing, as the process's entry does (this file has its own
 // process).
@@ -11,16 +11,7 @@ const provider = new node.NodeTracerProvider({ spanProcessors: [new node.SimpleS
 provider.register();
 
 /** A local port nothing listens on. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+const closedPort = freePort;
 
 describe('the webhook.send span of a failed attempt', () => {
   afterAll(() => provider.shutdown());
