@@ -89,7 +89,7 @@ describe('domain metrics', () => {
         webhookAllowPrivateNetworks: true,
         // No job runs but those the tests run.
         workers: false,
-        metrics: { host: '127.0.0.1', token: TOKEN },
+        metrics: { enabled: true, host: '127.0.0.1', token: TOKEN },
         auditCheckpointInterval: { entries: 1, minutes: 60 },
       },
     });
@@ -205,7 +205,7 @@ describe('domain metrics', () => {
     ctx.clock.advance(5_000);
     const after = await scrape();
     expect(backlog(after)).toEqual({ pending: 0, oldestDueAge: 0 });
-    const outboxRun = { job: 'outbox', result: 'success' };
+    const outboxRun = { job_name: 'outbox', result: 'success' };
     expect(valueOf(after, 'governance_job_runs_total', outboxRun)).toBe(
       valueOf(before, 'governance_job_runs_total', outboxRun) + 1,
     );
@@ -216,7 +216,7 @@ describe('domain metrics', () => {
       success: 1,
       failure: 1,
     });
-    expect(valueOf(after, 'governance_job_claims_lost_total', { job: 'outbox' })).toBe(0);
+    expect(valueOf(after, 'governance_job_claims_lost_total', { job_name: 'outbox' })).toBe(0);
     // One observation: the event was committed 65 s (by the test's clock) before the receiver's 200.
     const lag = (families: Exposition) => histogramOf(families, 'governance_webhook_delivery_lag_seconds');
     expect(lag(after).count - lag(start).count).toBe(1);
@@ -238,8 +238,8 @@ describe('domain metrics', () => {
     const after = await scrape();
     const moved = (name: string, labels: Record<string, string>) =>
       valueOf(after, name, labels) - valueOf(before, name, labels);
-    expect(moved('governance_job_runs_total', { job: 'audit-checkpoints', result: 'success' })).toBe(1);
-    expect(moved('governance_job_runs_total', { job: 'audit-checkpoints', result: 'failure' })).toBe(0);
+    expect(moved('governance_job_runs_total', { job_name: 'audit-checkpoints', result: 'success' })).toBe(1);
+    expect(moved('governance_job_runs_total', { job_name: 'audit-checkpoints', result: 'failure' })).toBe(0);
     expect(moved('governance_audit_verification_runs_total', { result: 'valid' })).toBe(1);
     expect(moved('governance_audit_verification_runs_total', { result: 'invalid' })).toBe(0);
     expect(valueOf(after, 'governance_audit_verification_entries_per_second')).toBeGreaterThan(0);

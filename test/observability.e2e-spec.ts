@@ -39,7 +39,7 @@ function exampleConfig(api: string, worker: string): string {
   for (const [from, to] of replacements) {
     if (!config.includes(from))
       throw new Error(`prometheus.yml no longer contains ${from}: update this test`);
-    config = config.replace(from, to);
+    config = config.replaceAll(from, to);
   }
   return config;
 }
@@ -95,7 +95,7 @@ describe('the metrics that deploy/observability reads', () => {
   }
 
   beforeAll(async () => {
-    ctx = await TestContext.create({ config: { metrics: { port: 0, host: '127.0.0.1', token: TOKEN } } });
+    ctx = await TestContext.create({ config: { metrics: { enabled: true, port: 0, host: '127.0.0.1', token: TOKEN } } });
     await ctx.app.listen(0, '127.0.0.1');
     target = `127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
     listener = `127.0.0.1:${ctx.service(MetricsListener).port}`;
@@ -121,7 +121,7 @@ describe('the metrics that deploy/observability reads', () => {
     expect(missing.sort()).toEqual([]);
   });
 
-  it('are scraped by Prometheus as the example configures it: the main port with its token, METRICS_PORT without', async (t) => {
+  it('are scraped by Prometheus as the example configures it: the main port and METRICS_PORT with the token', async (t) => {
     const server = await running(t);
     const byJob = (samples: { metric: Record<string, string> }[]) =>
       samples.map((s) => s.metric).sort((a, b) => a.job.localeCompare(b.job));
@@ -143,10 +143,13 @@ describe('the metrics that deploy/observability reads', () => {
     );
     expect(registered.map((s) => Number(s.value[1]))).toEqual([expect.any(Number)]);
     expect(Number(registered[0].value[1])).toBeGreaterThanOrEqual(1);
-    // The scheduler's `job` label is stored as exported_job beside the scrape job: what the job alerts group by.
+    // The scheduler's job is `job_name` beside the scrape job (what the job alerts group by), never renamed.
     const runs = await server.query('governance_job_runs_total{job="governance-api"}');
     expect(runs.length).toBeGreaterThan(0);
-    for (const { metric } of runs) expect(metric.exported_job).toMatch(/^[a-z-]+$/);
+    for (const { metric } of runs) {
+      expect(metric.job_name).toMatch(/^[a-z-]+$/);
+      expect(metric.exported_job).toBeUndefined();
+    }
   }, 60_000);
 
   it('feed every alert rule, which Prometheus loads and evaluates without error', async (t) => {

@@ -78,7 +78,7 @@ describe('Outbox metrics: attempts, lost claims and the backlog', () => {
     const other = second.get(Metrics);
     const attempts = (process: Metrics, result: string) =>
       sample(process, 'governance_outbox_attempts_total', { ...TOPIC, result });
-    const lost = (process: Metrics) => sample(process, 'governance_job_claims_lost_total', { job: 'outbox' });
+    const lost = (process: Metrics) => sample(process, 'governance_job_claims_lost_total', { job_name: 'outbox' });
     failing.add(3);
     const refs = await enqueue(
       'medium.metrics',

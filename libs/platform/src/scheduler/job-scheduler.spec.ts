@@ -131,12 +131,40 @@ describe('JobScheduler', () => {
           ((v as { metricName?: string }).metricName ?? name) === sample &&
           Object.entries(labels).every(([k, l]) => v.labels[k] === l),
       )?.value;
-    expect(await value('governance_job_runs_total', { job: 'flaky', result: 'success' })).toBe(2);
-    expect(await value('governance_job_runs_total', { job: 'flaky', result: 'failure' })).toBe(1);
+    expect(await value('governance_job_runs_total', { job_name: 'flaky', result: 'success' })).toBe(2);
+    expect(await value('governance_job_runs_total', { job_name: 'flaky', result: 'failure' })).toBe(1);
     const duration = 'governance_job_duration_seconds';
-    expect(await value(duration, { job: 'flaky' }, `${duration}_count`)).toBe(3);
-    expect(await value('governance_job_claims_lost_total', { job: 'flaky' })).toBe(2);
-    expect(await value('governance_job_claims_lost_total', { job: 'unknown' })).toBeUndefined();
+    expect(await value(duration, { job_name: 'flaky' }, `${duration}_count`)).toBe(3);
+    expect(await value('governance_job_claims_lost_total', { job_name: 'flaky' })).toBe(2);
+    expect(await value('governance_job_claims_lost_total', { job_name: 'unknown' })).toBeUndefined();
+  });
+
+  it("shows a job's counters at 0 once it is scheduled, and none where jobs do not run (WORKERS=off)", async () => {
+    const samples = async (metrics: Metrics) =>
+      (await metrics.registry.getSingleMetric('governance_job_runs_total')!.get()).values.map((v) => ({
+        ...v.labels,
+        value: v.value,
+      }));
+    const off = new Metrics();
+    const idle = new JobScheduler({ workers: false }, off);
+    idle.register({ name: 'purge', intervalMs: 60_000, run: async () => undefined });
+    idle.onApplicationBootstrap();
+    expect(await samples(off)).toEqual([]);
+
+    const on = new Metrics();
+    const scheduler = new JobScheduler({ workers: true }, on);
+    scheduler.register({ name: 'purge', intervalMs: 60_000, run: async () => undefined });
+    scheduler.onApplicationBootstrap();
+    // Registered after the start: scheduled, and at 0, at once.
+    scheduler.register({ name: 'late', intervalMs: 60_000, run: async () => undefined });
+    expect(await samples(on)).toEqual([
+      { job_name: 'purge', result: 'success', value: 0 },
+      { job_name: 'purge', result: 'failure', value: 0 },
+      { job_name: 'late', result: 'success', value: 0 },
+      { job_name: 'late', result: 'failure', value: 0 },
+    ]);
+    await scheduler.beforeApplicationShutdown();
+    await idle.beforeApplicationShutdown();
   });
 
   it('refuses two jobs of one name', () => {

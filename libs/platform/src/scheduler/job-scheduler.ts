@@ -24,7 +24,7 @@ interface Job extends JobDefinition {
   /** The job's metric children, resolved once at registration. */
   succeeded: Counter.Internal;
   failed: Counter.Internal;
-  duration: Histogram.Internal<'job'>;
+  duration: Histogram.Internal<'job_name'>;
   claimsLost: Counter.Internal;
 }
 
@@ -42,29 +42,30 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly jobs = new Map<string, Job>();
   private started = false;
   private stopped = false;
-  private readonly runs: Counter<'job' | 'result'>;
-  private readonly durations: Histogram<'job'>;
-  private readonly lostClaims: Counter<'job'>;
+  private readonly runs: Counter<'job_name' | 'result'>;
+  private readonly durations: Histogram<'job_name'>;
+  private readonly lostClaims: Counter<'job_name'>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'workers'>,
     // Optional for schedulers made by hand (unit specs): they then count into a registry of their own.
     @Optional() metrics: Metrics = new Metrics(),
   ) {
+    // `job_name`, not `job`: Prometheus gives `job` to the scrape job, and would rename ours `exported_job`.
     this.runs = metrics.counter({
       name: 'governance_job_runs_total',
       help: 'Scheduler job runs, by job and result',
-      labelNames: ['job', 'result'],
+      labelNames: ['job_name', 'result'],
     });
     this.durations = metrics.histogram({
       name: 'governance_job_duration_seconds',
       help: 'Duration of one scheduler job run, by job',
-      labelNames: ['job'],
+      labelNames: ['job_name'],
     });
     this.lostClaims = metrics.counter({
       name: 'governance_job_claims_lost_total',
       help: 'Work a job found already claimed by another replica (a lease taken, a claim lost), by job',
-      labelNames: ['job'],
+      labelNames: ['job_name'],
     });
   }
 
@@ -83,7 +84,7 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
       claimsLost: this.lostClaims.labels(definition.name),
     };
     this.jobs.set(definition.name, job);
-    if (this.started) this.schedule(job);
+    if (this.started) this.start(job);
   }
 
   /** Names of the registered jobs (diagnostics). */
@@ -99,7 +100,7 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
   onApplicationBootstrap(): void {
     if (!this.config.workers || this.stopped) return;
     this.started = true;
-    for (const job of this.jobs.values()) this.schedule(job);
+    for (const job of this.jobs.values()) this.start(job);
   }
 
   /**
@@ -125,6 +126,17 @@ export class JobScheduler implements OnApplicationBootstrap, BeforeApplicationSh
       job.timer = null;
     }
     await Promise.all([...this.jobs.values()].map((job) => job.running));
+  }
+
+  /**
+   * Schedules a job where jobs run, with its counters present at 0 from then on: a first failure is then an
+   * increase Prometheus sees, and a process that runs no jobs (WORKERS=off) shows no job series at all.
+   */
+  private start(job: Job): void {
+    job.succeeded.inc(0);
+    job.failed.inc(0);
+    job.claimsLost.inc(0);
+    this.schedule(job);
   }
 
   private schedule(job: Job): void {
