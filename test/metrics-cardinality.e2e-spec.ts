@@ -24,7 +24,7 @@ describe('metric label cardinality', () => {
   const policyIds: string[] = [];
 
   beforeAll(async () => {
-    ctx = await TestContext.create({ config: { metrics: { host: '127.0.0.1', token: TOKEN } } });
+    ctx = await TestContext.create({ config: { metrics: { enabled: true, host: '127.0.0.1', token: TOKEN } } });
     const scim = await scimOrganization(ctx, 'Cardinality');
     owner = scim.owner;
     scimToken = scim.token;

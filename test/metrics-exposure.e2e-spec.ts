@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedClock, MetricsListener } from '#platform';
+import { FixedClock, Metrics, MetricsListener } from '#platform';
 import { compileTestModule, TestContext, testConfig } from './support/app.js';
 import { shareHandle } from './support/database.js';
 import { Exposition } from './support/metrics-scrape.js';
+import { traceBody } from './support/traces-suite.js';
 
 // /metrics is exposed on the main port behind METRICS_TOKEN, on a listener of its own with METRICS_PORT (the API's
 // and the worker's), and nowhere without either (docs/operators.md, "Metrics").
@@ -19,7 +20,7 @@ function expectNoMetrics(body: string): void {
 describe('GET /metrics on the main port with METRICS_TOKEN', () => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await TestContext.create({ config: { metrics: { host: '127.0.0.1', token: TOKEN } } });
+    ctx = await TestContext.create({ config: { metrics: { enabled: true, host: '127.0.0.1', token: TOKEN } } });
   });
   afterAll(async () => ctx?.close());
 
@@ -78,9 +79,14 @@ describe('GET /metrics on the main port without METRICS_TOKEN', () => {
 });
 
 /** GET on the metrics listener, over a real socket. */
-async function fetchMetricsPort(port: number, path = '/metrics', method = 'GET') {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method });
-  return { status: res.status, contentType: res.headers.get('content-type'), body: await res.text() };
+async function fetchMetricsPort(port: number, path = '/metrics', method = 'GET', headers: Record<string, string> = {}) {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers });
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    challenge: res.headers.get('www-authenticate'),
+    body: await res.text(),
+  };
 }
 
 describe('METRICS_PORT in the API', () => {
@@ -88,7 +94,7 @@ describe('METRICS_PORT in the API', () => {
   let port: number;
   beforeAll(async () => {
     // Port 0: the system's choice of a free port, which the listener reports.
-    ctx = await TestContext.create({ config: { metrics: { host: '127.0.0.1', port: 0 } } });
+    ctx = await TestContext.create({ config: { metrics: { enabled: true, host: '127.0.0.1', port: 0 } } });
     port = ctx.service(MetricsListener).port!;
   });
   afterAll(async () => ctx?.close());
@@ -124,17 +130,53 @@ describe('METRICS_PORT in the API', () => {
 describe('METRICS_PORT and METRICS_TOKEN together', () => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await TestContext.create({ config: { metrics: { host: '127.0.0.1', port: 0, token: TOKEN } } });
+    ctx = await TestContext.create({ config: { metrics: { enabled: true, host: '127.0.0.1', port: 0, token: TOKEN } } });
   });
   afterAll(async () => ctx?.close());
 
-  it('serves the same exposition on both, the main port only to the token', async () => {
-    const own = await fetchMetricsPort(ctx.service(MetricsListener).port!);
+  it('serves the same exposition on both, each only to the token', async () => {
+    const port = ctx.service(MetricsListener).port!;
+    const own = await fetchMetricsPort(port, '/metrics', 'GET', { authorization: `Bearer ${TOKEN}` });
     expect(own.status).toBe(200);
     expect((await ctx.get('/metrics', { token: TOKEN })).statusCode).toBe(200);
     expect((await ctx.get('/metrics')).statusCode).toBe(401);
     const families = (text: string) => [...new Exposition(text).types.keys()].sort();
     expect(families((await ctx.get('/metrics', { token: TOKEN })).body)).toEqual(families(own.body));
+  });
+
+  it.each([
+    ['no Authorization header', undefined],
+    ['a wrong token of the same length', `Bearer ${'x'.repeat(TOKEN.length)}`],
+    ['a prefix of the token', `Bearer ${TOKEN.slice(0, 32)}`],
+    ['the token without the Bearer scheme', TOKEN],
+  ])('refuses the metrics port 401 to %s, with nothing of the metrics', async (_what, authorization) => {
+    const port = ctx.service(MetricsListener).port!;
+    const res = await fetchMetricsPort(port, '/metrics', 'GET', authorization ? { authorization } : {});
+    expect(res.status).toBe(401);
+    expect(res.challenge).toBe('Bearer realm="metrics"');
+    expectNoMetrics(res.body);
+  });
+});
+
+describe('METRICS=off', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await TestContext.create({ config: { metrics: { enabled: false, host: '127.0.0.1' } } });
+  });
+  afterAll(async () => ctx?.close());
+
+  it('collects nothing: the registry stays empty while the service serves, and no port or route exposes it', async () => {
+    const owner = await ctx.register({ organizationName: 'Unmeasured' });
+    const agent = await ctx.newAgent(owner.organization.id, 'Unmeasured agent');
+    const trace = await ctx.post('/api/v1/traces', { apiKey: agent.key, body: traceBody() });
+    expect(trace.statusCode, trace.body).toBe(201);
+    expect((await ctx.get('/no-such-route')).statusCode).toBe(404);
+    const metrics = ctx.service(Metrics);
+    expect(metrics.enabled).toBe(false);
+    expect(metrics.registry.getMetricsAsArray()).toEqual([]);
+    expect((await metrics.text()).trim()).toBe('');
+    expect(ctx.service(MetricsListener).port).toBeUndefined();
+    expect((await ctx.get('/metrics', { token: TOKEN })).statusCode).toBe(404);
   });
 });
 
@@ -147,7 +189,7 @@ describe('METRICS_PORT in the worker (the modules without an HTTP listener)', ()
 
   /** The worker's application context on the API's database, as apps/worker starts it (without HTTP). */
   async function startWorker(port: number) {
-    const config = testConfig({ metrics: { host: '127.0.0.1', port } });
+    const config = testConfig({ metrics: { enabled: true, host: '127.0.0.1', port } });
     const worker = await compileTestModule({
       config,
       db: shareHandle(api.db),

@@ -43,7 +43,7 @@ describe('HTTP metrics', () => {
     ctx = await TestContext.create({
       imports: [HoldModule],
       config: {
-        metrics: { host: '127.0.0.1', token: TOKEN },
+        metrics: { enabled: true, host: '127.0.0.1', token: TOKEN },
         authRateLimit: { max: AUTH_LIMIT, windowMs: 60_000 },
         bodyLimitBytes: BODY_LIMIT,
       },

@@ -14,7 +14,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 describe('runtime metrics', () => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await TestContext.create({ config: { metrics: { host: '127.0.0.1', token: TOKEN } } });
+    ctx = await TestContext.create({ config: { metrics: { enabled: true, host: '127.0.0.1', token: TOKEN } } });
   });
   afterAll(async () => ctx?.close());
 
@@ -96,7 +96,7 @@ describe('runtime metrics', () => {
 describe('runtime metrics with REDIS_URL', () => {
   it('reports Redis up once its connection is ready, and down when it cannot connect', async () => {
     const up = await TestContext.create({
-      config: { metrics: { host: '127.0.0.1', token: TOKEN }, redisUrl: REDIS_URL },
+      config: { metrics: { enabled: true, host: '127.0.0.1', token: TOKEN }, redisUrl: REDIS_URL },
     });
     try {
       const deadline = Date.now() + 5000;
@@ -112,7 +112,7 @@ describe('runtime metrics with REDIS_URL', () => {
     }
     // Nothing listens on port 1.
     const down = await TestContext.create({
-      config: { metrics: { host: '127.0.0.1', token: TOKEN }, redisUrl: 'redis://127.0.0.1:1' },
+      config: { metrics: { enabled: true, host: '127.0.0.1', token: TOKEN }, redisUrl: 'redis://127.0.0.1:1' },
     });
     try {
       expect((await scrape(down, TOKEN)).select('governance_redis_up')[0]?.value).toBe(0);

@@ -162,6 +162,7 @@ const envSchema = z.object({
   INGEST_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
   INGEST_LOCK_TIMEOUT_MS: z.coerce.number().int().min(10).default(5000),
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  METRICS: z.enum(['on', 'off']).default('on'),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   METRICS_TOKEN: z
@@ -334,9 +335,10 @@ export interface AppConfig {
   eventRetentionDays: number;
   /**
    * Where `GET /metrics` is served: on a listener of its own (`port` on `host`, every process, the worker too), and on
-   * the main port behind `Authorization: Bearer <token>`. Neither set: not served (metrics are still collected).
+   * the main port behind `Authorization: Bearer <token>`. Neither set: not served (metrics are still collected,
+   * unless `enabled` is false: METRICS=off, which collects nothing and serves nothing).
    */
-  metrics: { port?: number; host: string; token?: string };
+  metrics: { enabled: boolean; port?: number; host: string; token?: string };
 }
 
 export class ConfigError extends Error {}
@@ -376,6 +378,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'Invalid configuration:\n  TRUST_PROXY: true is not allowed when NODE_ENV=production (it trusts the ' +
         "client's own X-Forwarded-For); give the number of proxies or their addresses/CIDRs",
     );
+  }
+  if (e.METRICS === 'off') {
+    for (const [name, value] of [['METRICS_PORT', e.METRICS_PORT], ['METRICS_TOKEN', e.METRICS_TOKEN]] as const) {
+      if (value !== undefined) {
+        throw new ConfigError(
+          `Invalid configuration:\n  ${name}: serves metrics, which METRICS=off does not collect; unset one of them`,
+        );
+      }
+    }
   }
   if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT) {
     throw new ConfigError('Invalid configuration:\n  METRICS_PORT: must differ from PORT');
@@ -462,7 +473,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       lockTimeoutMs: e.INGEST_LOCK_TIMEOUT_MS,
     },
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
-    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
+    metrics: {
+      enabled: e.METRICS === 'on',
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST,
+      token: e.METRICS_TOKEN,
+    },
   };
 }
 

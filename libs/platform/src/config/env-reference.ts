@@ -425,11 +425,17 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     description:
       "domain events (the stream's replay, webhook deliveries' source) and finished deliveries are kept this many days",
   },
+  METRICS: {
+    group: 'server',
+    default: '`on`',
+    description:
+      '`off` collects no metrics at all (no counter, no hook per request, no event-loop monitor) and refuses `METRICS_PORT` and `METRICS_TOKEN`; for measuring what metrics cost (`npm run bench:observability`), or where another agent observes the process',
+  },
   METRICS_PORT: {
     group: 'server',
     default: '(unset)',
     description:
-      'a port on which every process (API and worker) serves `GET /metrics` (Prometheus text format) and nothing else, without credentials, on `METRICS_HOST`; must differ from `PORT`. Unset: no such listener (docs/operators.md, "Metrics")',
+      'a port on which every process (API and worker) serves `GET /metrics` (Prometheus text format) and nothing else, on `METRICS_HOST`, without credentials unless `METRICS_TOKEN` is set (then the same bearer token as the main port); must differ from `PORT`. Unset: no such listener (docs/operators.md, "Metrics")',
   },
   METRICS_HOST: {
     group: 'server',
@@ -442,7 +448,7 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     default: '(unset)',
     secret: true,
     description:
-      'at least 32 printable characters: the main port then answers `GET /metrics` to `Authorization: Bearer <token>` (401 `UNAUTHORIZED` without it or with another). Unset: `/metrics` on the main port is 404',
+      'at least 32 printable characters: the main port then answers `GET /metrics` to `Authorization: Bearer <token>` (401 `UNAUTHORIZED` without it or with another), and so does the `METRICS_PORT` listener. Unset: `/metrics` on the main port is 404',
   },
 };
 

@@ -286,27 +286,28 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   const logger = app.get(AppLogger).pino;
   const metrics = app.get(Metrics);
   // Before any route is registered (Nest registers them at init): each route gets its own duration observer.
-  const http = new HttpMetrics(metrics);
-  http.install(instance);
+  // METRICS=off installs no hook at all.
+  const http = metrics.enabled ? new HttpMetrics(metrics) : undefined;
+  http?.install(instance);
   const parser = parserRefusals.get(instance);
-  if (parser) parser.count = (status, code) => http.refused(status, code);
+  if (parser && http) parser.count = (status, code) => http.refused(status, code);
   // Log lines written while a request is served carry its id. The context is entered as the request arrives,
   // synchronously and before any asynchronous hook, so that it holds for the connection's context in which the
   // body is then read and the handler runs (entering it again in a later hook does not reach the handler; the
   // request-logging test shows both).
   instance.addHook('onRequest', (request, _reply, done) => {
     requestContext.enterWith(request.id);
-    http.arrived(request);
+    http?.arrived(request);
     done();
   });
   instance.addHook('onResponse', (request, reply, done) => {
     logRequestCompleted(logger, request, reply.statusCode, reply.elapsedTime);
-    http.completed(request, reply);
+    http?.completed(request, reply);
     done();
   });
   instance.addHook('onRequestAbort', (request, done) => {
     logRequestAborted(logger, request);
-    http.aborted(request);
+    http?.aborted(request);
     done();
   });
   // Before CORS, whose hook answers preflights itself: every response carries the request id.

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AppLogger } from '../logging/app-logger.js';
-import { METRICS_PATH } from './metrics-endpoint.js';
+import { bearerMatches, METRICS_PATH, metricsTokenDigest } from './metrics-endpoint.js';
 import { Metrics } from './metrics.js';
 
 /** A scrape is one small request: its head and body must arrive well within this. */
@@ -11,19 +11,23 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * METRICS_PORT: a small HTTP server of its own, in every process (the API and the worker, which has no other
- * listener), that answers `GET /metrics` and nothing else, without credentials: who may reach it is decided by
- * METRICS_HOST and the network. Started with the application (a lifecycle hook, so that both entry points get it)
- * and closed with it.
+ * listener), that answers `GET /metrics` and nothing else. Without METRICS_TOKEN it asks no credentials: who may
+ * reach it is decided by METRICS_HOST and the network. With METRICS_TOKEN it asks the same bearer token as the main
+ * port, so that a token an operator set protects every place the metrics are served. Started with the application
+ * (a lifecycle hook, so that both entry points get it) and closed with it.
  */
 @Injectable()
 export class MetricsListener implements OnApplicationBootstrap, OnApplicationShutdown {
   private server: Server | undefined;
+  private readonly token: Buffer | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
     private readonly logger: AppLogger,
-  ) {}
+  ) {
+    this.token = config.metrics.token === undefined ? undefined : metricsTokenDigest(config.metrics.token);
+  }
 
   /** The port it listens on (the system's choice when configured as 0), or undefined when it does not listen. */
   get port(): number | undefined {
@@ -66,6 +70,10 @@ export class MetricsListener implements OnApplicationBootstrap, OnApplicationShu
     if (req.method !== 'GET') {
       res.setHeader('Allow', 'GET');
       return plain(res, 405, 'Method not allowed: GET /metrics\n');
+    }
+    if (this.token !== undefined && !bearerMatches(req.headers.authorization, this.token)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+      return plain(res, 401, 'Unauthorized: a valid metrics token is required\n');
     }
     this.metrics.text().then(
       (text) => {

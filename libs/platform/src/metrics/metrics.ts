@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   Counter,
   type CounterConfiguration,
@@ -8,6 +8,7 @@ import {
   type HistogramConfiguration,
   Registry,
 } from 'prom-client';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 /** Every metric the service defines begins with this (the runtime's own are `process_*` and `nodejs_*`). */
 export const METRIC_PREFIX = 'governance_';
@@ -26,22 +27,32 @@ type AnyMetric = Counter<string> | Gauge<string> | Histogram<string>;
  * A module asks for its metrics where it is constructed: `metrics.counter({ name, help, labelNames })` returns the
  * metric of that name, made on first use. Label values must come from closed sets (a route's template, an outcome, a
  * topic, a job's name), never from ids, paths or organizations: every label value is a time series kept forever.
- * Collecting is always on and costs a label lookup and an addition; exposing `/metrics` is the operator's choice
- * (METRICS_PORT, METRICS_TOKEN).
+ * Collecting is on by default and costs a label lookup and an addition; exposing `/metrics` is the operator's choice
+ * (METRICS_PORT, METRICS_TOKEN). METRICS=off (`enabled` false) makes every metric a stand-in that does nothing, and
+ * tells the HTTP and runtime collectors not to install their hooks: what `npm run bench:observability` compares.
  */
 @Injectable()
 export class Metrics {
   readonly registry = new Registry();
+  readonly enabled: boolean;
+
+  constructor(@Optional() @Inject(APP_CONFIG) config?: Pick<AppConfig, 'metrics'>) {
+    this.enabled = config?.metrics.enabled ?? true;
+  }
 
   counter<L extends string = never>(config: CounterConfiguration<L>): Counter<L> {
+    if (!this.enabled) return DISABLED as unknown as Counter<L>;
     return this.metric(config.name, Counter, () => new Counter({ ...config, registers: [this.registry] }));
   }
 
   gauge<L extends string = never>(config: GaugeConfiguration<L>): Gauge<L> {
+    // A disabled gauge's `collect` is never called: nothing scrapes a disabled registry.
+    if (!this.enabled) return DISABLED as unknown as Gauge<L>;
     return this.metric(config.name, Gauge, () => new Gauge({ ...config, registers: [this.registry] }));
   }
 
   histogram<L extends string = never>(config: HistogramConfiguration<L>): Histogram<L> {
+    if (!this.enabled) return DISABLED as unknown as Histogram<L>;
     return this.metric(
       config.name,
       Histogram,
@@ -71,6 +82,25 @@ export class Metrics {
     return known as M;
   }
 }
+
+const nothing = (): void => undefined;
+/**
+ * What every metric is under METRICS=off: each method of a counter, gauge, histogram and their children does
+ * nothing (a timer's end reports 0 s). One object, so that a disabled metric costs a call to an empty function.
+ */
+const DISABLED = {
+  inc: nothing,
+  dec: nothing,
+  set: nothing,
+  setToCurrentTime: nothing,
+  observe: nothing,
+  reset: nothing,
+  remove: nothing,
+  zero: nothing,
+  startTimer: () => () => 0,
+  labels: () => DISABLED,
+  get: () => Promise.resolve({ name: '', help: '', type: 'counter', values: [], aggregator: 'sum' }),
+};
 
 /** How long a value read at scrape time is kept: a scrape every second costs a query every 5 s at most. */
 export const SCRAPE_CACHE_MS = 5000;

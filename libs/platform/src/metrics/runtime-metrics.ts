@@ -40,13 +40,15 @@ export class RuntimeMetrics implements OnApplicationBootstrap, OnApplicationShut
   private readonly queryErrors: Counter;
   private readonly ssrfRefusals: Counter;
   private readonly stops: (() => void)[] = [];
+  private readonly enabled: boolean;
 
   constructor(
     metrics: Metrics,
     @Inject(DATABASE) private readonly database: DatabaseHandle,
     limiter: RateLimitService,
   ) {
-    shareProcessMetrics(metrics.registry);
+    this.enabled = metrics.enabled;
+    if (metrics.enabled) shareProcessMetrics(metrics.registry);
     this.eventLoopDelay = metrics.histogram({
       name: 'governance_event_loop_delay_seconds',
       help: 'The event loop: its longest delay in each second (one sample a second).',
@@ -83,6 +85,7 @@ export class RuntimeMetrics implements OnApplicationBootstrap, OnApplicationShut
   }
 
   onApplicationBootstrap(): void {
+    if (!this.enabled) return;
     const stopQueries = this.database.onQueryError?.(() => this.queryErrors.inc());
     if (stopQueries) this.stops.push(stopQueries);
     this.stops.push(observeSsrfRefusals(() => this.ssrfRefusals.inc()));
