@@ -1,9 +1,11 @@
-import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { tracing } from '@opentelemetry/sdk-node';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlLiteral } from '../../../libs/platform/src/db/inline-sql.js';
 import {
   defaultServiceName,
+  HeadSampling,
   samplerFromEnv,
   statementForSpan,
   tracingRequested,
@@ -117,6 +119,33 @@ describe('urlAttributesForSpan', () => {
   });
 });
 
+describe('urlAttributesForSpan on plain paths (not parsed)', () => {
+  /** What the parser makes of a target: the reference the unparsed fast path must equal. */
+  const parsed = (target: string) => {
+    const url = new URL(target, 'http://localhost');
+    return { path: url.pathname, query: url.search.slice(1) };
+  };
+
+  it('gives what parsing would, for every target shape it takes unparsed, and parses the rest', () => {
+    const token = 'A'.repeat(40);
+    const plain = ['/', '/api/v1/traces', '/api/v1/agents/65f0a1b2c3d4e5f6a7b8c9d0/', `/api/v1/x/${token}`, '/a_b~c-d'];
+    for (const target of plain) {
+      const expected = parsed(target);
+      expect(urlAttributesForSpan(target), target).toEqual({
+        'url.path': expected.path.replace(/\/[A-Za-z0-9_-]{32,}(?=\/|$)/g, '/[Redacted]'),
+        'url.query': undefined,
+      });
+    }
+    // Targets the parser changes take the parsed way: dot segments, a double slash, escapes, a query.
+    expect(urlAttributesForSpan('/api/v1/../v1/traces')['url.path']).toBe('/api/v1/traces');
+    expect(urlAttributesForSpan('/api/v1/..')['url.path']).toBe('/api/');
+    expect(urlAttributesForSpan('/api/./v1')['url.path']).toBe('/api/v1');
+    expect(urlAttributesForSpan('//evil.example/x')['url.path']).toBe('/x');
+    expect(urlAttributesForSpan('/a b')['url.path']).toBe('/a%20b');
+    expect(urlAttributesForSpan('/a?token=x')).toEqual({ 'url.path': '/a', 'url.query': 'token=[Redacted]' });
+  });
+});
+
 describe('samplerFromEnv', () => {
   const traceId = '0af7651916cd43dd8448eb211c80319c';
   const parent = (traceFlags: TraceFlags, isRemote: boolean) =>
@@ -148,5 +177,59 @@ describe('samplerFromEnv', () => {
       true,
     );
     expect(sampled({}, parent(TraceFlags.NONE, false))).toBe(false);
+  });
+});
+
+describe('HeadSampling', () => {
+  // The SDK registers the W3C propagator when it starts; here, for the tests that send a traceparent.
+  beforeAll(() => propagation.setGlobalPropagator(new W3CTraceContextPropagator()));
+  afterAll(() => propagation.disable());
+  const traceId = '0af7651916cd43dd8448eb211c80319c';
+  const sampledHere = (head: HeadSampling, kind = SpanKind.SERVER) =>
+    head.sampler.shouldSample(ROOT_CONTEXT, traceId, 'POST', kind, {}, []).decision ===
+    tracing.SamplingDecision.RECORD_AND_SAMPLED;
+  const ratio = (arg: string) =>
+    new HeadSampling(
+      samplerFromEnv({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: arg }, tracing),
+      tracing,
+    );
+
+  it('admits the share of requests the configured sampler takes, and samples each admitted server span once', () => {
+    const always = new HeadSampling(samplerFromEnv({}, tracing), tracing);
+    expect(always.admits({}, 'POST')).toBe(true);
+    expect(sampledHere(always)).toBe(true);
+
+    const never = ratio('0');
+    expect(never.admits({}, 'POST')).toBe(false);
+    // Not admitted: the next server span is left to the configured sampler, which leaves it out.
+    expect(sampledHere(never)).toBe(false);
+
+    const tenth = ratio('0.1');
+    let admitted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      if (tenth.admits({}, 'POST')) {
+        admitted += 1;
+        // The admitted request's server span is sampled without asking the ratio again...
+        expect(sampledHere(tenth)).toBe(true);
+      }
+    }
+    expect(admitted / 20_000).toBeGreaterThan(0.08);
+    expect(admitted / 20_000).toBeLessThan(0.12);
+  });
+
+  it('follows a sampled traceparent, and samples a "not sampled" one as a request without it', () => {
+    const sampledParent = { traceparent: `00-${traceId}-b7ad6b7169203331-01` };
+    const notSampled = { traceparent: `00-${traceId}-b7ad6b7169203331-00` };
+    expect(ratio('0').admits(sampledParent, 'GET')).toBe(true);
+    expect(ratio('0').admits(notSampled, 'GET')).toBe(false);
+    expect(ratio('1').admits(notSampled, 'GET')).toBe(true);
+  });
+
+  it('samples spans other than the admitted server span by the configured sampler (jobs, the outbox)', () => {
+    const head = ratio('0');
+    expect(head.admits({ traceparent: `00-${traceId}-b7ad6b7169203331-01` }, 'GET')).toBe(true);
+    expect(sampledHere(head, SpanKind.INTERNAL)).toBe(false);
+    expect(sampledHere(head)).toBe(true);
+    expect(sampledHere(head)).toBe(false);
   });
 });

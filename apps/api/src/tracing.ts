@@ -1,6 +1,18 @@
 import { register as registerLoaderHooks } from 'node:module';
 import type { IncomingMessage } from 'node:http';
-import { type Attributes, diag, type Span, trace } from '@opentelemetry/api';
+import { randomUUID } from 'node:crypto';
+import {
+  type Attributes,
+  type Context,
+  context,
+  diag,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  trace,
+} from '@opentelemetry/api';
 import type { tracing } from '@opentelemetry/sdk-node';
 import type { FastifyRequest } from 'fastify';
 // Two platform modules that import nothing heavy, by path: this file runs before the application, and #platform
@@ -44,13 +56,18 @@ export function statementForSpan(text: string): string {
   return text.includes("'") ? text.replace(STRING_LITERAL, '?').replace(PLACEHOLDER_RUN, '?') : text;
 }
 
+/** A path the URL parser would leave as it is: segments of plain characters (no dot, percent sign or query). */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-]+)*\/?$/;
+
 /**
  * A request target's `url.path` and `url.query` as spans record them: parsed as the HTTP instrumentation parses it,
  * with the secrets the log lines mask masked the same way (redactUrl). `url.query` is undefined when there is none,
- * so that it replaces whatever an instrumentation would record.
+ * so that it replaces whatever an instrumentation would record. A plain path (most requests: `/api/v1/traces`) is
+ * not parsed, since parsing would not change it.
  */
 export function urlAttributesForSpan(target: string | undefined): Attributes {
   let path = target ?? '/';
+  if (PLAIN_PATH.test(path)) return { 'url.path': redactUrl(path), 'url.query': undefined };
   let query = '';
   try {
     const url = new URL(path, 'http://localhost');
@@ -66,6 +83,25 @@ export function urlAttributesForSpan(target: string | undefined): Attributes {
   };
 }
 
+/** Each request's URL attributes, computed once for its HTTP span and reused by its Fastify span. */
+const requestUrls = new WeakMap<IncomingMessage, Attributes>();
+
+function urlAttributesOf(request: IncomingMessage): Attributes {
+  let attributes = requestUrls.get(request);
+  if (attributes === undefined) {
+    attributes = urlAttributesForSpan(request.url);
+    requestUrls.set(request, attributes);
+  }
+  return attributes;
+}
+
+/** A hook's work is for spans that are recorded: a request the sampler left out gets a span that records nothing. */
+const whenRecording =
+  <A extends unknown[]>(hook: (span: Span, ...args: A) => void) =>
+  (span: Span, ...args: A): void => {
+    if (span.isRecording()) hook(span, ...args);
+  };
+
 /**
  * What the HTTP server span records of a request, last (it replaces the instrumentation's own values): its URL with
  * the secrets masked, and nothing of who sent it: no client address read from `Forwarded` or `X-Forwarded-For`,
@@ -74,7 +110,7 @@ export function urlAttributesForSpan(target: string | undefined): Attributes {
  */
 function incomingSpanAttributes(request: IncomingMessage): Attributes {
   return {
-    ...urlAttributesForSpan(request.url),
+    ...urlAttributesOf(request),
     'client.address': undefined,
     'network.peer.address': undefined,
     'network.peer.port': undefined,
@@ -89,7 +125,7 @@ function incomingSpanAttributes(request: IncomingMessage): Attributes {
  */
 function fastifyRequestHook(span: Span, request: FastifyRequest): void {
   withholdErrorDetails(span);
-  span.setAttributes(urlAttributesForSpan(request.url));
+  span.setAttributes(urlAttributesOf(request.raw));
   trace.getActiveSpan()?.setAttribute('client.address', request.ip);
 }
 
@@ -131,6 +167,50 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv, samplers: Samplers): trac
     default:
       diag.error(`unknown OTEL_TRACES_SAMPLER value "${name}", using default`);
       return parentBased(new AlwaysOnSampler());
+  }
+}
+
+/**
+ * Sampling decided as a request arrives, before any instrumentation works on it. The SDK samples a span when it
+ * starts it, after the HTTP and Fastify instrumentations have already built its attributes, bound the request's
+ * and response's emitters to its context and wrapped its queries: a request the sampler then leaves out has paid
+ * most of what a traced one does (bench:observability measured two thirds). Here the configured sampler (`inner`)
+ * is asked first, in the HTTP instrumentation's ignore hook, with the request's propagated parent and a trace id
+ * of its own: a request it leaves out is ignored by every instrumentation (tracing suppressed for it), and one it
+ * takes is recorded, its server span sampled by `sampler` without asking `inner` again. Every other span (jobs,
+ * the outbox) is sampled by `inner` as before. The same sampler, asked once, so the same share of requests.
+ */
+export class HeadSampling {
+  /** Set by `admits` for the server span the HTTP instrumentation starts next, in the same synchronous call. */
+  private admitted = false;
+  private readonly recordAndSample: tracing.SamplingDecision;
+  readonly sampler: tracing.Sampler;
+
+  constructor(
+    private readonly inner: tracing.Sampler,
+    samplers: Samplers,
+  ) {
+    const { SamplingDecision } = samplers;
+    this.recordAndSample = SamplingDecision.RECORD_AND_SAMPLED;
+    this.sampler = {
+      shouldSample: (context: Context, traceId: string, name: string, kind: SpanKind, attributes: Attributes, links: Link[]) => {
+        if (this.admitted && kind === SpanKind.SERVER) {
+          this.admitted = false;
+          return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+        }
+        return this.inner.shouldSample(context, traceId, name, kind, attributes, links);
+      },
+      toString: () => `HeadSampling{${this.inner.toString()}}`,
+    };
+  }
+
+  /** Whether a request with these headers is traced; when it is, its server span is sampled without asking again. */
+  admits(headers: IncomingMessage['headers'], method: string | undefined): boolean {
+    const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, headers);
+    const traceId = randomUUID().replaceAll('-', '');
+    const { decision } = this.inner.shouldSample(parent, traceId, method ?? 'GET', SpanKind.SERVER, {}, []);
+    this.admitted = decision === this.recordAndSample;
+    return this.admitted;
   }
 }
 
@@ -184,29 +264,37 @@ export async function startTracing(
   if (!tracingRequested(env)) return false;
   await hookEsModules();
   const [
+    { isTracingSuppressed },
     { NodeSDK, tracing },
     { HttpInstrumentation },
     { PgInstrumentation },
     { IORedisInstrumentation },
     fastify,
   ] = await Promise.all([
+    import('@opentelemetry/core'),
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/instrumentation-http'),
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-ioredis'),
     import('@fastify/otel'),
   ]);
-  const untraced = (path: string | undefined) => UNTRACED_PATHS.has(path?.split('?', 1)[0] ?? '');
+  const untraced = (target: string | undefined) => {
+    if (target === undefined) return false;
+    const query = target.indexOf('?');
+    return UNTRACED_PATHS.has(query < 0 ? target : target.slice(0, query));
+  };
+  const head = new HeadSampling(samplerFromEnv(env, tracing), tracing);
   const sdk = new NodeSDK({
     serviceName: defaultServiceName(env, serviceName),
-    sampler: samplerFromEnv(env, tracing),
+    sampler: head.sampler,
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
+        ignoreIncomingRequestHook: (request: IncomingMessage) =>
+          untraced(request.url) || !head.admits(request.headers, request.method),
         startIncomingSpanHook: incomingSpanAttributes,
-        requestHook: withholdErrorDetails,
+        requestHook: whenRecording(withholdErrorDetails),
         // The instrumentation's own masking of query values, by name: the same names (incomingSpanAttributes
         // replaces its result anyway).
         redactedQueryParams: [...SECRET_QUERY_PARAMS],
@@ -222,13 +310,16 @@ export async function startTracing(
         registerOnInitialization: true,
         instrumentHooks: false,
         instrumentHandler: false,
-        ignorePaths: (route: { url?: string }) => untraced(route.url),
-        requestHook: fastifyRequestHook,
+        // A request the HTTP layer left out (HeadSampling) is handled in a context with tracing suppressed: no
+        // request span either, and then no query span, since pg's spans need a parent.
+        ignorePaths: (route: { url?: string }) =>
+          isTracingSuppressed(context.active()) || untraced(route.url),
+        requestHook: whenRecording(fastifyRequestHook),
       }),
       // Queries outside a traced operation (the jobs' polling) would each be a trace of their own.
       new PgInstrumentation({
         requireParentSpan: true,
-        requestHook: (span, { query, connection }) => {
+        requestHook: whenRecording((span, { query, connection }) => {
           withholdErrorDetails(span);
           span.setAttribute('db.query.text', statementForSpan(query.text));
           // A pipelined transaction's text begins `BEGIN\n;\n…`: its span is named by its first word alone.
@@ -238,13 +329,13 @@ export async function startTracing(
               `pg.query:${first.split(/[\s;]/, 1)[0]!.toUpperCase()} ${connection.database ?? ''}`.trim(),
             );
           }
-        },
+        }),
       }),
       // The command alone: a rate-limit key names a client.
       new IORedisInstrumentation({
         requireParentSpan: true,
         dbStatementSerializer: (command: string) => command,
-        requestHook: withholdErrorDetails,
+        requestHook: whenRecording(withholdErrorDetails),
       }),
     ],
   });
