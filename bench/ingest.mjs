@@ -9,48 +9,15 @@
 // commit to receipt (p50, p99), checks that every event arrived exactly once, and verifies every organization's
 // audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server). BENCH_DURATION (seconds per
 // run; each warm-up lasts 3 s, or BENCH_DURATION if shorter), BENCH_CONNECTIONS.
-import { randomBytes } from 'node:crypto';
-import Fastify from 'fastify';
 import pg from 'pg';
-import { autocannonRun as run, cpuMs, freePort, startService } from './support.mjs';
+import { ORGS, POLICIES, setUpOrganizations, startFloor, traceRequests } from './ingest-workload.mjs';
+import { autocannonRun as run, cpuMs, expectJson as json, startService } from './support.mjs';
 import { startSubscribers } from './subscribers.mjs';
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP = Math.min(3, DURATION);
-const ORGS = 3;
-
-async function json(res) {
-  const body = await res.json();
-  if (!res.ok && res.status !== 202 && res.status !== 403) throw new Error(`${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
-const POLICIES = [
-  { name: 'E-mail in output', outcome: 'flag', conditions: [{ field: 'outputDecision.text', operator: 'matches', value: '[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}' }] },
-  { name: 'Low confidence', outcome: 'flag', conditions: [{ field: 'confidence', operator: 'lt', value: 0.2 }] },
-  { name: 'Secret in output', outcome: 'block', conditions: [{ field: 'outputDecision.text', operator: 'matches', value: '(sk-[a-z0-9]{20,}|AKIA[0-9A-Z]{16})' }] },
-  { name: 'Destructive tool', outcome: 'block', conditions: [{ field: 'toolCalls.name', operator: 'in', value: ['drop_table', 'delete_all'] }] },
-  { name: 'Injection', outcome: 'flag', conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'ignore previous instructions' }] },
-];
-
-/** Trace i: 2 % blocked (a secret in the output), 10 % flagged (low confidence), the rest approved. */
-function traceBody(i) {
-  const blocked = i % 50 === 0;
-  const flagged = !blocked && i % 10 === 5;
-  return JSON.stringify({
-    inputContext: { prompt: `Customer ${i} asks about the refund policy for order ${i * 7}.` },
-    outputDecision: {
-      action: 'llm_response',
-      text: blocked
-        ? `Use the key sk-${'a'.repeat(24)} for order ${i * 7}.`
-        : `Refunds are possible within 30 days for order ${i * 7}.`,
-    },
-    metadata: { channel: 'chat', region: 'eu' },
-    confidence: flagged ? 0.1 : 0.92,
-  });
-}
 
 // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the service for the run.
 const profiling = Boolean(process.env.BENCH_CPU_PROF);
@@ -67,28 +34,12 @@ const server = await startService({
   },
 });
 const base = server.base;
-let floorApp;
-const floorPool = new pg.Pool({ connectionString: server.databaseUrl, max: 20 });
+let floor;
+// For counting the events the subscribers should receive.
+const counts = new pg.Pool({ connectionString: server.databaseUrl, max: 2 });
 let subscribers;
 try {
-  const orgs = [];
-  for (let o = 0; o < ORGS; o++) {
-    const reg = await json(
-      await fetch(`${base}/api/v1/auth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'Bench', email: `bench-${o}-${Date.now()}@example.com`, password: 'Bench-pass-123', organizationName: `Bench ${o}` }),
-      }),
-    );
-    const auth = { 'content-type': 'application/json', authorization: `Bearer ${reg.data.token}` };
-    for (const policy of POLICIES) {
-      await json(await fetch(`${base}/api/v1/policies`, { method: 'POST', headers: auth, body: JSON.stringify(policy) }));
-    }
-    const agent = await json(
-      await fetch(`${base}/api/v1/agents`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `agent-${o}` }) }),
-    );
-    orgs.push({ token: reg.data.token, orgId: reg.data.organization.id, agentId: agent.data.id, key: agent.data.apiKey });
-  }
+  const orgs = await setUpOrganizations(base);
 
   /** A run, with the service process's CPU time (user + system, from /proc) per request it answered, in µs. */
   const measured = async (go) => {
@@ -99,18 +50,7 @@ try {
   };
 
   // Warm-up, then the measured run. Requests rotate over the organizations' agent keys.
-  let n = 0;
-  const requests = [
-    {
-      method: 'POST',
-      path: '/api/v1/traces',
-      setupRequest: (req) => {
-        n += 1;
-        const org = orgs[n % ORGS];
-        return { ...req, headers: { 'content-type': 'application/json', 'x-api-key': org.key }, body: traceBody(n) };
-      },
-    },
-  ];
+  const requests = traceRequests(orgs);
   await run({ url: base, connections: 10, duration: WARMUP, requests });
   const service = await measured(() => run({ url: base, connections: CONNECTIONS, duration: DURATION, requests }));
 
@@ -141,7 +81,7 @@ try {
   // domain_events.
   const eventCounts = async (since, types) => {
     const auditTypes = types.flatMap((t) => (t === 'trace.approved' ? [t, 'trace.auto_approved'] : t.startsWith('trace.') ? [t] : []));
-    const { rows } = await floorPool.query(
+    const { rows } = await counts.query(
       `select organization_id, sum(n)::int as n from (
          select organization_id, count(*) as n from domain_events
            where created_at >= $1 and type = any($2::text[]) group by organization_id
@@ -194,26 +134,9 @@ try {
   const everything = await subscribedRun(['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed']);
 
   // The floor: the same row, inserted by a bare Fastify route through node-postgres.
-  floorApp = Fastify({ logger: false });
-  let f = 0;
-  floorApp.post('/floor', async (request) => {
-    f += 1;
-    const org = orgs[f % ORGS];
-    const id = randomBytes(12).toString('hex');
-    const body = request.body;
-    await floorPool.query(
-      `insert into traces (id, organization_id, agent_id, status, confidence, input_context, output_decision, metadata,
-        schema_version, search_text, created_at, updated_at)
-       values ($1, $2, $3, 'approved', $4, $5, $6, $7, '2026-04-11', $8, now(), now())`,
-      [id, org.orgId, org.agentId, body.confidence, body.inputContext, body.outputDecision, body.metadata, `${body.inputContext.prompt}\n${body.outputDecision.text}`],
-    );
-    return { success: true, data: { id, status: 'approved' } };
-  });
-  const floorPort = await freePort();
-  await floorApp.listen({ port: floorPort, host: '127.0.0.1' });
-  const floorRequests = [{ method: 'POST', path: '/floor', setupRequest: (req) => ({ ...req, headers: { 'content-type': 'application/json' }, body: traceBody(++n) }) }];
-  await run({ url: `http://127.0.0.1:${floorPort}`, connections: 10, duration: WARMUP, requests: floorRequests });
-  const floor = await run({ url: `http://127.0.0.1:${floorPort}`, connections: CONNECTIONS, duration: DURATION, requests: floorRequests });
+  floor = await startFloor([{ databaseUrl: server.databaseUrl, orgs }]);
+  await run({ url: floor.url, connections: 10, duration: WARMUP, requests: floor.requests });
+  const floorRun = await run({ url: floor.url, connections: CONNECTIONS, duration: DURATION, requests: floor.requests });
 
   const chains = [];
   for (const org of orgs) {
@@ -235,9 +158,9 @@ try {
     row('POST /api/v1/traces', service),
     row('+ webhooks (flagged, blocked, review) + 1 SSE client', subscribed.result),
     row('+ webhooks on every trace event + 1 SSE client', everything.result),
-    row('floor: bare Fastify + pg insert', floor),
+    row('floor: bare Fastify + pg insert', floorRun),
   ]);
-  const ratioOf = (r) => (r.requests.average / floor.requests.average).toFixed(2);
+  const ratioOf = (r) => (r.requests.average / floorRun.requests.average).toFixed(2);
   console.log(`traffic: about 10 % flagged, 2 % blocked`);
   console.log(
     `ratio to floor: ${ratioOf(service)} (target >= 0.5); p99 ${service.latency.p99} ms (target <= 50 ms); ` +
@@ -264,7 +187,7 @@ try {
   if (chains.some((c) => !c.valid)) process.exitCode = 1;
 } finally {
   await subscribers?.close();
-  await floorApp?.close();
-  await floorPool.end();
+  await floor?.close();
+  await counts.end();
   await server.stop(profiling ? 'SIGINT' : 'SIGTERM');
 }

@@ -1,6 +1,7 @@
 // The benchmark's subscribers, in a worker thread of their own so that they do not slow the load generator: a
-// local webhook receiver (counts each webhook-id and the lag from the event's commit) and one SSE client (counts
-// each event id). The main thread drives it with messages.
+// local webhook receiver (counts each webhook-id and the lag from the event's commit), one SSE client (counts
+// each event id), and an OTLP/HTTP traces receiver for bench:observability (counts the exports and their bytes,
+// answers each with an empty ExportTraceServiceResponse). The main thread drives it with messages.
 import { createServer } from 'node:http';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { EventSource } from 'eventsource';
@@ -15,6 +16,17 @@ if (!isMainThread) {
   const lags = [];
   const streamIds = new Map();
   let source;
+  const otlp = { exports: 0, bytes: 0 };
+  const collector = createServer((req, res) => {
+    req.on('data', (c) => {
+      otlp.bytes += c.length;
+    });
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/traces') otlp.exports += 1;
+      // An empty message is a valid ExportTraceServiceResponse (no partial success).
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
   const server = createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -31,6 +43,11 @@ if (!isMainThread) {
     if (op === 'listen') {
       await new Promise((r) => server.listen(0, '127.0.0.1', r));
       reply(`http://127.0.0.1:${server.address().port}/hook`);
+    } else if (op === 'otlp') {
+      await new Promise((r) => collector.listen(0, '127.0.0.1', r));
+      reply(`http://127.0.0.1:${collector.address().port}`);
+    } else if (op === 'otlpStats') {
+      reply({ ...otlp });
     } else if (op === 'stream') {
       source = new EventSource(arg);
       for (const type of STREAM_TYPES) {
@@ -55,6 +72,8 @@ if (!isMainThread) {
     } else if (op === 'close') {
       source?.close();
       server.closeAllConnections();
+      collector.closeAllConnections();
+      if (collector.listening) collector.close();
       server.close(() => reply(true));
     }
   });
