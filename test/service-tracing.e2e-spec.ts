@@ -358,6 +358,66 @@ describe('tracing on: what spans never carry, and a client that asks for no trac
   });
 });
 
+describe('tracing on, sampling decided as a request arrives (parentbased_traceidratio at 0)', () => {
+  it('traces nothing of a request the sampler leaves out, and the whole of one whose traceparent is sampled', async () => {
+    const otlp = await OtlpReceiver.start();
+    const service = await startService(build.entry, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    });
+    try {
+      const org = await newOrganization(service);
+      const body = { inputContext: { prompt: 'sampled?' }, outputDecision: { action: 'answer', text: 'Yes.' } };
+      // Left out: no traceparent, and one that says not sampled (sampled as a root, at 0).
+      const [plain, notSampled] = [randomUUID(), randomUUID()];
+      expect((await ingest(service, org.key, 'left out', plain)).status).toBe(201);
+      const unsampledParent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`;
+      expect(
+        await send(
+          service,
+          '/traces',
+          { 'x-api-key': org.key, 'x-request-id': notSampled, traceparent: unsampledParent },
+          { method: 'POST', body },
+        ),
+      ).toBe(201);
+      for (const requestId of [plain, notSampled]) {
+        expect(await completion(service, requestId)).not.toHaveProperty('trace_id');
+      }
+      // Several export intervals: no span at all, of the requests, their batches or their queries.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(otlp.spans.map((span) => span.name)).toEqual([]);
+
+      // A sampled traceparent is followed: the request is traced whole, its batch under it.
+      const [traceId, parentId, requestId] = [
+        randomBytes(16).toString('hex'),
+        randomBytes(8).toString('hex'),
+        randomUUID(),
+      ];
+      const status = await send(
+        service,
+        '/traces',
+        { 'x-api-key': org.key, 'x-request-id': requestId, traceparent: `00-${traceId}-${parentId}-01` },
+        { method: 'POST', body },
+      );
+      expect(status).toBe(201);
+      expect(await completion(service, requestId)).toMatchObject({ trace_id: traceId, trace_flags: '01' });
+      const http = await otlp.waitFor((spans) => spans.find((s) => s.traceId === traceId && s.kind === SERVER));
+      expect(http).toMatchObject({ name: 'POST /api/v1/traces', parentSpanId: parentId });
+      const batch = await otlp.waitFor((spans) =>
+        spans.find((s) => s.name === 'trace-writer.batch' && s.traceId === traceId),
+      );
+      expect(ancestors(otlp.spans, batch).map((s) => s.spanId)).toContain(http.spanId);
+      expect(otlp.spans.every((span) => span.traceId === traceId)).toBe(true);
+    } finally {
+      await service.stop();
+      await otlp.close();
+    }
+  });
+});
+
 describe('tracing on, the spans still buffered when the service stops', () => {
   it('exports them (OTLP/protobuf, the default protocol) before the process ends on SIGTERM', async () => {
     const otlp = await OtlpReceiver.start();
