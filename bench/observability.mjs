@@ -51,8 +51,15 @@ let floor;
 let scraper;
 try {
   const collector = await subscribers.call('otlp');
-  const common = { DATABASE_POOL_MAX: '20', LOG_LEVEL: 'warn' };
-  const traced = { ...common, METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' };
+  // OTEL_TRACES_EXPORTER=none: no tracing in the baselines, whatever OTEL_* variables the shell has.
+  const common = { DATABASE_POOL_MAX: '20', LOG_LEVEL: 'warn', OTEL_TRACES_EXPORTER: 'none' };
+  const traced = {
+    ...common,
+    METRICS_TOKEN,
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+  };
   const variants = [
     { name: 'off', env: { ...common, METRICS: 'off' } },
     { name: 'metrics', env: { ...common, METRICS_TOKEN } },
@@ -68,7 +75,7 @@ try {
   floor = await startFloor(services.map((v) => ({ databaseUrl: v.server.databaseUrl, orgs: v.orgs })));
   for (const s of services) s.requests = traceRequests(s.orgs);
 
-  // Prometheus's share: a scrape of the two services that collect, every 15 s.
+  // Prometheus's share: a scrape of every service that collects, every 15 s.
   const scrape = async () => {
     for (const s of services.filter((v) => v.name !== 'off')) {
       const res = await fetch(`${s.server.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });

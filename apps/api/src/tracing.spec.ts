@@ -1,5 +1,5 @@
-import { propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { type Context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { tracing } from '@opentelemetry/sdk-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlLiteral } from '../../../libs/platform/src/db/inline-sql.js';
@@ -136,6 +136,10 @@ describe('urlAttributesForSpan on plain paths (not parsed)', () => {
         'url.query': undefined,
       });
     }
+    // A token written with escapes is read as the router reads it, and masked.
+    expect(urlAttributesForSpan(`/api/v1/team/invites/%41${'A'.repeat(39)}/accept`)['url.path']).toBe(
+      '/api/v1/team/invites/[Redacted]/accept',
+    );
     // Targets the parser changes take the parsed way: dot segments, a double slash, escapes, a query.
     expect(urlAttributesForSpan('/api/v1/../v1/traces')['url.path']).toBe('/api/v1/traces');
     expect(urlAttributesForSpan('/api/v1/..')['url.path']).toBe('/api/');
@@ -223,6 +227,51 @@ describe('HeadSampling', () => {
     expect(ratio('0').admits(sampledParent, 'GET')).toBe(true);
     expect(ratio('0').admits(notSampled, 'GET')).toBe(false);
     expect(ratio('1').admits(notSampled, 'GET')).toBe(true);
+  });
+
+  it('reads the parent through every configured propagator, not only traceparent', () => {
+    const sampledParent = { 'x-test-parent': `${traceId}:b7ad6b7169203331:1` };
+    // A propagator of another header (as B3 is), beside the W3C one.
+    const other = {
+      inject: () => undefined,
+      fields: () => ['x-test-parent'],
+      extract: (context: Context, carrier: unknown) => {
+        const value = (carrier as Record<string, string>)['x-test-parent'];
+        if (value === undefined) return context;
+        const [id, spanId, flags] = value.split(':');
+        return trace.setSpanContext(context, { traceId: id!, spanId: spanId!, traceFlags: Number(flags), isRemote: true });
+      },
+    };
+    propagation.disable();
+    propagation.setGlobalPropagator(
+      new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), other] }),
+    );
+    try {
+      expect(ratio('0').admits(sampledParent, 'GET')).toBe(true);
+      expect(ratio('0').admits({}, 'GET')).toBe(false);
+    } finally {
+      propagation.disable();
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    }
+  });
+
+  it('decides a continued trace by its own trace id, the same way every time, as upstream ratio samplers do', () => {
+    const half = ratio('0.5');
+    const decisions = new Set<boolean>();
+    for (let i = 0; i < 50; i++) {
+      decisions.add(half.admits({ traceparent: `00-${traceId}-b7ad6b7169203331-00` }, 'GET'));
+    }
+    expect(decisions.size).toBe(1);
+  });
+
+  it('leaves a sampler that is not parent-based (traceidratio) to decide span by span, as the SDK does', () => {
+    const plain = new HeadSampling(
+      samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, tracing),
+      tracing,
+    );
+    expect(plain.admits({}, 'POST')).toBe(true);
+    // Not forced: the server span is judged by the ratio, on its own trace id.
+    expect(sampledHere(plain)).toBe(false);
   });
 
   it('samples spans other than the admitted server span by the configured sampler (jobs, the outbox)', () => {

@@ -6,6 +6,7 @@ import {
   type Context,
   context,
   diag,
+  isSpanContextValid,
   type Link,
   propagation,
   ROOT_CONTEXT,
@@ -18,7 +19,11 @@ import type { FastifyRequest } from 'fastify';
 // Two platform modules that import nothing heavy, by path: this file runs before the application, and #platform
 // would load pg and fastify before the SDK could patch them.
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- see above
-import { redactUrl, SECRET_QUERY_PARAMS } from '../../../libs/platform/src/logging/url-redaction.js';
+import {
+  decodeUnreservedInPath,
+  redactUrl,
+  SECRET_QUERY_PARAMS,
+} from '../../../libs/platform/src/logging/url-redaction.js';
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- see above
 import { withholdErrorDetails } from '../../../libs/platform/src/tracing/span-errors.js';
 
@@ -69,6 +74,8 @@ export function urlAttributesForSpan(target: string | undefined): Attributes {
   let path = target ?? '/';
   if (PLAIN_PATH.test(path)) return { 'url.path': redactUrl(path), 'url.query': undefined };
   let query = '';
+  // As the service reads it (its rewriteUrl): `%41` is `A`, so that a token written with escapes is masked too.
+  path = decodeUnreservedInPath(path);
   try {
     const url = new URL(path, 'http://localhost');
     path = url.pathname;
@@ -181,22 +188,30 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv, samplers: Samplers): trac
  * the outbox) is sampled by `inner` as before. The same sampler, asked once, so the same share of requests.
  */
 export class HeadSampling {
-  /** Set by `admits` for the server span the HTTP instrumentation starts next, in the same synchronous call. */
-  private admitted = false;
+  /** The configured sampler's answer for the request `admits` let through, for its server span, started next. */
+  private admitted: tracing.SamplingResult | undefined;
   private readonly recordAndSample: tracing.SamplingDecision;
+  /**
+   * Whether the decision is taken early: with a parent-based sampler (the default, and `parentbased_*`), whose
+   * spans under the server span follow it. A sampler that judges every span by its trace id (`traceidratio`)
+   * would judge the request's other spans again, on a trace id the early decision did not see: it keeps deciding
+   * span by span, as the SDK does.
+   */
+  private readonly early: boolean;
   readonly sampler: tracing.Sampler;
 
   constructor(
     private readonly inner: tracing.Sampler,
     samplers: Samplers,
   ) {
-    const { SamplingDecision } = samplers;
-    this.recordAndSample = SamplingDecision.RECORD_AND_SAMPLED;
+    this.recordAndSample = samplers.SamplingDecision.RECORD_AND_SAMPLED;
+    this.early = inner instanceof samplers.ParentBasedSampler;
     this.sampler = {
       shouldSample: (context: Context, traceId: string, name: string, kind: SpanKind, attributes: Attributes, links: Link[]) => {
-        if (this.admitted && kind === SpanKind.SERVER) {
-          this.admitted = false;
-          return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+        const admitted = this.admitted;
+        if (admitted !== undefined && kind === SpanKind.SERVER) {
+          this.admitted = undefined;
+          return admitted;
         }
         return this.inner.shouldSample(context, traceId, name, kind, attributes, links);
       },
@@ -206,11 +221,19 @@ export class HeadSampling {
 
   /** Whether a request with these headers is traced; when it is, its server span is sampled without asking again. */
   admits(headers: IncomingMessage['headers'], method: string | undefined): boolean {
-    const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, headers);
-    const traceId = randomUUID().replaceAll('-', '');
-    const { decision } = this.inner.shouldSample(parent, traceId, method ?? 'GET', SpanKind.SERVER, {}, []);
-    this.admitted = decision === this.recordAndSample;
-    return this.admitted;
+    this.admitted = undefined;
+    if (!this.early) return true;
+    // Every configured propagator's headers (OTEL_PROPAGATORS: a `b3` parent is followed as a `traceparent` is).
+    const parent = propagation.extract(ROOT_CONTEXT, headers);
+    // The span's own trace id when it continues a client's trace (a ratio then decides as upstream ones do);
+    // otherwise the id is not drawn yet, and any random one decides with the same odds.
+    const parentContext = trace.getSpanContext(parent);
+    const traceId =
+      parentContext && isSpanContextValid(parentContext) ? parentContext.traceId : randomUUID().replaceAll('-', '');
+    const result = this.inner.shouldSample(parent, traceId, method ?? 'GET', SpanKind.SERVER, {}, []);
+    if (result.decision !== this.recordAndSample) return false;
+    this.admitted = result;
+    return true;
   }
 }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Clock } from '../clock/clock.js';
+import { decodeUnreservedInPath } from '../logging/url-redaction.js';
 import { AppError, ErrorCode } from './app-error.js';
 
 export interface SchemaLimits {
@@ -152,24 +153,6 @@ export class VersioningService {
   }
 }
 
-const ENCODED_UNRESERVED = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[DEde]|5[Ff]|7[Ee])/g;
-
-/**
- * Percent-encoded unreserved characters (letters, digits, `-._~`) mean the same as the characters themselves
- * (RFC 3986 §6.2.2.2), and the router decodes them: `/%61pi/v1/auth/login` reaches the login handler. They are
- * decoded in the path before anything looks at it, so every hook (the auth limiter, versioning, the header checks)
- * sees the path the router will match.
- */
-export function decodeUnreservedInPath(url: string): string {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  if (!path.includes('%')) return url;
-  const decoded = path.replace(ENCODED_UNRESERVED, (escape) =>
-    String.fromCharCode(parseInt(escape.slice(1), 16)),
-  );
-  return query === -1 ? decoded : decoded + url.slice(query);
-}
-
 /**
  * Fastify's rewriteUrl: `/api/<resource>` (the legacy mount) is served by the same handlers as
  * `/api/v1/<resource>`; `/health` at the root is the same handler as `/api/v1/health` for load balancers.
@@ -183,3 +166,6 @@ export function rewriteLegacyUrl(req: { url?: string; svcLegacy?: boolean }): st
   req.svcLegacy = true;
   return '/api/v1' + rest;
 }
+
+// Defined beside the URL redaction, which the tracing entry loads before the application; exported here as before.
+export { decodeUnreservedInPath };
