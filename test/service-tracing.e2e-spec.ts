@@ -99,6 +99,31 @@ function ancestors(spans: ReceivedSpan[], span: ReceivedSpan): ReceivedSpan[] {
 const isServerSpanOf = (route: string) => (span: ReceivedSpan) =>
   span.kind === SERVER && span.attributes['http.route'] === route;
 
+/**
+ * Ingests a trace under a client's `traceparent` with the given flags (`01` sampled, `00` not), and checks that the
+ * request was traced whole in the client's trace: its log line, its server span under the client's, and the batch
+ * span under that. Returns the trace's id.
+ */
+async function expectTracedUnder(service: StartedService, otlp: OtlpReceiver, key: string, flags: '00' | '01') {
+  const [traceId, parentId, requestId] = [randomBytes(16).toString('hex'), randomBytes(8).toString('hex'), randomUUID()];
+  const status = await send(
+    service,
+    '/traces',
+    { 'x-api-key': key, 'x-request-id': requestId, traceparent: `00-${traceId}-${parentId}-${flags}` },
+    { method: 'POST', body: { inputContext: { prompt: 'parent?' }, outputDecision: { action: 'answer', text: 'Yes.' } } },
+  );
+  expect(status).toBe(201);
+  // The client's trace is continued (W3C propagation), and sampled.
+  expect(await completion(service, requestId)).toMatchObject({ trace_id: traceId, trace_flags: '01' });
+  const http = await otlp.waitFor((spans) => spans.find((s) => s.traceId === traceId && s.kind === SERVER));
+  expect(http).toMatchObject({ name: 'POST /api/v1/traces', parentSpanId: parentId });
+  const batch = await otlp.waitFor((spans) =>
+    spans.find((s) => s.name === 'trace-writer.batch' && s.traceId === traceId),
+  );
+  expect(ancestors(otlp.spans, batch).map((s) => s.spanId)).toContain(http.spanId);
+  return traceId;
+}
+
 describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   let otlp: OtlpReceiver;
   let hooks: WebhookReceiver;
@@ -332,29 +357,7 @@ describe('tracing on: what spans never carry, and a client that asks for no trac
 
   it('traces a request whose traceparent says not sampled, and the batch its trace joins', async () => {
     const org = await newOrganization(service);
-    const [traceId, parentId, requestId] = [
-      randomBytes(16).toString('hex'),
-      randomBytes(8).toString('hex'),
-      randomUUID(),
-    ];
-    const status = await send(
-      service,
-      '/traces',
-      { 'x-api-key': org.key, 'x-request-id': requestId, traceparent: `00-${traceId}-${parentId}-00` },
-      {
-        method: 'POST',
-        body: { inputContext: { prompt: 'unsampled?' }, outputDecision: { action: 'answer', text: 'Yes.' } },
-      },
-    );
-    expect(status).toBe(201);
-    // The client's trace is continued (W3C propagation), and sampled.
-    expect(await completion(service, requestId)).toMatchObject({ trace_id: traceId, trace_flags: '01' });
-    const http = await otlp.waitFor((spans) => spans.find((s) => s.traceId === traceId && s.kind === SERVER));
-    expect(http).toMatchObject({ name: 'POST /api/v1/traces', parentSpanId: parentId });
-    const batch = await otlp.waitFor((spans) =>
-      spans.find((s) => s.name === 'trace-writer.batch' && s.traceId === traceId),
-    );
-    expect(ancestors(otlp.spans, batch).map((s) => s.spanId)).toContain(http.spanId);
+    await expectTracedUnder(service, otlp, org.key, '00');
   });
 });
 
@@ -391,25 +394,7 @@ describe('tracing on, sampling decided as a request arrives (parentbased_traceid
       expect(otlp.spans.map((span) => span.name)).toEqual([]);
 
       // A sampled traceparent is followed: the request is traced whole, its batch under it.
-      const [traceId, parentId, requestId] = [
-        randomBytes(16).toString('hex'),
-        randomBytes(8).toString('hex'),
-        randomUUID(),
-      ];
-      const status = await send(
-        service,
-        '/traces',
-        { 'x-api-key': org.key, 'x-request-id': requestId, traceparent: `00-${traceId}-${parentId}-01` },
-        { method: 'POST', body },
-      );
-      expect(status).toBe(201);
-      expect(await completion(service, requestId)).toMatchObject({ trace_id: traceId, trace_flags: '01' });
-      const http = await otlp.waitFor((spans) => spans.find((s) => s.traceId === traceId && s.kind === SERVER));
-      expect(http).toMatchObject({ name: 'POST /api/v1/traces', parentSpanId: parentId });
-      const batch = await otlp.waitFor((spans) =>
-        spans.find((s) => s.name === 'trace-writer.batch' && s.traceId === traceId),
-      );
-      expect(ancestors(otlp.spans, batch).map((s) => s.spanId)).toContain(http.spanId);
+      const traceId = await expectTracedUnder(service, otlp, org.key, '01');
       expect(otlp.spans.every((span) => span.traceId === traceId)).toBe(true);
     } finally {
       await service.stop();
