@@ -257,7 +257,7 @@ describe('event stream (SSE and WebSocket)', () => {
     }
   });
 
-  it('closes open streams when the application shuts down', async () => {
+  it('closes open streams when the application shuts down, with a hint to reconnect soon with the last id', async () => {
     const second = await replicaContext(ctx);
     await second.app.listen(0, '127.0.0.1');
     const port = (second.app.getHttpServer().address() as AddressInfo).port;
@@ -267,10 +267,17 @@ describe('event stream (SSE and WebSocket)', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(second.service(EventStreamHub).connections).toBe(1);
     const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
     const ended = (async () => {
-      for (;;) if ((await reader.read()).done) return true;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return true;
+        text += decoder.decode(value, { stream: true });
+      }
     })();
     await second.close();
     expect(await ended).toBe(true);
+    expect(text).toMatch(/\nretry: 500\n: server restarting; reconnect with Last-Event-ID\n\n$/);
   });
 });

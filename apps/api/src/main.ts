@@ -21,9 +21,12 @@ async function main(): Promise<void> {
     throw err;
   }
   const app = await createHttpApp(AppModule, config);
-  // Nest closes gracefully on SIGTERM (in-flight requests, background mail, then the pool); past the
-  // configured timeout the process exits anyway rather than hang a rollout.
-  process.once('SIGTERM', () => setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref());
+  // On SIGTERM the process drains (readiness false while requests are still served), then closes gracefully
+  // (in-flight requests, background mail, then the pool); past the drain and the configured timeout the process
+  // exits anyway rather than hang a rollout.
+  process.once('SIGTERM', () =>
+    setTimeout(() => process.exit(1), config.shutdownDrainMs + config.shutdownTimeoutMs).unref(),
+  );
   await app.listen({ port: config.port, host: config.host });
   process.stdout.write(
     JSON.stringify({

@@ -9,6 +9,8 @@
 export const OPERATION_IDS: Readonly<Record<string, string>> = {
   // System
   System_health: 'getHealth',
+  System_live: 'getLiveness',
+  System_ready: 'getReadiness',
   System_versions: 'listSchemaVersions',
 
   // Auth: registration, login, sessions

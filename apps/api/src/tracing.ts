@@ -42,7 +42,15 @@ import { withholdErrorDetails } from '../../../libs/platform/src/tracing/span-er
  */
 
 /** Requests that are not traced: health checks and scrapes, which would only be noise. */
-const UNTRACED_PATHS = new Set(['/health', '/api/v1/health', '/metrics']);
+const UNTRACED_PATHS = new Set([
+  '/health',
+  '/api/v1/health',
+  '/health/live',
+  '/api/v1/health/live',
+  '/health/ready',
+  '/api/v1/health/ready',
+  '/metrics',
+]);
 
 /**
  * String literals: the escape-string form the pipelined transactions inline their values in (`E'…'`, quotes and

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AppConfig } from '#platform';
 import { startTracing } from '../../api/src/tracing.js';
 
 /**
@@ -8,7 +9,7 @@ import { startTracing } from '../../api/src/tracing.js';
 async function main(): Promise<void> {
   // As in the API: tracing starts (when the OTEL_* variables ask for it) before the application is imported.
   await startTracing('governance-worker');
-  const [{ NestFactory }, { AppLogger }, { AppModule }] = await Promise.all([
+  const [{ NestFactory }, { APP_CONFIG, AppLogger }, { AppModule }] = await Promise.all([
     import('@nestjs/core'),
     import('#platform'),
     import('../../api/src/app.module.js'),
@@ -16,6 +17,9 @@ async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(AppModule, { bufferLogs: true });
   app.useLogger(app.get(AppLogger));
   app.enableShutdownHooks();
+  // Jobs in progress finish and the pool closes; past SHUTDOWN_TIMEOUT_MS the process exits anyway.
+  const { shutdownTimeoutMs } = app.get<AppConfig>(APP_CONFIG);
+  process.once('SIGTERM', () => setTimeout(() => process.exit(1), shutdownTimeoutMs).unref());
   app.get(AppLogger).log('Governance worker started');
 }
 

@@ -47,6 +47,7 @@ export * from './http/json-shape-scan.js';
 export * from './logging/logging.js';
 export * from './logging/app-logger.js';
 export * from './system/migration-guide.js';
+export * from './system/readiness.js';
 export * from './security/roles.js';
 export * from './security/actor.js';
 export * from './security/access.decorator.js';

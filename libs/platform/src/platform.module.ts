@@ -20,6 +20,7 @@ import { AppLogger } from './logging/app-logger.js';
 import { ApiKeyResolverRegistry } from './security/credential-resolvers.js';
 import { SystemController } from './system/system.controller.js';
 import { EventLoopMonitor } from './system/event-loop.monitor.js';
+import { Readiness } from './system/readiness.js';
 import { Metrics } from './metrics/metrics.js';
 import { MetricsListener } from './metrics/metrics-listener.js';
 import { RuntimeMetrics } from './metrics/runtime-metrics.js';
@@ -51,6 +52,7 @@ import { TracingFlush } from './tracing/tracing-flush.js';
     MailService,
     RateLimitService,
     EventLoopMonitor,
+    Readiness,
     { provide: VERSION_REGISTRY, useValue: SCHEMA_VERSIONS },
     VersioningService,
     ApiKeyResolverRegistry,
@@ -77,6 +79,7 @@ import { TracingFlush } from './tracing/tracing-flush.js';
     VersioningService,
     ApiKeyResolverRegistry,
     AuditLog,
+    Readiness,
   ],
 })
 export class PlatformModule {}

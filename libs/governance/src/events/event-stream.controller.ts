@@ -8,6 +8,9 @@ import { EVENT_STREAM_DOCS as DOCS, EVENT_STREAM_RESPONSES } from './event-strea
 import { EventStreamHub } from './event-stream.hub.js';
 import type { StreamSubscription } from './stream-subscription.js';
 
+/** Written as a stream ends on shutdown: reconnect in half a second, with `Last-Event-ID`, to another replica. */
+const SHUTDOWN_HINT = 'retry: 500\n: server restarting; reconnect with Last-Event-ID\n\n';
+
 /** The organization's events as server-sent events. */
 @ApiTags('Events')
 @Controller('events')
@@ -59,7 +62,8 @@ export class EventStreamController {
           return res.writableLength <= STREAM_BUFFER_MAX_BYTES;
         },
         heartbeat: () => void res.write(': heartbeat\n\n'),
-        close: () => res.end(),
+        // On shutdown, a hint before the end: reconnect soon (the balancer routes elsewhere) with the last id.
+        close: (reason) => res.end(reason === 'shutdown' ? SHUTDOWN_HINT : undefined),
       },
       lastEventId,
     );

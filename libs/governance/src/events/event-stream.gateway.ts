@@ -105,7 +105,7 @@ export class EventStreamGateway implements OnApplicationBootstrap {
           reason === 'revoked'
             ? socket.close(WS_CLOSE_UNAUTHORIZED, 'Access revoked')
             : reason === 'shutdown'
-              ? socket.close(WS_CLOSE_GOING_AWAY, 'Server shutting down')
+              ? socket.close(WS_CLOSE_GOING_AWAY, 'Server restarting: reconnect with lastEventId')
               : socket.close(WS_CLOSE_TRY_AGAIN_LATER, 'Too slow: reconnect with lastEventId'),
       },
       lastEventId,

@@ -157,6 +157,7 @@ const envSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).default(72_000),
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   INGEST_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
   INGEST_MAX_PENDING: z.coerce.number().int().min(1).default(10_000),
@@ -325,6 +326,8 @@ export interface AppConfig {
    * `headersMs`; an idle keep-alive connection is closed after `keepAliveMs`.
    */
   httpTimeouts: { requestMs: number; headersMs: number; keepAliveMs: number };
+  /** After SIGTERM, how long `/health/ready` answers 503 while requests are still served, before the close. */
+  shutdownDrainMs: number;
   shutdownTimeoutMs: number;
   /**
    * Trace ingestion's group commit: traces per transaction at most, traces waiting at most (then 503), and how
@@ -466,6 +469,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       headersMs: e.HTTP_HEADERS_TIMEOUT_MS,
       keepAliveMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     ingest: {
       maxBatch: e.INGEST_MAX_BATCH,

@@ -396,11 +396,17 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     description:
       'an idle keep-alive connection is closed after this time (above common load-balancer idle timeouts of 60 s)',
   },
+  SHUTDOWN_DRAIN_MS: {
+    group: 'server',
+    default: '`5000`',
+    description:
+      'after `SIGTERM`, `/health/ready` answers 503 at once while every request is still served for this long, so that the load balancer stops routing here before the server closes (at most 300000; 0 closes at once)',
+  },
   SHUTDOWN_TIMEOUT_MS: {
     group: 'server',
     default: '`10000`',
     description:
-      'after `SIGTERM`, the process exits (code 1) if the drain of requests in flight, background mail and the pool has not ended by then',
+      'after the drain (`SHUTDOWN_DRAIN_MS`), the process exits (code 1) if the close of requests in flight, background mail and the pool has not ended by then',
   },
   INGEST_MAX_BATCH: {
     group: 'ingestion',

@@ -126,3 +126,23 @@ async function dropInvalidIndex(db: Db, statement: string): Promise<void> {
 function rowsOf(result: unknown): Row[] {
   return (result as { rows: Row[] }).rows;
 }
+
+/** The newest migration of each folder (its `folderMillis`), read once. */
+const newestKnown = new Map<string, number>();
+
+/**
+ * Whether the database has every migration this build knows: `current` when its newest recorded migration is at
+ * least this build's newest (a newer build may already have migrated it: additive migrations keep the old code
+ * working during a rollout), `pending` otherwise. One query, which is also the readiness probe's database check.
+ */
+export async function migrationState(db: Db, migrationsFolder = MIGRATIONS_DIR): Promise<'current' | 'pending'> {
+  let newest = newestKnown.get(migrationsFolder);
+  if (newest === undefined) {
+    newest = Math.max(0, ...readMigrationFiles({ migrationsFolder }).map((m) => m.folderMillis));
+    newestKnown.set(migrationsFolder, newest);
+  }
+  const [row] = rowsOf(
+    await db.execute(sql`select max(created_at) as last from "drizzle"."__drizzle_migrations"`),
+  );
+  return row?.last !== null && row?.last !== undefined && Number(row.last) >= newest ? 'current' : 'pending';
+}

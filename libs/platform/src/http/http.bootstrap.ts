@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { INestApplication } from '@nestjs/common';
+import { type INestApplication, ShutdownSignal } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import cors from '@fastify/cors';
@@ -16,6 +16,7 @@ import { RequestLines } from './request-line.js';
 import { isScimPath, SCIM_MEDIA_TYPE, scimErrorBody } from './scim-error.js';
 import { RateLimitService } from '../security/rate-limit.js';
 import { EventLoopMonitor } from '../system/event-loop.monitor.js';
+import { drainOnSigterm } from '../system/drain-on-sigterm.js';
 import { AppLogger } from '../logging/app-logger.js';
 import { logRequestAborted, logRequestCompleted, requestContext } from '../logging/logging.js';
 import { noteErrorCode } from '../metrics/error-answers.js';
@@ -374,7 +375,9 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
 
   // SCIM lives at the host root (/scim/v2), outside the versioned API.
   app.setGlobalPrefix(API_PREFIX, { exclude: ['scim/v2/*path'] });
-  app.enableShutdownHooks();
+  // SIGTERM drains first (readiness false, requests still served), then closes; the other signals close at once.
+  app.enableShutdownHooks(Object.values(ShutdownSignal).filter((signal) => signal !== ShutdownSignal.SIGTERM));
+  drainOnSigterm(app, config.shutdownDrainMs, logger);
 
   // The health check's event-loop delay counts from when the server is ready to listen (or, in tests, to be
   // injected): the blocking work of start-up before it (migrations, module initialisation) is not load.

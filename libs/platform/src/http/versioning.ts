@@ -155,11 +155,14 @@ export class VersioningService {
 
 /**
  * Fastify's rewriteUrl: `/api/<resource>` (the legacy mount) is served by the same handlers as
- * `/api/v1/<resource>`; `/health` at the root is the same handler as `/api/v1/health` for load balancers.
+ * `/api/v1/<resource>`; `/health`, `/health/live` and `/health/ready` at the root are the same handlers as under
+ * `/api/v1` for load balancers and probes.
  */
+const ROOT_HEALTH = /^\/health(?:\/live|\/ready)?(?:\?|$)/;
+
 export function rewriteLegacyUrl(req: { url?: string; svcLegacy?: boolean }): string {
   const url = decodeUnreservedInPath(req.url ?? '/');
-  if (url === '/health' || url.startsWith('/health?')) return '/api/v1' + url;
+  if (ROOT_HEALTH.test(url)) return '/api/v1' + url;
   if (!url.startsWith('/api/') && url !== '/api') return url;
   const rest = url.slice(4); // after "/api"
   if (/^\/v\d+(\/|\?|$)/.test(rest)) return url;

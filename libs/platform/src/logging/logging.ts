@@ -69,7 +69,14 @@ export function createRootLogger(
   return destination ? pino(options, destination) : pino(options);
 }
 
-const NO_COMPLETION_LINE = new Set(['/health', '/api/v1/health']);
+const NO_COMPLETION_LINE = new Set([
+  '/health',
+  '/api/v1/health',
+  '/health/live',
+  '/api/v1/health/live',
+  '/health/ready',
+  '/api/v1/health/ready',
+]);
 
 /** The level of a request's completion line: error for 5xx, warn for 4xx, info otherwise. */
 function completionLevel(statusCode: number): 'error' | 'warn' | 'info' {

@@ -3,6 +3,7 @@ import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { sql } from 'drizzle-orm';
 import { Clock } from '../clock/clock.js';
 import { DATABASE, type DatabaseHandle } from '../db/database.js';
+import { migrationState } from '../db/migrate.js';
 import { AppError, ErrorCode } from '../http/app-error.js';
 import { Endpoint } from '../http/endpoint.js';
 import { VersioningService } from '../http/versioning.js';
@@ -12,6 +13,7 @@ import {
   EventLoopMonitor,
   SLOW_EVENT_LOOP_MS,
 } from './event-loop.monitor.js';
+import { Readiness } from './readiness.js';
 import { SYSTEM_DOCS as DOCS, SYSTEM_ERRORS as ERRORS } from './system.docs.js';
 
 class HealthChecksDto {
@@ -40,6 +42,30 @@ class HealthDto {
   @ApiProperty({ format: 'date-time' }) timestamp: string;
   @ApiProperty({ description: 'Seconds since the process started.' }) uptime: number;
   @ApiProperty({ type: HealthChecksDto }) checks: HealthChecksDto;
+}
+
+class LivenessDto {
+  @ApiProperty({ enum: ['ok'], description: 'Always `ok`: the process answers. Nothing else is checked.' })
+  status: 'ok';
+  @ApiProperty({ description: 'Seconds since the process started.' }) uptime: number;
+}
+
+class ReadinessChecksDto {
+  @ApiProperty({ enum: ['up', 'down'] }) database: 'up' | 'down';
+  @ApiProperty({
+    enum: ['current', 'pending', 'unknown'],
+    description:
+      "`current` when the database holds every migration this build knows (or newer ones, a later build's); " +
+      '`unknown` when the database did not answer.',
+  })
+  migrations: 'current' | 'pending' | 'unknown';
+  @ApiProperty({ description: 'True from SIGTERM on: the process finishes what it was sent and takes nothing new.' })
+  draining: boolean;
+}
+
+class ReadinessDto {
+  @ApiProperty({ enum: ['ready'] }) status: 'ready';
+  @ApiProperty({ type: ReadinessChecksDto }) checks: ReadinessChecksDto;
 }
 
 class VersionLimitsDto {
@@ -113,6 +139,7 @@ export class SystemController {
     private readonly versioning: VersioningService,
     private readonly clock: Clock,
     private readonly eventLoop: EventLoopMonitor,
+    private readonly readiness: Readiness,
   ) {}
 
   @Get('health')
@@ -139,6 +166,51 @@ export class SystemController {
       uptime: Math.round(process.uptime()),
       checks: { database: 'up', eventLoop, eventLoopDelayMs },
     };
+  }
+
+  @Get('health/live')
+  @HttpCode(200)
+  @Endpoint({
+    summary: 'Liveness: the process answers',
+    description: DOCS.live,
+    access: 'public',
+    success: LivenessDto,
+  })
+  live(): LivenessDto {
+    return { status: 'ok', uptime: Math.round(process.uptime()) };
+  }
+
+  @Get('health/ready')
+  @HttpCode(200)
+  @Endpoint({
+    summary: 'Readiness: database reachable, migrations current, not draining',
+    description: DOCS.ready,
+    access: 'public',
+    success: ReadinessDto,
+    errors: [503],
+    errorCodes: ERRORS.ready,
+  })
+  async ready(): Promise<ReadinessDto> {
+    const draining = this.readiness.draining;
+    let state: 'current' | 'pending' | undefined;
+    const answered = await answersWithin(
+      migrationState(this.database.db).then((s) => (state = s)),
+      DB_CHECK_TIMEOUT_MS,
+    );
+    const checks: ReadinessChecksDto = {
+      database: answered ? 'up' : 'down',
+      migrations: answered && state ? state : 'unknown',
+      draining,
+    };
+    if (!answered || checks.migrations !== 'current' || draining) {
+      const reason = draining
+        ? 'The process is draining before it stops'
+        : !answered
+          ? 'Database check failed'
+          : 'Migrations are pending';
+      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, reason, { extra: { checks } });
+    }
+    return { status: 'ready', checks };
   }
 
   @Get('versions')

@@ -24,6 +24,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/health/live': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Liveness: the process answers
+     * @description Also served at `/health/live`. The liveness probe: 200 whenever the process can answer a request, whatever the state of the database (a replica is not restarted because PostgreSQL is away; readiness takes it out of rotation instead).
+     */
+    get: operations['getLiveness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/health/ready': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Readiness: database reachable, migrations current, not draining
+     * @description Also served at `/health/ready`. The readiness probe for a load balancer: 200 when the database answers within 250 ms, holds every migration this build knows, and the process is not draining; 503 SERVICE_UNAVAILABLE with `checks` otherwise. From SIGTERM on it answers 503 while requests are still served for `SHUTDOWN_DRAIN_MS`, so that the balancer routes new requests elsewhere before the process closes.
+     */
+    get: operations['getReadiness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/versions': {
     parameters: {
       query?: never;
@@ -3401,6 +3441,41 @@ export interface components {
       /** @enum {boolean} */
       success: true;
       data: components['schemas']['HealthDto'];
+    };
+    LivenessDto: {
+      /**
+       * @description Always `ok`: the process answers. Nothing else is checked.
+       * @enum {string}
+       */
+      status: 'ok';
+      /** @description Seconds since the process started. */
+      uptime: number;
+    };
+    LivenessResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['LivenessDto'];
+    };
+    ReadinessChecksDto: {
+      /** @enum {string} */
+      database: 'up' | 'down';
+      /**
+       * @description `current` when the database holds every migration this build knows (or newer ones, a later build's); `unknown` when the database did not answer.
+       * @enum {string}
+       */
+      migrations: 'current' | 'pending' | 'unknown';
+      /** @description True from SIGTERM on: the process finishes what it was sent and takes nothing new. */
+      draining: boolean;
+    };
+    ReadinessDto: {
+      /** @enum {string} */
+      status: 'ready';
+      checks: components['schemas']['ReadinessChecksDto'];
+    };
+    ReadinessResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['ReadinessDto'];
     };
     VersionLimitsDto: {
       /**
@@ -7177,6 +7252,112 @@ export interface operations {
         };
       };
       /** @description SERVICE_UNAVAILABLE (database check failed) */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  getLiveness: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LivenessResponse'];
+        };
+      };
+      /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  getReadiness: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReadinessResponse'];
+        };
+      };
+      /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description SERVICE_UNAVAILABLE (database down, migrations pending, or draining) */
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
