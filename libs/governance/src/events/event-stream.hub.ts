@@ -74,6 +74,8 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
   /** Subscriptions opened since start (for tests and diagnostics). */
   opened = 0;
   private readonly meters: Record<StreamTransport, TransportMeters>;
+  /** Per organization, the last delivery under way: notices are delivered in the order they arrive. */
+  private readonly delivering = new Map<string, Promise<void>>();
 
   constructor(
     private readonly events: DomainEvents,
@@ -282,15 +284,29 @@ export class EventStreamHub implements OnModuleInit, OnModuleDestroy, BeforeAppl
     } catch {
       return;
     }
-    const set = this.byOrganization.get(notice.organizationId);
+    const { organizationId } = notice;
+    const set = this.byOrganization.get(organizationId);
     if (!set || set.size === 0 || !Array.isArray(notice.ids)) return;
-    // This process's own notices come twice: right after its commit, and back through LISTEN. The first suffices.
-    if (notice.origin === this.events.origin && !local) return;
-    try {
-      const events = await this.events.byIds(notice.organizationId, notice.ids.slice(0, 1000));
-      for (const subscription of [...set]) subscription.deliver(events);
-    } catch (err) {
-      this.logger.warn({ err }, 'Event stream could not read announced events');
-    }
+    // This process's own notices come twice: right after its commit, and back through LISTEN. While it listens, the
+    // second is the one taken: PostgreSQL delivers notifications in commit order, so its own events then take their
+    // place among the other replicas' (read from memory, without a query). Otherwise (PGlite, or the listener lost)
+    // the first.
+    const listening = this.bus.crossProcess && this.bus.isListening;
+    if (local ? listening : notice.origin === this.events.origin && !listening) return;
+    // The reads start at once; the deliveries keep the notices' order, whichever read answers first.
+    const read = this.events.byIds(organizationId, notice.ids.slice(0, 1000));
+    read.catch(() => undefined);
+    const previous = this.delivering.get(organizationId) ?? Promise.resolve();
+    const delivered = previous.then(async () => {
+      try {
+        const events = await read;
+        for (const subscription of [...(this.byOrganization.get(organizationId) ?? [])]) subscription.deliver(events);
+      } catch (err) {
+        this.logger.warn({ err }, 'Event stream could not read announced events');
+      }
+    });
+    this.delivering.set(organizationId, delivered);
+    await delivered;
+    if (this.delivering.get(organizationId) === delivered) this.delivering.delete(organizationId);
   }
 }

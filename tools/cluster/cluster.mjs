@@ -1,0 +1,309 @@
+// A cluster of the built service on this machine, as a company runs it once one process is not enough: several API
+// processes (WORKERS=off) and a worker (WORKERS=on) on one PostgreSQL database and one Redis, behind Debian's HAProxy
+// (round-robin, health checks on /health/ready, keep-alive to the backends). Used by the cluster suite
+// (test/cluster/, `npm run test:cluster`) and by `npm run bench:cluster`. Needs `npm run build` first, `haproxy` on
+// the PATH, PostgreSQL (DATABASE_URL, default the local server; the cluster gets a scratch database, dropped at the
+// end) and Redis (REDIS_URL, default the local one; the cluster gets a database number of its own, emptied first).
+import { spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { createScratchDatabase, freePort } from '../../bench/support.mjs';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const DIST = process.env.CLUSTER_DIST ?? join(ROOT, 'dist');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The bearer token of every process's /metrics. */
+export const METRICS_TOKEN = 'cluster-metrics-token-'.padEnd(40, 'm');
+
+/** HAProxy's health-check timing: a server is marked down after `fall` failed checks `inter` apart. */
+export const CHECK = { interMs: 300, fall: 2, rise: 2, timeoutMs: 1000 };
+
+/** What a process printed last (stdout and stderr), for a failure's report. */
+class Tail {
+  lines = [];
+  push(chunk) {
+    for (const line of String(chunk).split('\n')) if (line) this.lines.push(line);
+    if (this.lines.length > 200) this.lines.splice(0, this.lines.length - 200);
+  }
+  toString() {
+    return this.lines.join('\n');
+  }
+}
+
+/** One process of the cluster: an API replica (with a port) or a worker. It can be killed, stopped and started. */
+class ClusterProcess {
+  constructor({ name, script, env, port }) {
+    this.name = name;
+    this.script = script;
+    this.env = env;
+    this.port = port;
+    this.base = port ? `http://127.0.0.1:${port}` : undefined;
+    this.tail = new Tail();
+    this.child = null;
+    this.exited = Promise.resolve(null);
+    this.starts = 0;
+  }
+
+  get pid() {
+    return this.child?.pid;
+  }
+
+  get running() {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  start() {
+    this.starts += 1;
+    const child = spawn(process.execPath, [join(DIST, this.script)], {
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', (c) => this.tail.push(c));
+    child.stderr.on('data', (c) => this.tail.push(c));
+    this.exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+    this.child = child;
+    return this;
+  }
+
+  /** Sends `signal` and waits for the exit (at most `timeoutMs`, then SIGKILL); the exit's code and signal. */
+  async stop(signal = 'SIGTERM', timeoutMs = 30_000) {
+    if (!this.running) return this.exited;
+    this.child.kill(signal);
+    const exit = await Promise.race([this.exited, sleep(timeoutMs).then(() => null)]);
+    if (exit) return exit;
+    this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
+  /** Resolves once the process answers its readiness probe (an API replica) or has started its jobs (a worker). */
+  async ready(timeoutMs = 60_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`${this.name} exited during start-up:\n${this.tail}`);
+      if (this.base) {
+        try {
+          if ((await fetch(`${this.base}/health/ready`)).ok) return;
+        } catch {
+          /* not listening yet */
+        }
+      } else {
+        // A worker's scheduler has started its jobs once its metrics show their counters.
+        try {
+          if ((await this.metrics()).includes('governance_job_runs_total{')) return;
+        } catch {
+          /* not listening yet */
+        }
+      }
+      await sleep(100);
+    }
+    throw new Error(`${this.name} did not become ready within ${timeoutMs} ms:\n${this.tail}`);
+  }
+
+  /** This process's metrics in the Prometheus text format (an API replica's main port, a worker's METRICS_PORT). */
+  async metrics() {
+    const url = this.base ? `${this.base}/metrics` : `http://127.0.0.1:${this.env.METRICS_PORT}/metrics`;
+    const res = await fetch(url, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    if (!res.ok) throw new Error(`${this.name}: /metrics answered ${res.status}`);
+    return res.text();
+  }
+}
+
+function haproxyConfig({ dir, port, servers }) {
+  const { interMs, fall, rise, timeoutMs } = CHECK;
+  return `# Generated by tools/cluster/cluster.mjs; the production file is deploy/haproxy/haproxy.cfg.
+global
+  maxconn 4096
+  stats socket ${dir}/haproxy.sock mode 600 level admin
+
+defaults
+  mode http
+  option http-keep-alive
+  option forwardfor
+  timeout connect 2s
+  timeout client 60s
+  timeout server 60s
+  timeout http-request 10s
+  timeout http-keep-alive 10s
+  timeout queue 10s
+  timeout check ${timeoutMs}ms
+  # Long-lived WebSocket connections; SSE is an HTTP response kept open by heartbeats every 15 s.
+  timeout tunnel 1h
+  # A request is retried on another server only when it never reached one (the connection failed).
+  retries 3
+  retry-on conn-failure
+  option redispatch 1
+
+frontend api
+  bind 127.0.0.1:${port}
+  default_backend replicas
+
+backend replicas
+  balance roundrobin
+  http-reuse safe
+  option httpchk GET /health/ready
+  http-check expect status 200
+  # Which replica answered: the test suite checks that requests are spread.
+  http-response set-header X-Served-By %s
+  default-server inter ${interMs}ms fall ${fall} rise ${rise} maxconn 200
+${servers.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check`).join('\n')}
+`;
+}
+
+/** Asks HAProxy's stats socket; its text answer. */
+function haproxyCommand(socketPath, command) {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    let text = '';
+    socket.on('data', (c) => (text += c));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+    socket.write(`${command}\n`);
+  });
+}
+
+/**
+ * Starts the cluster: `replicas` API processes and `workers` workers, all at the same moment on an empty database
+ * (their migrations race, and run once), then HAProxy in front of the API processes. `env` goes to every process,
+ * `apiEnv` to the API processes only, `workerEnv` to the workers only.
+ */
+export async function startCluster({
+  replicas = 3,
+  workers = 1,
+  env = {},
+  apiEnv = {},
+  workerEnv = {},
+  drainMs = 2000,
+} = {}) {
+  if (spawnSync('haproxy', ['-v']).status !== 0) throw new Error('haproxy is not installed (apt-get install haproxy)');
+  const dir = mkdtempSync(join(tmpdir(), 'gov-cluster-'));
+  const database = await createScratchDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const redisDb = 1 + (randomBytes(1)[0] % 15);
+  const redisUrl = `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${redisDb}`;
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  await redis.flushdb();
+  await redis.quit();
+
+  const common = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME ?? dir,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: database.url,
+    DATABASE_POOL_MAX: '10',
+    REDIS_URL: redisUrl,
+    JWT_SECRET: 'cluster-secret-'.padEnd(48, 'x'),
+    ENCRYPTION_KEY: 'cluster-encryption-'.padEnd(48, 'e'),
+    AUDIT_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    METRICS_TOKEN,
+    SHUTDOWN_DRAIN_MS: String(drainMs),
+    // The requests come through HAProxy on loopback, which appends the client's address.
+    TRUST_PROXY: '127.0.0.1',
+    // Webhooks go to a receiver on loopback.
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    DATA_DIR: dir,
+    ...env,
+  };
+  const api = [];
+  for (let i = 1; i <= replicas; i++) {
+    const port = await freePort();
+    api.push(
+      new ClusterProcess({
+        name: `api-${i}`,
+        script: 'apps/api/src/main.js',
+        port,
+        env: { ...common, PORT: String(port), HOST: '127.0.0.1', WORKERS: 'off', ...apiEnv },
+      }),
+    );
+  }
+  const background = [];
+  const addWorker = async () => {
+    const name = `worker-${background.length + 1}`;
+    const worker = new ClusterProcess({
+      name,
+      script: 'apps/worker/src/main.js',
+      env: { ...common, WORKERS: 'on', METRICS_PORT: String(await freePort()), ...workerEnv },
+    });
+    background.push(worker);
+    return worker;
+  };
+  for (let i = 0; i < workers; i++) await addWorker();
+
+  const proxyPort = await freePort();
+  const socketPath = join(dir, 'haproxy.sock');
+  const configPath = join(dir, 'haproxy.cfg');
+  writeFileSync(configPath, haproxyConfig({ dir, port: proxyPort, servers: api }));
+  const proxy = new Tail();
+  let haproxy = null;
+
+  const stop = async () => {
+    await Promise.all([...api, ...background].map((p) => p.stop('SIGKILL')));
+    if (haproxy && haproxy.exitCode === null) {
+      haproxy.kill('SIGKILL');
+      await new Promise((r) => haproxy.once('exit', r));
+    }
+    rmSync(dir, { recursive: true, force: true });
+    await database.drop();
+  };
+
+  try {
+    // Every process at the same moment, on the empty database.
+    for (const p of [...api, ...background]) p.start();
+    await Promise.all([...api, ...background].map((p) => p.ready()));
+    haproxy = spawn('haproxy', ['-db', '-f', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    haproxy.stdout.on('data', (c) => proxy.push(c));
+    haproxy.stderr.on('data', (c) => proxy.push(c));
+    const cluster = {
+      base: `http://127.0.0.1:${proxyPort}`,
+      database,
+      redisUrl,
+      replicas: api,
+      workers: background,
+      addWorker: async () => {
+        const worker = await addWorker();
+        worker.start();
+        await worker.ready();
+        return worker;
+      },
+      /** HAProxy's view of each server: `{ name: 'UP' | 'DOWN' | … }`. */
+      async serverStates() {
+        const csv = await haproxyCommand(socketPath, 'show stat');
+        const [header, ...rows] = csv.trim().split('\n');
+        const cols = header.replace(/^# /, '').split(',');
+        const at = (name) => cols.indexOf(name);
+        const states = {};
+        for (const row of rows) {
+          const f = row.split(',');
+          if (f[at('pxname')] === 'replicas' && f[at('svname')].startsWith('api-')) {
+            states[f[at('svname')]] = f[at('status')].split(' ')[0];
+          }
+        }
+        return states;
+      },
+      /** Waits until HAProxy sees `name` in `state` ('UP' or 'DOWN'); the time it took, in ms. */
+      async waitForState(name, state, timeoutMs = 15_000) {
+        const started = Date.now();
+        while (Date.now() - started < timeoutMs) {
+          const states = await this.serverStates().catch(() => ({})); // HAProxy may still be starting
+          if (states[name] === state) return Date.now() - started;
+          if (haproxy.exitCode !== null) throw new Error(`HAProxy exited:\n${proxy}`);
+          await sleep(25);
+        }
+        throw new Error(`HAProxy did not see ${name} ${state} within ${timeoutMs} ms:\n${proxy}`);
+      },
+      logs: (name) => String([...api, ...background].find((p) => p.name === name)?.tail ?? proxy),
+      stop,
+    };
+    for (const p of api) await cluster.waitForState(p.name, 'UP');
+    return cluster;
+  } catch (err) {
+    const tails = [...api, ...background].map((p) => `--- ${p.name}\n${p.tail}`).join('\n');
+    await stop();
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${tails}\n--- haproxy\n${proxy}`, { cause: err });
+  }
+}
