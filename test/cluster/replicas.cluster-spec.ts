@@ -52,7 +52,10 @@ describe('a cluster of three API replicas and a worker', () => {
   it('spreads requests over the three replicas, which serve everything while only the worker runs jobs', async () => {
     const owner = await register(cluster.base, 'Spread');
     const agent = await createAgent(cluster.base, owner.token);
-    const traces = await throughProxy(cluster, 6, 'POST', '/api/v1/traces', { apiKey: agent.key, body: traceBody(1) });
+    const traces = await throughProxy(cluster, 6, 'POST', '/api/v1/traces', {
+      apiKey: agent.key,
+      body: traceBody(1),
+    });
     expect(traces.statuses.every((s) => s === 201)).toBe(true);
     expect([...traces.servedBy].sort()).toEqual(['api-1', 'api-2', 'api-3']);
     const reads = await throughProxy(cluster, 3, 'GET', '/api/v1/traces?limit=50', { token: owner.token });
@@ -74,7 +77,9 @@ describe('a cluster of three API replicas and a worker', () => {
       const token = await login(cluster.base, owner.email);
       // Every replica has served the session (and cached what it caches of it).
       expect(await onEveryReplica(cluster, 'GET', ROUTE, { token })).toEqual([200, 200, 200]);
-      const revoked = await call(cluster.replicas[0]!.base!, 'POST', '/api/v1/auth/revoke-sessions', { token });
+      const revoked = await call(cluster.replicas[0]!.base!, 'POST', '/api/v1/auth/revoke-sessions', {
+        token,
+      });
       expect(revoked.status).toBe(200);
       expect(await onEveryReplica(cluster, 'GET', ROUTE, { token })).toEqual([401, 401, 401]);
       const proxied = await throughProxy(cluster, 6, 'GET', ROUTE, { token });
@@ -94,7 +99,10 @@ describe('a cluster of three API replicas and a worker', () => {
       );
       expect(suspended.status, JSON.stringify(suspended.body)).toBe(200);
       const after = await onEveryReplica(cluster, 'GET', '/api/v1/traces', { token: member.token });
-      expect(after.every((s) => s === 401 || s === 403), String(after)).toBe(true);
+      expect(
+        after.every((s) => s === 401 || s === 403),
+        String(after),
+      ).toBe(true);
       const proxied = await throughProxy(cluster, 6, 'GET', '/api/v1/traces', { token: member.token });
       expect(proxied.statuses.every((s) => s === 401 || s === 403)).toBe(true);
     });
@@ -110,19 +118,33 @@ describe('a cluster of three API replicas and a worker', () => {
       const workspaceKey: string = workspace.body.data.key;
       const trace = { apiKey: agent.key, body: traceBody(2) };
       expect(await onEveryReplica(cluster, 'POST', '/api/v1/traces', trace)).toEqual([201, 201, 201]);
-      expect(await onEveryReplica(cluster, 'GET', '/api/v1/traces', { apiKey: workspaceKey })).toEqual([200, 200, 200]);
+      expect(await onEveryReplica(cluster, 'GET', '/api/v1/traces', { apiKey: workspaceKey })).toEqual([
+        200, 200, 200,
+      ]);
 
-      const regenerated = await call(cluster.replicas[2]!.base!, 'POST', `/api/v1/agents/${agent.id}/regenerate-key`, {
-        token: owner.token,
-      });
+      const regenerated = await call(
+        cluster.replicas[2]!.base!,
+        'POST',
+        `/api/v1/agents/${agent.id}/regenerate-key`,
+        {
+          token: owner.token,
+        },
+      );
       expect(regenerated.status).toBe(200);
-      const deleted = await call(cluster.replicas[0]!.base!, 'DELETE', `/api/v1/auth/keys/${workspace.body.data.id}`, {
-        token: owner.token,
-      });
+      const deleted = await call(
+        cluster.replicas[0]!.base!,
+        'DELETE',
+        `/api/v1/auth/keys/${workspace.body.data.id}`,
+        {
+          token: owner.token,
+        },
+      );
       expect(deleted.status).toBe(200);
 
       expect(await onEveryReplica(cluster, 'POST', '/api/v1/traces', trace)).toEqual([401, 401, 401]);
-      expect(await onEveryReplica(cluster, 'GET', '/api/v1/traces', { apiKey: workspaceKey })).toEqual([401, 401, 401]);
+      expect(await onEveryReplica(cluster, 'GET', '/api/v1/traces', { apiKey: workspaceKey })).toEqual([
+        401, 401, 401,
+      ]);
       const fresh = { apiKey: regenerated.body.data.apiKey as string, body: traceBody(3) };
       expect(await onEveryReplica(cluster, 'POST', '/api/v1/traces', fresh)).toEqual([201, 201, 201]);
     });
@@ -132,7 +154,9 @@ describe('a cluster of three API replicas and a worker', () => {
       const agent = await createAgent(cluster.base, owner.token);
       const trace = { apiKey: agent.key, body: traceBody(4) };
       expect(await onEveryReplica(cluster, 'POST', '/api/v1/traces', trace)).toEqual([201, 201, 201]);
-      expect(await onEveryReplica(cluster, 'GET', '/api/v1/traces', { token: owner.token })).toEqual([200, 200, 200]);
+      expect(await onEveryReplica(cluster, 'GET', '/api/v1/traces', { token: owner.token })).toEqual([
+        200, 200, 200,
+      ]);
       const deleted = await call(cluster.replicas[1]!.base!, 'DELETE', '/api/v1/organizations/current', {
         token: owner.token,
         body: { confirmName: owner.organizationName },
@@ -140,7 +164,10 @@ describe('a cluster of three API replicas and a worker', () => {
       expect(deleted.status, JSON.stringify(deleted.body)).toBe(202);
       expect(await onEveryReplica(cluster, 'POST', '/api/v1/traces', trace)).toEqual([401, 401, 401]);
       const reads = await onEveryReplica(cluster, 'GET', '/api/v1/traces', { token: owner.token });
-      expect(reads.every((s) => s === 401 || s === 403), String(reads)).toBe(true);
+      expect(
+        reads.every((s) => s === 401 || s === 403),
+        String(reads),
+      ).toBe(true);
     });
   });
 });

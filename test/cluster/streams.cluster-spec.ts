@@ -26,7 +26,10 @@ export function openStream(base: string, token: string, lastEventId?: string) {
   });
   for (const type of ['trace.approved', 'trace.flagged', 'trace.blocked']) {
     source.addEventListener(type, (e) =>
-      received.push({ id: e.lastEventId, traceId: (JSON.parse(e.data) as { data: { traceId: string } }).data.traceId }),
+      received.push({
+        id: e.lastEventId,
+        traceId: (JSON.parse(e.data) as { data: { traceId: string } }).data.traceId,
+      }),
     );
   }
   const opened = new Promise<void>((resolve, reject) => {

@@ -21,7 +21,12 @@ export interface CallOptions {
 }
 
 /** One HTTP request to `base` (the proxy, or a replica's own URL). */
-export async function call(base: string, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
@@ -43,7 +48,8 @@ export async function call(base: string, method: string, path: string, options: 
 
 export const TEST_PASSWORD = 'Cluster-pass-123';
 let counter = 0;
-export const uniqueEmail = (prefix: string) => `${prefix}-${process.pid}-${Date.now()}-${(counter += 1)}@example.com`;
+export const uniqueEmail = (prefix: string) =>
+  `${prefix}-${process.pid}-${Date.now()}-${(counter += 1)}@example.com`;
 
 export interface Owner {
   token: string;
@@ -72,7 +78,11 @@ export async function login(base: string, email: string): Promise<string> {
 }
 
 /** An agent of the owner's organization: its id and key. */
-export async function createAgent(base: string, token: string, name = 'Agent'): Promise<{ id: string; key: string }> {
+export async function createAgent(
+  base: string,
+  token: string,
+  name = 'Agent',
+): Promise<{ id: string; key: string }> {
   const res = await call(base, 'POST', '/api/v1/agents', { token, body: { name } });
   if (res.status !== 201) throw new Error(`agent: ${res.status} ${JSON.stringify(res.body)}`);
   return { id: res.body.data.id, key: res.body.data.apiKey };
@@ -126,7 +136,8 @@ export async function onEveryReplica(
   options: CallOptions = {},
 ): Promise<number[]> {
   const statuses: number[] = [];
-  for (const replica of cluster.replicas) statuses.push((await call(replica.base!, method, path, options)).status);
+  for (const replica of cluster.replicas)
+    statuses.push((await call(replica.base!, method, path, options)).status);
   return statuses;
 }
 

@@ -19,7 +19,10 @@ export interface ClusterProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null } | null>;
   readonly env: Record<string, string>;
   start(): ClusterProcess;
-  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null } | null>;
+  stop(
+    signal?: NodeJS.Signals,
+    timeoutMs?: number,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null } | null>;
   ready(timeoutMs?: number): Promise<void>;
   metrics(): Promise<string>;
 }

@@ -179,9 +179,12 @@ export async function startCluster({
   workerEnv = {},
   drainMs = 2000,
 } = {}) {
-  if (spawnSync('haproxy', ['-v']).status !== 0) throw new Error('haproxy is not installed (apt-get install haproxy)');
+  if (spawnSync('haproxy', ['-v']).status !== 0)
+    throw new Error('haproxy is not installed (apt-get install haproxy)');
   const dir = mkdtempSync(join(tmpdir(), 'gov-cluster-'));
-  const database = await createScratchDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const database = await createScratchDatabase(
+    process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  );
   const redisDb = 1 + (randomBytes(1)[0] % 15);
   const redisUrl = `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${redisDb}`;
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -304,6 +307,8 @@ export async function startCluster({
   } catch (err) {
     const tails = [...api, ...background].map((p) => `--- ${p.name}\n${p.tail}`).join('\n');
     await stop();
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${tails}\n--- haproxy\n${proxy}`, { cause: err });
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${tails}\n--- haproxy\n${proxy}`, {
+      cause: err,
+    });
   }
 }

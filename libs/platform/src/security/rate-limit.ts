@@ -154,10 +154,13 @@ export class RateLimitService implements OnApplicationShutdown {
   /** Counts one request under `key` in the limit's current window. */
   async check(key: string, { max, windowMs }: RateLimit): Promise<RateLimitDecision> {
     let hit: RateLimitHit | undefined;
-    let now = Date.now();
+    let now = 0;
     if (this.shared) {
       try {
         hit = await this.shared.hit(key, windowMs);
+        // Read once Redis has answered (resetAt is its time left from then): read before the round trip, a window's
+        // first request would be told the window plus a second.
+        now = Date.now();
       } catch (err) {
         this.logger.warn(
           { error: (err as Error).message },
