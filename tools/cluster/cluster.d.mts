@@ -36,6 +36,8 @@ export interface Cluster {
   readonly workers: ClusterProcess[];
   addWorker(): Promise<ClusterProcess>;
   serverStates(): Promise<Record<string, string>>;
+  /** Takes a replica out of rotation (HAProxy's `maint`) or puts it back. */
+  setServing(name: string, serving: boolean): Promise<void>;
   waitForState(name: string, state: 'UP' | 'DOWN', timeoutMs?: number): Promise<number>;
   logs(name: string): string;
   stop(): Promise<void>;

@@ -288,6 +288,14 @@ export async function startCluster({
         }
         return states;
       },
+      /** Takes replica `name` out of rotation (`maint`) or puts it back (`ready`), through HAProxy's stats socket. */
+      async setServing(name, serving) {
+        const answer = await haproxyCommand(
+          socketPath,
+          `set server replicas/${name} state ${serving ? 'ready' : 'maint'}`,
+        );
+        if (answer.trim()) throw new Error(`HAProxy: ${answer.trim()}`);
+      },
       /** Waits until HAProxy sees `name` in `state` ('UP' or 'DOWN'); the time it took, in ms. */
       async waitForState(name, state, timeoutMs = 15_000) {
         const started = Date.now();
