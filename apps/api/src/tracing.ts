@@ -16,7 +16,7 @@ import {
 } from '@opentelemetry/api';
 import type { tracing } from '@opentelemetry/sdk-node';
 import type { FastifyRequest } from 'fastify';
-// Two platform modules that import nothing heavy, by path: this file runs before the application, and #platform
+// Three platform modules that import nothing heavy, by path: this file runs before the application, and #platform
 // would load pg and fastify before the SDK could patch them.
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- see above
 import {
@@ -24,6 +24,8 @@ import {
   redactUrl,
   SECRET_QUERY_PARAMS,
 } from '../../../libs/platform/src/logging/url-redaction.js';
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- see above
+import { PROBE_PATHS } from '../../../libs/platform/src/system/probe-paths.js';
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- see above
 import { withholdErrorDetails } from '../../../libs/platform/src/tracing/span-errors.js';
 
@@ -42,15 +44,7 @@ import { withholdErrorDetails } from '../../../libs/platform/src/tracing/span-er
  */
 
 /** Requests that are not traced: health checks and scrapes, which would only be noise. */
-const UNTRACED_PATHS = new Set([
-  '/health',
-  '/api/v1/health',
-  '/health/live',
-  '/api/v1/health/live',
-  '/health/ready',
-  '/api/v1/health/ready',
-  '/metrics',
-]);
+const UNTRACED_PATHS = new Set([...PROBE_PATHS, '/metrics']);
 
 /**
  * String literals: the escape-string form the pipelined transactions inline their values in (`E'…'`, quotes and

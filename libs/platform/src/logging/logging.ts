@@ -3,6 +3,7 @@ import pino from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 import { activeLogTraceFields, tracingEnabled } from '../tracing/tracing.js';
 import { redactUrl } from './url-redaction.js';
+import { PROBE_PATHS } from '../system/probe-paths.js';
 
 export { redactUrl };
 
@@ -69,14 +70,7 @@ export function createRootLogger(
   return destination ? pino(options, destination) : pino(options);
 }
 
-const NO_COMPLETION_LINE = new Set([
-  '/health',
-  '/api/v1/health',
-  '/health/live',
-  '/api/v1/health/live',
-  '/health/ready',
-  '/api/v1/health/ready',
-]);
+const NO_COMPLETION_LINE = PROBE_PATHS;
 
 /** The level of a request's completion line: error for 5xx, warn for 4xx, info otherwise. */
 function completionLevel(statusCode: number): 'error' | 'warn' | 'info' {
