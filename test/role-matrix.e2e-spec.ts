@@ -17,6 +17,8 @@ const NOBODY: readonly Role[] = [];
  */
 const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/health': 'public',
+  'GET /api/v1/health/live': 'public',
+  'GET /api/v1/health/ready': 'public',
   'GET /api/v1/versions': 'public',
   // Organization
   'GET /api/v1/organizations/current': ALL,
