@@ -6,8 +6,11 @@
  * trace that turns up in it afterwards is not counted until the day is forgotten); review decisions and feedback
  * moving a trace between the rows of its rolled-up day, and a rolled-back change moving nothing; the purge
  * forgetting the days of the traces it deletes; ranges whose from and to cut days; the agents filter; and another
- * organization's traces, never counted.
+ * organization's traces, never counted. The verdict figures (from the verdict rollups: closed days rolled up, the
+ * open day counted live) are compared at every step with the verdicts computed from the review items and feedback as
+ * they stand, including a trace whose verdict leaves a rolled-up day for a later one and the purge's.
  */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSIONS, TransactionHost } from '#platform';
 import { CpiIngestService } from '../../libs/governance/src/cpi/cpi-ingest.service.js';
@@ -19,6 +22,7 @@ import { validateTraceIngest } from '../../libs/governance/src/traces/trace-inge
 import { type RollupFilter, TraceRollups } from '../../libs/governance/src/traces/trace-rollups.js';
 import type { TraceStatus } from '../../libs/governance/src/traces/trace.schema.js';
 import { TEST_META, type TestAgent, type TestOrganization } from '../support/builders.js';
+import { expectedVerdicts } from '../support/cpi-verdicts.js';
 import { MediumContext } from '../support/medium.js';
 
 const NOW = '2026-03-20T12:00:00.000Z';
@@ -158,8 +162,39 @@ describe('CPI figures from the daily trace rollups', () => {
     };
   }
 
-  const expectFigures = async (organizationId: string) =>
+  async function expectVerdicts(organizationId: string) {
+    const expected = await expectedVerdicts(ctx.db, organizationId, ctx.clock.nowMs());
+    const rollup = await cpi.rollup(organizationId);
+    const { humanVerdicts, decidedFlags, correctFlags, falseFlags, humanOverrides } = rollup.totals;
+    expect({ humanVerdicts, decidedFlags, correctFlags, falseFlags, humanOverrides }).toEqual(
+      expected.totals,
+    );
+    expect(
+      rollup.trend.map(
+        ({ date, humanVerdicts, decidedFlags, correctFlagRate, falseFlagRate, humanOverrideRate }) => ({
+          date,
+          humanVerdicts,
+          decidedFlags,
+          correctFlagRate,
+          falseFlagRate,
+          humanOverrideRate,
+        }),
+      ),
+    ).toEqual(expected.trend);
+    // Every agent with a verdict has traces, so it is among the analytics' agents.
+    const agents = (await cpi.analytics(organizationId)).agents;
+    expect(Object.fromEntries(agents.map((agent) => [agent.agentId, agent.humanVerdicts]))).toEqual(
+      Object.fromEntries(agents.map((agent) => [agent.agentId, expected.byAgent.get(agent.agentId) ?? 0])),
+    );
+    expect(
+      [...expected.byAgent.keys()].filter((id) => !agents.some((agent) => agent.agentId === id)),
+    ).toEqual([]);
+  }
+
+  const expectFigures = async (organizationId: string) => {
     expect(await actualFigures(organizationId)).toEqual(expectedFigures(organizationId));
+    await expectVerdicts(organizationId);
+  };
 
   beforeAll(async () => {
     ctx = await MediumContext.create({ now: '2026-01-15T08:00:00.000Z' });
@@ -336,6 +371,58 @@ describe('CPI figures from the daily trace rollups', () => {
     // A range that cuts the day counts that part of it live, from the traces: the late trace is in it.
     const cut = { from: new Date('2026-03-18T15:30:00.000Z'), to: new Date('2026-03-19T12:00:00.000Z') };
     expect(await rollups.count(org.id, cut)).toBe(counted(org.id, cut).length + 1);
+    await expectFigures(other.id);
+  });
+
+  it('takes a trace out of its rolled-up verdict day when a later verdict comes, and counts the open day live', async () => {
+    const review = ctx.service(ReviewQueueService);
+    const feedback = ctx.service(CpiIngestService);
+    // The verdicts of 03-20 (the second test's, at noon) are on a closed day now: this read rolls it up.
+    ctx.clock.set('2026-03-21T00:12:00.000Z');
+    await expectFigures(org.id);
+    const rolledUp = (await ctx.db.db.execute(
+      sql`select count(*)::int as n from cpi_verdict_rollup_days where organization_id = ${org.id} and day = '2026-03-20'`,
+    )) as unknown as { rows: { n: number }[] };
+    expect(rolledUp.rows[0]!.n).toBe(1);
+    // a3, approved in review on 03-20, corrected today: its verdict moves from 03-20 to 03-21.
+    await feedback.ingest(org.owner, { traceId: t.a3!.id, correctedDecision: 'deny' }, TEST_META);
+    Object.assign(t.a3!, { status: 'success', humanOverride: true });
+    await expectFigures(org.id);
+    // a1, corrected on 03-20 (which closed its item), approved today.
+    await feedback.ingest(org.owner, { traceId: t.a1!.id, action: 'approve' }, TEST_META);
+    Object.assign(t.a1!, { status: 'success', humanOverride: false });
+    await expectFigures(org.id);
+    // b6, flagged on 03-20 and pending: decided today, its first verdict.
+    await review.decide(org.owner, t.b6!.reviewItemId!, { decision: 'approve' }, TEST_META);
+    t.b6!.status = 'approved';
+    await expectFigures(org.id);
+    // A verdict that rolls back leaves b1's (its approval on 03-20) where it was.
+    const host = ctx.service(TransactionHost);
+    await expect(
+      host.run(async () => {
+        await feedback.ingest(org.owner, { traceId: t.b1!.id, action: 'approve' }, TEST_META);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await expectFigures(org.id);
+    // A day later 03-21 is rolled up in turn, and a3's verdict leaves it for 03-22.
+    ctx.clock.set('2026-03-22T00:10:00.000Z');
+    await expectFigures(org.id);
+    await feedback.ingest(org.owner, { traceId: t.a3!.id, action: 'approve' }, TEST_META);
+    t.a3!.humanOverride = false;
+    await expectFigures(org.id);
+    // An item left undecided beside feedback (as before feedback closed items): a review decision moves the
+    // feedback's verdict from its rolled-up day, 03-20 (a5's item is set back behind the service's back).
+    await feedback.ingest(org.owner, { traceId: t.a5!.id, action: 'approve' }, TEST_META);
+    t.a5!.status = 'success';
+    ctx.clock.set('2026-03-23T00:10:00.000Z');
+    await ctx.db.db.execute(
+      sql`update review_items set status = 'pending', decided_at = null where id = ${t.a5!.reviewItemId!}`,
+    );
+    await expectFigures(org.id);
+    await review.decide(org.owner, t.a5!.reviewItemId!, { decision: 'reject' }, TEST_META);
+    t.a5!.status = 'blocked';
+    await expectFigures(org.id);
     await expectFigures(other.id);
   });
 

@@ -18,6 +18,7 @@ import { TracesRepository } from '../traces/traces.repository.js';
 import type { FeedbackAction } from './cpi.schema.js';
 import type { CpiIngestDto, CpiIngestResultDto } from './dto/cpi-ingest.dto.js';
 import { TraceFeedbackRepository } from './trace-feedback.repository.js';
+import { VerdictRollups } from './verdict-rollups.js';
 
 /** Prefixed once to the rationale of a corrected trace, so readers see that a human replaced the agent's decision. */
 export const CORRECTION_MARKER = '[Human correction] ';
@@ -121,6 +122,7 @@ export class CpiIngestService {
     private readonly traces: TracesRepository,
     private readonly feedback: TraceFeedbackRepository,
     private readonly reviewItems: ReviewItemsRepository,
+    private readonly verdicts: VerdictRollups,
     private readonly audit: AuditLog,
     private readonly events: DomainEvents,
     private readonly tx: TransactionHost,
@@ -150,6 +152,8 @@ export class CpiIngestService {
       );
       if (!changed) throw AppError.notFound('Trace');
       const { before, after } = changed;
+      // The trace is locked: its verdict so far leaves its day (an item closed just now had none).
+      await this.verdicts.changing(organizationId, [before.id], { ignoreReview: closed !== undefined });
       const previousDecision = decisionOf(before.outputDecision);
       const originalDecision = before.outputDecision.originalDecision ?? previousDecision;
       await this.feedback.upsert(organizationId, {

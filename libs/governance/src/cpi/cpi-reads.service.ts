@@ -16,8 +16,8 @@ const round4 = (value: number): number => Math.round(value * 10_000) / 10_000;
 export const rate = (n: number, d: number): number | null => (d > 0 ? round4(n / d) : null);
 
 /**
- * GET /cpi and GET /cpi/analytics: trace counts and confidences from the daily rollups, verdicts
- * from the decided review items and trace_feedback, all summed in SQL.
+ * GET /cpi and GET /cpi/analytics: trace counts and confidences from the daily rollups, verdicts from the verdict
+ * rollups (over the decided review items and trace_feedback), all summed in SQL.
  * See docs/compliance-officers.md, "Human feedback and the compliance-performance indicators (CPI)";
  * test/cpi-reads.e2e-spec.ts.
  */
@@ -33,9 +33,9 @@ export class CpiReadsService {
   async rollup(organizationId: string): Promise<CpiRollupDto> {
     const today = Math.floor(this.clock.nowMs() / DAY_MS) * DAY_MS;
     const since = new Date(today - (TREND_DAYS - 1) * DAY_MS);
-    const [byStatus, byDay, verdicts] = await Promise.all([
-      this.rollups.summed(organizationId, ['status']),
-      this.rollups.summed(organizationId, ['day'], { from: since }),
+    // By status and by day from one read of the rollups and the open day (every day: the trend takes its own).
+    const [[byStatus, byDay], verdicts] = await Promise.all([
+      this.rollups.summedEach(organizationId, [['status'], ['day']]),
       this.reads.verdicts(organizationId, since),
     ]);
     const counts = { approved: 0, flagged: 0, blocked: 0, success: 0 };
@@ -81,12 +81,11 @@ export class CpiReadsService {
   }
 
   async analytics(organizationId: string): Promise<CpiAnalyticsDto> {
-    const [byAgent, verdicts, reasons, confidence, delays] = await Promise.all([
+    const [byAgent, verdicts, reasons, { confidence, delays }] = await Promise.all([
       this.rollups.summed(organizationId, ['agentId', 'humanOverride']),
       this.reads.verdictsByAgent(organizationId),
       this.reads.topCorrectionReasons(organizationId, TOP_REASONS),
-      this.reads.confidenceAverages(organizationId),
-      this.reads.correctionDelays(organizationId),
+      this.reads.corrections(organizationId),
     ]);
     const perAgent = new Map<string, { traces: number; overrides: number }>();
     for (const row of byAgent) {

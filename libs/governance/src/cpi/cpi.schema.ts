@@ -1,4 +1,6 @@
 import {
+  boolean,
+  date,
   doublePrecision,
   index,
   integer,
@@ -46,3 +48,43 @@ export const traceFeedback = pgTable(
 );
 
 export type TraceFeedbackRow = typeof traceFeedback.$inferSelect;
+
+/**
+ * Per organization, UTC day of the latest verdict, agent and verdict kind: how many traces have that verdict (a
+ * verdict is a decided review item or feedback, the later of the two deciding; see CpiReadsRepository). Kept for
+ * closed days only (computed on first read, and a trace taken out of its day in the transaction of every later
+ * verdict on it, which moves it to the open day, or of its purge), so that GET /cpi and GET /cpi/analytics read a
+ * few rows a day rather than every decided item and feedback row; the open day is counted live.
+ */
+export const cpiVerdictRollups = pgTable(
+  'cpi_verdict_rollups',
+  {
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    agentId: varchar('agent_id', { length: 24 }).notNull(),
+    /** A flagged trace: a review item, or feedback given while the trace was flagged. */
+    flagged: boolean('flagged').notNull(),
+    /** The latest verdict is a rejection or a correction. */
+    flagWasRight: boolean('flag_was_right').notNull(),
+    /** The latest feedback is a correction. */
+    overridden: boolean('overridden').notNull(),
+    verdicts: integer('verdicts').notNull(),
+  },
+  (t) => [
+    primaryKey({
+      name: 'cpi_verdict_rollups_pk',
+      columns: [t.organizationId, t.day, t.agentId, t.flagged, t.flagWasRight, t.overridden],
+    }),
+  ],
+);
+
+/** The closed days whose verdict rollup rows exist (a day without verdicts has a marker and no rows). */
+export const cpiVerdictRollupDays = pgTable(
+  'cpi_verdict_rollup_days',
+  {
+    organizationId: varchar('organization_id', { length: 24 }).notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    computedAt: timestamp('computed_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.day] })],
+);

@@ -9,6 +9,7 @@ import {
   TransactionHost,
 } from '#platform';
 import { TraceFeedbackRepository } from '../cpi/trace-feedback.repository.js';
+import { VerdictRollups } from '../cpi/verdict-rollups.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import { TraceRollups } from '../traces/trace-rollups.js';
 import { type PurgeFilter, TracesRepository } from '../traces/traces.repository.js';
@@ -19,7 +20,8 @@ export const PURGE_BATCH = 1000;
 
 /**
  * Deletes traces: with their review items, feedback and idempotency keys, a batch per transaction,
- * the rollups of the days touched forgotten in the same transaction. Audit entries are never deleted: the chain
+ * the rollups of the days touched forgotten and their verdicts taken out of the verdict rollups in the same
+ * transaction. Audit entries are never deleted: the chain
  * still verifies, and one entry `traces.purged` records the filter and the count.
  * See docs/compliance-officers.md, "Trace purge and retention"; test/trace-purge.e2e-spec.ts.
  */
@@ -32,6 +34,7 @@ export class TracePurgeService {
     private readonly reviews: ReviewItemsRepository,
     private readonly feedback: TraceFeedbackRepository,
     private readonly rollups: TraceRollups,
+    private readonly verdicts: VerdictRollups,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
   ) {}
@@ -64,6 +67,7 @@ export class TracePurgeService {
         const rows = await this.traces.deleteBatch(organizationId, filter, PURGE_BATCH);
         if (rows.length === 0) return 0;
         const ids = rows.map((r) => r.id);
+        await this.verdicts.changing(organizationId, ids);
         await this.reviews.deleteForTraces(organizationId, ids);
         await this.feedback.deleteForTraces(organizationId, ids);
         const times = rows.map((r) => r.createdAt.getTime());

@@ -28,6 +28,11 @@ export const reviewItems = pgTable(
   (t) => [
     uniqueIndex('review_items_trace_uq').on(t.traceId),
     index('review_items_org_status_created_idx').on(t.organizationId, t.status, t.createdAt),
+    // Decided items by decision time: the CPI reads count the open day's verdicts live from it, and find the
+    // organization's first verdict day (the closed days are in cpi_verdict_rollups).
+    index('review_items_org_decided_idx')
+      .on(t.organizationId, t.decidedAt)
+      .where(sql`status in ('approved', 'rejected')`),
   ],
 );
 

@@ -11,6 +11,9 @@ import {
 import type { PolicyResult } from '../traces/trace.schema.js';
 import { reviewItems, type ReviewItemRow, type ReviewStatus } from './review-item.schema.js';
 
+/** A decided item: the predicate of review_items_org_decided_idx. */
+const DECIDED = sql`${reviewItems.status} in ('approved', 'rejected')`;
+
 export interface ReviewItemFilter {
   status: ReviewStatus;
   agentId?: string;
@@ -105,15 +108,33 @@ export class ReviewItemsRepository {
   }
 
   /**
-   * A query for other modules' aggregates (the CPI reads): the organization's decided items, as rows
-   * (trace_id, agent_id, status 'approved' | 'rejected', at = decided_at). Escalated and pending items have no
-   * verdict yet. Served by review_items_org_status_created_idx.
+   * Queries for other modules' aggregates (the CPI verdicts, see VerdictRollups). The organization's decided items,
+   * as rows (trace_id, agent_id, status 'approved' | 'rejected', at = decided_at); escalated and pending items have no
+   * verdict yet. `traceIds`: only the items of the traces that query gives (one column, trace_id); `from`: decided at
+   * or after it (review_items_org_decided_idx); `before`: decided before it (or at no recorded time).
    */
-  decidedQuery(organizationId: string): SQL {
+  decidedQuery(organizationId: string, only: { traceIds?: SQL; from?: Date; before?: Date } = {}): SQL {
+    const { traceIds, from, before } = only;
     return sql`select ${reviewItems.traceId} as trace_id, ${reviewItems.agentId} as agent_id,
         ${reviewItems.status} as status, ${reviewItems.decidedAt} as at
       from ${reviewItems}
-      where ${reviewItems.organizationId} = ${organizationId} and ${reviewItems.status} in ('approved', 'rejected')`;
+      where ${reviewItems.organizationId} = ${organizationId} and ${DECIDED}
+        ${traceIds ? sql`and ${reviewItems.traceId} in (${traceIds})` : sql``}
+        ${from ? sql`and ${reviewItems.decidedAt} >= ${from.toISOString()}::timestamptz` : sql``}
+        ${before ? sql`and coalesce(${reviewItems.decidedAt} < ${before.toISOString()}::timestamptz, true)` : sql``}`;
+  }
+
+  /** The traces (one column, trace_id) whose items were decided at or after `since` (review_items_org_decided_idx). */
+  decidedSinceQuery(organizationId: string, since: Date): SQL {
+    return sql`select ${reviewItems.traceId} as trace_id from ${reviewItems}
+      where ${reviewItems.organizationId} = ${organizationId} and ${DECIDED}
+        and ${reviewItems.decidedAt} >= ${since.toISOString()}::timestamptz`;
+  }
+
+  /** The organization's earliest decision, as a scalar subquery (review_items_org_decided_idx). */
+  firstDecidedQuery(organizationId: string): SQL {
+    return sql`(select min(${reviewItems.decidedAt}) from ${reviewItems}
+      where ${reviewItems.organizationId} = ${organizationId} and ${DECIDED})`;
   }
 
   async find(organizationId: string, id: string): Promise<ReviewItemRow | undefined> {

@@ -18,6 +18,7 @@ import { ApprovalPatternsService } from '../approval-patterns/approval-patterns.
 import { signatureOf } from '../approval-patterns/approval-pattern.signature.js';
 import { type TraceExcerpt, TracesRepository } from '../traces/traces.repository.js';
 import type { ReviewItemRow, ReviewStatus } from './review-item.schema.js';
+import { VerdictRollups } from '../cpi/verdict-rollups.js';
 import { ReviewItemsRepository } from './review-items.repository.js';
 import { ReviewErrorCode } from './review.errors.js';
 import {
@@ -51,6 +52,7 @@ const isPrivileged = (actor: Actor) => actor.role === 'owner' || actor.role === 
 export class ReviewQueueService {
   constructor(
     private readonly items: ReviewItemsRepository,
+    private readonly verdicts: VerdictRollups,
     private readonly traces: TracesRepository,
     private readonly patterns: ApprovalPatternsService,
     private readonly members: MembersRepository,
@@ -170,6 +172,10 @@ export class ReviewQueueService {
       decidedAt: now,
     });
     if (!row) throw await this.refusal(organizationId, id, dto.decision);
+    // The item was undecided: the trace's verdict so far, if any, was feedback's, and now moves to today.
+    if (dto.decision !== 'escalate') {
+      await this.verdicts.changing(organizationId, [row.traceId], { ignoreReview: true });
+    }
 
     const excerpt = (await this.traces.reviewExcerpts(organizationId, [row.traceId])).get(row.traceId);
     const traceStatus =

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { sql, type SQL } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
 import { traceDailyRollups, traceRollupDays, traces, type TraceStatus } from './trace.schema.js';
-import type { RolledUpTrace, RollupFilter, RollupKey, RollupRow } from './trace-rollups.js';
+import type { RolledUpTrace, RollupFilter, RollupKey, RollupRow, SummedRow } from './trace-rollups.js';
 
 const ROLLUP_COLUMNS: Record<RollupKey, string> = {
   day: 'day',
@@ -54,42 +54,66 @@ export class TraceRollupsRepository {
     by: readonly RollupKey[],
     spans: RollupSpans,
     filter: RollupFilter,
-  ): Promise<
-    Array<Partial<Omit<RollupRow, 'traces' | 'confidenceSum'>> & Pick<RollupRow, 'traces' | 'confidenceSum'>>
-  > {
+  ): Promise<SummedRow[]> {
     const keys = by.map((key) => sql.raw(ROLLUP_COLUMNS[key]));
     const select = keys.length > 0 ? sql`${sql.join(keys, sql`, `)}, ` : sql``;
     const group = keys.length > 0 ? sql` group by ${sql.join(keys, sql`, `)}` : sql``;
     const result = await this.tx.db.execute(sql`select ${select}coalesce(sum(traces), 0)::bigint as traces,
         coalesce(sum(confidence_sum), 0)::float8 as confidence_sum
       from (${union(organizationId, spans, filter)}) as rolled${group}`);
-    return (result as unknown as Rows<Record<string, unknown>>).rows.map((r) => ({
-      ...(by.includes('day') ? { day: String(r.day) } : {}),
-      ...(by.includes('agentId') ? { agentId: String(r.agent_id) } : {}),
-      ...(by.includes('status') ? { status: r.status as TraceStatus } : {}),
-      ...(by.includes('humanOverride') ? { humanOverride: r.human_override === true } : {}),
-      traces: Number(r.traces),
-      confidenceSum: Number(r.confidence_sum),
-    }));
+    return (result as unknown as Rows<Record<string, unknown>>).rows.map((r) => summedRow(r, by));
   }
 
-  /** How many traces the spans hold: the rollups' sum plus a live count of each range. */
+  /**
+   * `summed` over several groupings (each a list of keys) in one statement, as grouping sets over one read of the
+   * spans: the rows of each grouping, in the order given (told apart by which keys `grouping()` says are absent).
+   */
+  async summedEach(
+    organizationId: string,
+    groupings: readonly (readonly RollupKey[])[],
+    spans: RollupSpans,
+    filter: RollupFilter,
+  ): Promise<SummedRow[][]> {
+    const keys = [...new Set(groupings.flat())];
+    if (keys.length === 0) throw new Error('summedEach needs a key');
+    const column = (key: RollupKey) => sql.raw(ROLLUP_COLUMNS[key]);
+    const columns = sql.join(keys.map(column), sql`, `);
+    const sets = groupings.map((set) => sql`(${sql.join(set.map(column), sql`, `)})`);
+    const result = await this.tx.db.execute(sql`select ${columns}, grouping(${columns}) as absent,
+        coalesce(sum(traces), 0)::bigint as traces, coalesce(sum(confidence_sum), 0)::float8 as confidence_sum
+      from (${union(organizationId, spans, filter)}) as rolled
+      group by grouping sets (${sql.join(sets, sql`, `)})`);
+    // grouping() has a bit per key, the last key's the lowest, set when the key is not in the row's grouping.
+    const absentOf = (set: readonly RollupKey[]) =>
+      keys.reduce((mask, key, i) => (set.includes(key) ? mask : mask | (1 << (keys.length - 1 - i))), 0);
+    const rows = (result as unknown as Rows<Record<string, unknown>>).rows;
+    return groupings.map((set) =>
+      rows.filter((r) => Number(r.absent) === absentOf(set)).map((r) => summedRow(r, set)),
+    );
+  }
+
+  /**
+   * How many traces the spans hold: the rollups' sum plus a live count of each range. Outside a transaction each
+   * is its own query, on its own connection, so that the live counts (a range cutting a day, the open day) run side
+   * by side.
+   */
   async count(organizationId: string, spans: RollupSpans, filter: RollupFilter): Promise<number> {
     const { closed, live } = spans;
     const { agents, status } = filterConditions(filter);
-    const rolled = closed
-      ? sql`(select coalesce(sum(traces), 0) from ${traceDailyRollups}
-          where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
-            ${agents} ${status})`
-      : sql`0`;
-    const counted = live.map(
-      (range) => sql`(select count(*) from ${traces}
-        where organization_id = ${organizationId} and ${liveRange(range)} ${agents} ${status})`,
+    const counts = live.map(
+      (range) => sql`select count(*) as n from ${traces}
+        where organization_id = ${organizationId} and ${liveRange(range)} ${agents} ${status}`,
     );
-    const result = await this.tx.db.execute(
-      sql`select ${rolled}::bigint + ${sql.join(counted, sql` + `)} as total`,
+    if (closed) {
+      counts.push(sql`select coalesce(sum(traces), 0) as n from ${traceDailyRollups}
+        where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
+          ${agents} ${status}`);
+    }
+    const results = await Promise.all(counts.map((query) => this.tx.db.execute(query)));
+    return results.reduce<number>(
+      (total, result) => total + Number((result as unknown as Rows<{ n: unknown }>).rows[0]!.n),
+      0,
     );
-    return Number((result as unknown as Rows<{ total: unknown }>).rows[0]!.total);
   }
 
   /** A changed trace leaves the row it was counted in, on a rolled-up day (none: no row changes). */
@@ -173,6 +197,18 @@ export class TraceRollupsRepository {
   }
 }
 
+/** A summed row as read, with the keys of `by`. */
+function summedRow(r: Record<string, unknown>, by: readonly RollupKey[]): SummedRow {
+  return {
+    ...(by.includes('day') ? { day: String(r.day) } : {}),
+    ...(by.includes('agentId') ? { agentId: String(r.agent_id) } : {}),
+    ...(by.includes('status') ? { status: r.status as TraceStatus } : {}),
+    ...(by.includes('humanOverride') ? { humanOverride: r.human_override === true } : {}),
+    traces: Number(r.traces),
+    confidenceSum: Number(r.confidence_sum),
+  };
+}
+
 /** The rollup rows of the closed days and the live counts of the ranges, as one union. */
 function union(organizationId: string, { closed, live }: RollupSpans, filter: RollupFilter): SQL {
   const { agents, status } = filterConditions(filter);
@@ -183,12 +219,13 @@ function union(organizationId: string, { closed, live }: RollupSpans, filter: Ro
         where organization_id = ${organizationId} and day >= ${closed.first}::date and day <= ${closed.last}::date
           and traces > 0 ${agents} ${status}`);
   }
+  // Grouped by the date itself (hashed; a text day would be sorted), written as the rollups' day::text.
   for (const range of live) {
-    parts.push(sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, agent_id, status,
+    parts.push(sql`select ((created_at at time zone 'UTC')::date)::text as day, agent_id, status,
           human_override, count(*)::int as traces, sum(confidence)::float8 as confidence_sum
         from ${traces}
         where organization_id = ${organizationId} and ${liveRange(range)} ${agents} ${status}
-        group by 1, 2, 3, 4`);
+        group by (created_at at time zone 'UTC')::date, agent_id, status, human_override`);
   }
   return sql.join(parts, sql` union all `);
 }

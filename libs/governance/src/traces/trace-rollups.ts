@@ -29,6 +29,10 @@ export interface RollupRow {
   confidenceSum: number;
 }
 
+/** A row of `summed`: the keys it was grouped by (the others absent), how many traces and their confidence sum. */
+export type SummedRow = Partial<Omit<RollupRow, 'traces' | 'confidenceSum'>> &
+  Pick<RollupRow, 'traces' | 'confidenceSum'>;
+
 /** What `summed` can group by. */
 export type RollupKey = 'day' | 'agentId' | 'status' | 'humanOverride';
 
@@ -73,10 +77,20 @@ export class TraceRollups {
     organizationId: string,
     by: readonly RollupKey[],
     filter: RollupFilter = {},
-  ): Promise<
-    Array<Partial<Omit<RollupRow, 'traces' | 'confidenceSum'>> & Pick<RollupRow, 'traces' | 'confidenceSum'>>
-  > {
+  ): Promise<SummedRow[]> {
     return this.repo.summed(organizationId, by, await this.split(organizationId, filter), filter);
+  }
+
+  /**
+   * `summed` over several groupings at once (each a list of keys, at least one in all), from one read of the filter's
+   * traces: the rows of each grouping, in the order given.
+   */
+  async summedEach(
+    organizationId: string,
+    groupings: readonly (readonly RollupKey[])[],
+    filter: RollupFilter = {},
+  ): Promise<SummedRow[][]> {
+    return this.repo.summedEach(organizationId, groupings, await this.split(organizationId, filter), filter);
   }
 
   /** How many traces the filter matches (what a list's `total` says): the rollups plus a live count of the rest. */
