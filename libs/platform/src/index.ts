@@ -13,6 +13,7 @@ export * from './outbox/outbox-topics.js';
 export * from './events/domain-events.js';
 export type { OutboxStatus } from './outbox/outbox.schema.js';
 export * from './scheduler/job-scheduler.js';
+export * from './scheduler/scheduled-jobs.repository.js';
 export * from './mail/mail-templates.js';
 export * from './db/database.js';
 export * from './db/migrate.js';

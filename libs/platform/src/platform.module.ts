@@ -10,6 +10,7 @@ import { Outbox } from './outbox/outbox.js';
 import { DomainEvents } from './events/domain-events.js';
 import { DomainEventsRepository } from './events/domain-events.repository.js';
 import { JobScheduler } from './scheduler/job-scheduler.js';
+import { ScheduledJobsRepository } from './scheduler/scheduled-jobs.repository.js';
 import { RateLimitService } from './security/rate-limit.js';
 import { DatabaseModule } from './db/database.module.js';
 import { EnvelopeInterceptor } from './http/envelope.js';
@@ -46,6 +47,7 @@ import { TracingFlush } from './tracing/tracing-flush.js';
     Clock,
     SecretBox,
     JobScheduler,
+    ScheduledJobsRepository,
     Outbox,
     DomainEvents,
     DomainEventsRepository,

@@ -5,6 +5,7 @@ import {
   Clock,
   AuditLog,
   DomainEvents,
+  earlyClaimMs,
   JobScheduler,
   newId,
   TransactionHost,
@@ -51,8 +52,9 @@ export function transitionText(
 }
 
 /**
- * The alert evaluator: every ALERT_INTERVAL_MS it claims the active rules that are due (one
- * statement, `FOR UPDATE SKIP LOCKED`, the next due time moved on by the interval, so replicas share the rules),
+ * The alert evaluator: every ALERT_INTERVAL_MS (once per interval across the processes: a once-per-period job) it
+ * claims the active rules that are due (one statement, `FOR UPDATE SKIP LOCKED`, the next due time moved on by the
+ * interval, so that a run overlapping another, or a manual one, takes each rule once),
  * measures each rule's metric in SQL, and when the state must change, moves it with a conditional update in one
  * transaction with the transition's history row, its audit entry (`alert.triggered` or `alert.resolved`), its
  * domain event (webhooks and the event stream) and one outbox notification per integration. Of two evaluators that
@@ -80,11 +82,13 @@ export class AlertEvaluatorJob implements OnModuleInit {
     this.scheduler.register({
       name: 'alerts',
       intervalMs: this.config.alertIntervalMs,
+      mode: 'once-per-period',
       run: () => this.tick(),
     });
     this.scheduler.register({
       name: 'alert-transitions-purge',
       intervalMs: PURGE_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.repo.purgeTransitions(new Date(this.clock.nowMs() - ALERT_TRANSITION_RETENTION_MS)),
     });
   }
@@ -95,11 +99,15 @@ export class AlertEvaluatorJob implements OnModuleInit {
    */
   async tick(): Promise<Record<EvaluationOutcome | 'failed', number>> {
     const counts = { unmeasured: 0, steady: 0, triggered: 0, resolved: 0, raced: 0, failed: 0 };
+    const interval = this.config.alertIntervalMs;
     for (let batch = 0; batch < ALERT_TICK_BATCHES; batch++) {
       const now = this.clock.now();
+      // Due by the end of the scheduler's early margin: a period claimed a little before its end (the job runs once
+      // per interval across the processes) finds due the rules evaluated one interval before, rather than leaving
+      // them to the period after.
       const claimed = await this.repo.claimDue(
-        now,
-        new Date(now.getTime() + this.config.alertIntervalMs),
+        new Date(now.getTime() + earlyClaimMs(interval)),
+        new Date(now.getTime() + interval),
         ALERT_CLAIM_BATCH,
       );
       for (const rule of claimed) {

@@ -50,6 +50,7 @@ export class IncidentNoticesJob implements OnModuleInit {
     this.scheduler.register({
       name: 'incident-notices',
       intervalMs: this.config.incidentNoticeIntervalMs,
+      mode: 'once-per-period',
       run: () => this.run(),
     });
   }

@@ -32,6 +32,7 @@ export class ReportSchedulerJob implements OnModuleInit {
     this.scheduler.register({
       name: 'scheduled-reports',
       intervalMs: this.config.reportSchedulerIntervalMs,
+      mode: 'once-per-period',
       run: () => this.tick(),
     });
   }

@@ -71,6 +71,7 @@ export class AuditCheckpointsService implements OnModuleInit {
     this.scheduler.register({
       name: 'audit-checkpoints',
       intervalMs: CHECKPOINT_JOB_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.signDue(),
     });
   }

@@ -9,8 +9,9 @@ const PAGE = 100;
 
 /**
  * Trace retention: for each organization with `traceRetentionDays`, purges the traces older than
- * that. A job of the JobScheduler every TRACE_RETENTION_INTERVAL_MS (an hour by default, so at least daily whatever
- * the restarts). Safe on several replicas: the purge's batches skip rows another replica is deleting.
+ * that. A job of the JobScheduler every TRACE_RETENTION_INTERVAL_MS (an hour by default), once per interval across
+ * the processes that run jobs. Safe all the same on several replicas (a run outlasting its interval, a manual one):
+ * the purge's batches skip rows another replica is deleting.
  * See docs/compliance-officers.md, "Trace purge and retention"; test/trace-purge.e2e-spec.ts.
  */
 @Injectable()
@@ -29,6 +30,7 @@ export class TraceRetentionJob implements OnModuleInit {
     this.scheduler.register({
       name: 'trace-retention',
       intervalMs: this.config.traceRetentionIntervalMs,
+      mode: 'once-per-period',
       run: () => this.run(),
     });
   }

@@ -134,6 +134,7 @@ export class WebhookDeliveryWorker implements OnModuleInit, BeforeApplicationShu
     this.scheduler.register({
       name: 'webhook-deliveries-purge',
       intervalMs: PURGE_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.purge(),
     });
   }

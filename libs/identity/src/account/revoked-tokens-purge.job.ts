@@ -18,7 +18,7 @@ export const REVOCATION_RETENTION_MS = 90 * 24 * 3600 * 1000;
  * Keeps the jti blacklist (checked on every authenticated request) and the session list bounded: blacklist
  * and session rows are deleted once their token expired more than REVOCATION_RETENTION_MS ago, and spent or
  * expired single-use tokens a day after expiry. A job of the JobScheduler (it runs where background work runs,
- * WORKERS=on); the deletes are idempotent, so several replicas purging at once is harmless.
+ * WORKERS=on, once per interval across those processes); the deletes are idempotent all the same.
  */
 @Injectable()
 export class RevokedTokensPurgeJob implements OnModuleInit {
@@ -35,6 +35,7 @@ export class RevokedTokensPurgeJob implements OnModuleInit {
     this.scheduler.register({
       name: 'revoked-tokens-purge',
       intervalMs: REVOKED_TOKENS_PURGE_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.tick(),
     });
   }

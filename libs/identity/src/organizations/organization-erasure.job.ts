@@ -47,6 +47,7 @@ export class OrganizationErasureJob implements OnModuleInit {
     this.scheduler.register({
       name: 'organization-erasure',
       intervalMs: this.config.orgErasureIntervalMs,
+      mode: 'once-per-period',
       run: () => this.run(),
     });
   }

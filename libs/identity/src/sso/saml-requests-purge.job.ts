@@ -6,8 +6,8 @@ import { SamlRequestsRepository } from './saml-requests.repository.js';
 const PURGE_INTERVAL_MS = 3_600_000;
 
 /**
- * `saml-requests-purge`: every hour, the SAML requests and accepted message ids past their expiry are deleted.
- * The deletes are idempotent, so replicas purging at once is harmless.
+ * `saml-requests-purge`: every hour (once across the processes that run jobs), the SAML requests and accepted
+ * message ids past their expiry are deleted. The deletes are idempotent all the same.
  */
 @Injectable()
 export class SamlRequestsPurgeJob implements OnModuleInit {
@@ -22,6 +22,7 @@ export class SamlRequestsPurgeJob implements OnModuleInit {
     this.scheduler.register({
       name: 'saml-requests-purge',
       intervalMs: PURGE_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.purge(),
     });
   }

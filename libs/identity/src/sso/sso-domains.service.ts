@@ -66,6 +66,7 @@ export class SsoDomainsService implements OnModuleInit {
     this.scheduler.register({
       name: DOMAIN_RECHECK_JOB,
       intervalMs: RECHECK_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.recheckDue(),
     });
   }

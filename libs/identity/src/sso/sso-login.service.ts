@@ -54,6 +54,7 @@ export class SsoLoginService implements OnModuleInit {
     this.scheduler.register({
       name: 'sso-login-states-purge',
       intervalMs: PURGE_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.states.purgeExpired(this.clock.now()),
     });
   }

@@ -117,7 +117,12 @@ export class DomainEvents implements OnModuleInit {
   }
 
   onModuleInit(): void {
-    this.scheduler.register({ name: 'events-purge', intervalMs: PURGE_INTERVAL_MS, run: () => this.purge() });
+    this.scheduler.register({
+      name: 'events-purge',
+      intervalMs: PURGE_INTERVAL_MS,
+      mode: 'once-per-period',
+      run: () => this.purge(),
+    });
   }
 
   /**

@@ -173,11 +173,15 @@ export class Outbox implements OnModuleInit {
     this.scheduler.register({
       name: 'outbox',
       intervalMs: this.config.outboxRetryIntervalMs,
+      // Every worker runs the retry pass: each message is leased by the attempt that takes it, so more workers
+      // share the due messages (and a slow receiver holds one lane, not the pass of the whole cluster).
+      mode: 'parallel',
       run: () => this.runDue(),
     });
     this.scheduler.register({
       name: 'outbox-purge',
       intervalMs: PURGE_INTERVAL_MS,
+      mode: 'once-per-period',
       run: () => this.purgeSent(),
     });
   }
