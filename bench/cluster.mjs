@@ -7,7 +7,9 @@
 // bench:ingest's, a bare Fastify route inserting the same row with node-postgres, measured in each round.
 // The target (issue 36): adding a replica never lowers throughput, nor raises p99, by more than 10 %.
 // Needs `npm run build`, haproxy, PostgreSQL (DATABASE_URL) and Redis (REDIS_URL). BENCH_DURATION (seconds per run,
-// default 15), BENCH_CONNECTIONS (50), BENCH_ROUNDS (3), BENCH_SIZES (default 1,2,3).
+// default 15), BENCH_CONNECTIONS (50), BENCH_ROUNDS (3), BENCH_SIZES (default 1,2,3), BENCH_BALANCE (HAProxy's `balance`,
+// default roundrobin; 'hdr(X-Api-Key)' routes each agent key to one replica). Prints, per size, the trace writer's
+// batches (traces per commit, commits a second) from the replicas' metrics: what splits as replicas are added.
 import { startCluster } from '../tools/cluster/cluster.mjs';
 import { ORGS, setUpOrganizations, startFloor, traceRequests } from './ingest-workload.mjs';
 import { autocannonRun as run, cpuMs, SMOKE, targetMissed } from './support.mjs';
@@ -24,10 +26,25 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+/** The trace writer's batches so far, over these replicas: how many were committed, and the traces in them. */
+async function batches(replicas) {
+  let count = 0;
+  let sum = 0;
+  for (const replica of replicas) {
+    for (const line of (await replica.metrics()).split('\n')) {
+      if (line.startsWith('governance_trace_writer_batch_size_count'))
+        count += Number(line.split(' ').at(-1));
+      if (line.startsWith('governance_trace_writer_batch_size_sum')) sum += Number(line.split(' ').at(-1));
+    }
+  }
+  return { count, sum };
+}
+
 const cluster = await startCluster({
   replicas: Math.max(...SIZES),
   workers: 1,
   env: { DATABASE_POOL_MAX: '20', AUTH_RATE_LIMIT_MAX: '1000000000' },
+  balance: process.env.BENCH_BALANCE ?? 'roundrobin',
 });
 let floor;
 try {
@@ -40,10 +57,14 @@ try {
     for (const size of SIZES) {
       for (const [i, replica] of cluster.replicas.entries()) await cluster.setServing(replica.name, i < size);
       await run({ url: cluster.base, connections: 10, duration: WARMUP, requests });
-      const pids = cluster.replicas.slice(0, size).map((p) => p.pid);
+      const serving = cluster.replicas.slice(0, size);
+      const pids = serving.map((p) => p.pid);
       const before = pids.map(cpuMs);
+      const batchesBefore = await batches(serving);
       const result = await run({ url: cluster.base, connections: CONNECTIONS, duration: DURATION, requests });
       const cpu = pids.reduce((sum, pid, i) => sum + cpuMs(pid) - before[i], 0);
+      const batchesAfter = await batches(serving);
+      const committed = batchesAfter.count - batchesBefore.count;
       // The blocked traces (2 %) answer 403 by design; anything else is a failure.
       const statuses = result.statusCodeStats ?? {};
       const unexpected = Object.entries(statuses).filter(([code]) => !['201', '202', '403'].includes(code));
@@ -58,6 +79,8 @@ try {
         p50: result.latency.p50,
         p99: result.latency.p99,
         cpuUs: (cpu * 1000) / result.requests.total,
+        batch: committed > 0 ? (batchesAfter.sum - batchesBefore.sum) / committed : 0,
+        commitsPerS: committed / DURATION,
       };
     }
     await run({ url: floor.url, connections: 10, duration: WARMUP, requests: floor.requests });
@@ -78,16 +101,19 @@ try {
     `connections=${CONNECTIONS} duration=${DURATION}s rounds=${ROUNDS} organizations=${ORGS} node=${process.version}; ` +
       'through HAProxy, one worker, one PostgreSQL',
   );
-  console.log('| replicas | traces/s | p50 ms | p99 ms | API CPU µs/trace | ratio to floor |');
-  console.log('|---|---|---|---|---|---|');
+  console.log(
+    '| replicas | traces/s | p50 ms | p99 ms | API CPU µs/trace | traces per batch | batches/s | ratio to floor |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const size of SIZES) {
     console.log(
       `| ${size} replica${size > 1 ? 's' : ''} | ${Math.round(of(size, 'rps'))} | ${of(size, 'p50')} | ${of(size, 'p99')} | ` +
-        `${Math.round(of(size, 'cpuUs'))} | ${ratio(size).toFixed(2)} |`,
+        `${Math.round(of(size, 'cpuUs'))} | ${of(size, 'batch').toFixed(1)} | ${Math.round(of(size, 'commitsPerS'))} | ` +
+        `${ratio(size).toFixed(2)} |`,
     );
   }
   console.log(
-    `| floor (bare Fastify + pg insert) | ${Math.round(of('floor', 'rps'))} | ${of('floor', 'p50')} | ${of('floor', 'p99')} | | |`,
+    `| floor (bare Fastify + pg insert) | ${Math.round(of('floor', 'rps'))} | ${of('floor', 'p50')} | ${of('floor', 'p99')} | | | | |`,
   );
   for (let i = 1; i < SIZES.length; i++) {
     const [from, to] = [SIZES[i - 1], SIZES[i]];

@@ -50,4 +50,6 @@ export declare function startCluster(options?: {
   apiEnv?: Record<string, string>;
   workerEnv?: Record<string, string>;
   drainMs?: number;
+  /** HAProxy's `balance` (default `roundrobin`). */
+  balance?: string;
 }): Promise<Cluster>;
