@@ -68,6 +68,8 @@ export async function startService({ env = {}, args = [] } = {}) {
         HOST: '127.0.0.1',
         DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
+        // One process, no load balancer to drain it from: SIGTERM closes at once.
+        SHUTDOWN_DRAIN_MS: '0',
         NODE_ENV: 'production',
         JWT_SECRET: 'bench-secret-'.padEnd(48, 'x'),
         AUDIT_SIGNING_KEY: BENCH_AUDIT_SIGNING_KEY,

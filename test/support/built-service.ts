@@ -89,6 +89,8 @@ export async function startService(entry: string, env: Record<string, string>): 
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
+      // One process, no load balancer to drain it from: SIGTERM closes at once.
+      SHUTDOWN_DRAIN_MS: '0',
       ...(await databaseEnv(dataDir)),
       ...env,
     },

@@ -7,7 +7,8 @@
 //   2. register, create an agent and a policy, ingest a trace the policy flags, decide its review item;
 //   3. render the compliance PDF (the organization's name in its text);
 //   4. verify the audit chain;
-//   5. SIGTERM while a request is in flight: no new connection is accepted, the in-flight request is answered
+//   5. SIGTERM while a request is in flight: readiness turns 503 at once while requests are still served, then after
+//      the drain (SHUTDOWN_DRAIN_MS, 5 s) no new connection is accepted, the in-flight request is answered
 //      and committed, the process exits by itself;
 //   6. start again on the same database: migrations are a no-op, the drained trace is there, the chain holds;
 //   7. the worker, with docker-compose.yml's command: it starts and stops on SIGTERM.
@@ -333,12 +334,23 @@ try {
   await sleep(300); // the request line and headers are read
   const signalled = Date.now();
   service.stop(stage.stopSignal);
+  // The drain: readiness turns false at once, while requests are still served for SHUTDOWN_DRAIN_MS (5 s).
+  let draining = false;
+  for (let i = 0; i < 40 && !draining; i++) {
+    const ready = await call('GET', '/health/ready').catch(() => ({ status: 0, json: undefined }));
+    draining = ready.status === 503 && ready.json?.checks?.draining === true;
+    if (!draining) await sleep(50);
+  }
+  check(draining, `after ${stage.stopSignal}, /health/ready answers 503 (draining) at once`);
+  const live = await call('GET', '/health/live').catch(() => ({ status: 0 }));
+  check(live.status === 200, `during the drain, requests are still served (/health/live ${live.status})`);
   let closed = false;
-  for (let i = 0; i < 50 && !closed; i++) {
+  for (let i = 0; i < 150 && !closed; i++) {
     closed = await refused();
     if (!closed) await sleep(100);
   }
-  check(closed, `after ${stage.stopSignal}, new connections are refused`);
+  const closedAfter = Date.now() - signalled;
+  check(closed && closedAfter >= 4500, `after the drain, new connections are refused (${closedAfter} ms after ${stage.stopSignal})`);
   drained.finish();
   const answer = (await within(drained.answered.catch((err) => `(${err.code})`), 15_000)) ?? '(no answer in 15 s)';
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);

@@ -79,6 +79,8 @@ async function startService() {
       // As `npm start` runs it: outside production, where a webhook to a local receiver may be allowed.
       NODE_ENV: 'development',
       LOG_LEVEL: 'warn',
+      // One process, no load balancer to drain it from: SIGTERM closes at once.
+      SHUTDOWN_DRAIN_MS: '0',
       DATA_DIR: dataDir,
       DATABASE_URL: database.url,
       REDIS_URL: REDIS,

@@ -103,6 +103,8 @@ export async function startService(entry = 'dist/apps/api/src/main.js'): Promise
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
+    // One process, no load balancer to drain it from: SIGTERM closes at once.
+    SHUTDOWN_DRAIN_MS: '0',
     NODE_ENV: 'production',
     JWT_SECRET: 'route-fuzzer-secret-'.padEnd(48, 'f'),
     AUDIT_SIGNING_KEY: generateKeyPairSync('ed25519')
