@@ -1,54 +1,16 @@
 import type { AddressInfo } from 'node:net';
-import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { EventStreamHub } from '#governance';
 import { replicaContext, type Registered, TestContext } from './support/app.js';
 import { expectErrorEnvelope } from './support/assertions.js';
+import { openEventStream, STREAM, until } from './support/event-stream.js';
 import type { TestAgent } from './support/builders.js';
 import { ingestFlagged, QUEUE, refundFlagPolicy } from './support/review-suite.js';
 
-const STREAM = '/api/v1/events/stream';
-
-interface Received {
-  id: string;
-  type: string;
-  body: { type: string; timestamp: string; data: Record<string, unknown> };
-}
-
 /** A real EventSource on the listening application, collecting what it receives. */
-function openStream(base: string, query: string, headers: Record<string, string> = {}) {
-  const received: Received[] = [];
-  const errors: unknown[] = [];
-  const source = new EventSource(`${base}${STREAM}?${query}`, {
-    fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...headers } }),
-  });
-  for (const type of [
-    'trace.flagged',
-    'trace.approved',
-    'trace.blocked',
-    'review.completed',
-    'webhook.test',
-  ]) {
-    source.addEventListener(type, (e) =>
-      received.push({ id: e.lastEventId, type: e.type, body: JSON.parse(e.data) }),
-    );
-  }
-  source.onerror = (err) => errors.push(err);
-  const opened = new Promise<void>((resolve, reject) => {
-    source.onopen = () => resolve();
-    setTimeout(() => reject(new Error('stream did not open')), 5000);
-  });
-  return { source, received, errors, opened };
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const openStream = (base: string, query: string, headers: Record<string, string> = {}) =>
+  openEventStream(base, query, { headers });
 
 describe('event stream (SSE and WebSocket)', () => {
   let ctx: TestContext;

@@ -1,51 +1,21 @@
-import { EventSource } from 'eventsource';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { type Cluster, startCluster } from '../../tools/cluster/cluster.mjs';
+import { openEventStream, type ReceivedEvent, until as waitUntil } from '../support/event-stream.js';
 import { call, createAgent, databaseOf, type Owner, register, traceBody } from './support.js';
 
-const STREAM = '/api/v1/events/stream';
+/** The trace of an event received through `base`. */
+const traceOf = (event: ReceivedEvent) => event.body.data.traceId as string;
 
-interface Received {
-  id: string;
-  traceId: string;
-}
-
-/** A real EventSource through `base`, collecting the trace events it receives, and the replica that serves it. */
-export function openStream(base: string, token: string, lastEventId?: string) {
-  const received: Received[] = [];
-  let servedBy: string | null = null;
-  const source = new EventSource(`${base}${STREAM}?token=${encodeURIComponent(token)}`, {
-    fetch: async (input, init) => {
-      const headers = { ...init?.headers, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) };
-      const res = await fetch(input, { ...init, headers });
-      servedBy = res.headers.get('x-served-by');
-      return res;
-    },
+/** A real EventSource through `base`, resuming after `lastEventId` if given, and the replica that serves it. */
+const openStream = (base: string, token: string, lastEventId?: string) =>
+  openEventStream(base, `token=${encodeURIComponent(token)}`, {
+    headers: lastEventId ? { 'last-event-id': lastEventId } : {},
+    openTimeoutMs: 10_000,
   });
-  for (const type of ['trace.approved', 'trace.flagged', 'trace.blocked']) {
-    source.addEventListener(type, (e) =>
-      received.push({
-        id: e.lastEventId,
-        traceId: (JSON.parse(e.data) as { data: { traceId: string } }).data.traceId,
-      }),
-    );
-  }
-  const opened = new Promise<void>((resolve, reject) => {
-    source.onopen = () => resolve();
-    setTimeout(() => reject(new Error('stream did not open')), 10_000);
-  });
-  return { source, received, opened, servedBy: () => servedBy };
-}
 
-export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (check: () => boolean, what: string) => waitUntil(check, what, 10_000);
 
 /**
  * The event stream across replicas: each replica fans out the events every replica commits (LISTEN/NOTIFY), so a
@@ -89,7 +59,7 @@ describe('event streams across replicas', () => {
   };
   const others = (name: string | null) => cluster.replicas.filter((r) => r.name !== name);
 
-  let lastSeen: Received | undefined;
+  let lastSeen: ReceivedEvent | undefined;
   let streamedBy: string | null = null;
 
   it("a client on one replica receives the other replicas' traces once each, in commit order", async () => {
@@ -103,14 +73,14 @@ describe('event streams across replicas', () => {
     const sequential: string[] = [];
     for (let i = 0; i < 12; i++) sequential.push(await ingest((i % 2 ? third : second)!.base!, i));
     await until(() => stream.received.length >= 12, '12 events');
-    expect(stream.received.map((r) => r.traceId)).toEqual(sequential);
+    expect(stream.received.map(traceOf)).toEqual(sequential);
 
     // At once, on both: the stream's order is the chain's.
     const concurrent = await Promise.all(
       Array.from({ length: 24 }, (_, i) => ingest((i % 2 ? third : second)!.base!, 100 + i)),
     );
     await until(() => stream.received.length >= 36, '36 events');
-    const burst = stream.received.slice(12).map((r) => r.traceId);
+    const burst = stream.received.slice(12).map(traceOf);
     expect(new Set(burst).size).toBe(24);
     expect(burst).toEqual(await chainOrder(concurrent));
     // A moment more: nothing arrives twice.
@@ -130,11 +100,11 @@ describe('event streams across replicas', () => {
     const stream = openStream(elsewhere.base!, await streamToken(), lastSeen!.id);
     await stream.opened;
     await until(() => stream.received.length >= 8, 'the replay');
-    expect(stream.received.map((r) => r.traceId)).toEqual(missed);
+    expect(stream.received.map(traceOf)).toEqual(missed);
 
     const live = await ingest(others(elsewhere.name)[0]!.base!, 300);
     await until(() => stream.received.length >= 9, 'the live event');
-    expect(stream.received.at(-1)!.traceId).toBe(live);
+    expect(traceOf(stream.received.at(-1)!)).toBe(live);
     await new Promise((r) => setTimeout(r, 300));
     expect(new Set(stream.received.map((r) => r.id)).size).toBe(9);
     expect(stream.received).toHaveLength(9);

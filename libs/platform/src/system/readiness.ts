@@ -7,14 +7,14 @@ import { Injectable } from '@nestjs/common';
  */
 @Injectable()
 export class Readiness {
-  private drainingSince: number | null = null;
+  private stopping = false;
 
   get draining(): boolean {
-    return this.drainingSince !== null;
+    return this.stopping;
   }
 
   /** From now on the readiness probe fails; nothing else changes. Idempotent. */
   drain(): void {
-    this.drainingSince ??= Date.now();
+    this.stopping = true;
   }
 }
