@@ -26,18 +26,25 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** The trace writer's batches so far, over these replicas: how many were committed, and the traces in them. */
+/**
+ * The trace writer's batches so far, over these replicas: how many were committed, and the traces in them; and the
+ * traces each replica has committed.
+ */
 async function batches(replicas) {
   let count = 0;
   let sum = 0;
+  const perReplica = [];
   for (const replica of replicas) {
+    let traces = 0;
     for (const line of (await replica.metrics()).split('\n')) {
-      if (line.startsWith('governance_trace_writer_batch_size_count'))
-        count += Number(line.split(' ').at(-1));
-      if (line.startsWith('governance_trace_writer_batch_size_sum')) sum += Number(line.split(' ').at(-1));
+      const value = Number(line.split(' ').at(-1));
+      if (line.startsWith('governance_trace_writer_batch_size_count')) count += value;
+      if (line.startsWith('governance_trace_writer_batch_size_sum')) sum += value;
+      if (line.startsWith('governance_traces_ingested_total{')) traces += value;
     }
+    perReplica.push(traces);
   }
-  return { count, sum };
+  return { count, sum, perReplica };
 }
 
 const cluster = await startCluster({
@@ -81,6 +88,10 @@ try {
         cpuUs: (cpu * 1000) / result.requests.total,
         batch: committed > 0 ? (batchesAfter.sum - batchesBefore.sum) / committed : 0,
         commitsPerS: committed / DURATION,
+        // The busiest replica's share of the traces: 1 / size when the proxy spreads them evenly.
+        busiest:
+          Math.max(...batchesAfter.perReplica.map((n, i) => n - batchesBefore.perReplica[i])) /
+          Math.max(1, batchesAfter.perReplica.reduce((a, n, i) => a + n - batchesBefore.perReplica[i], 0)),
       };
     }
     await run({ url: floor.url, connections: 10, duration: WARMUP, requests: floor.requests });
@@ -102,18 +113,18 @@ try {
       'through HAProxy, one worker, one PostgreSQL',
   );
   console.log(
-    '| replicas | traces/s | p50 ms | p99 ms | API CPU µs/trace | traces per batch | batches/s | ratio to floor |',
+    '| replicas | traces/s | p50 ms | p99 ms | API CPU µs/trace | traces per batch | batches/s | busiest replica | ratio to floor |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const size of SIZES) {
     console.log(
       `| ${size} replica${size > 1 ? 's' : ''} | ${Math.round(of(size, 'rps'))} | ${of(size, 'p50')} | ${of(size, 'p99')} | ` +
         `${Math.round(of(size, 'cpuUs'))} | ${of(size, 'batch').toFixed(1)} | ${Math.round(of(size, 'commitsPerS'))} | ` +
-        `${ratio(size).toFixed(2)} |`,
+        `${Math.round(of(size, 'busiest') * 100)} % | ${ratio(size).toFixed(2)} |`,
     );
   }
   console.log(
-    `| floor (bare Fastify + pg insert) | ${Math.round(of('floor', 'rps'))} | ${of('floor', 'p50')} | ${of('floor', 'p99')} | | | | |`,
+    `| floor (bare Fastify + pg insert) | ${Math.round(of('floor', 'rps'))} | ${of('floor', 'p50')} | ${of('floor', 'p99')} | | | | | |`,
   );
   for (let i = 1; i < SIZES.length; i++) {
     const [from, to] = [SIZES[i - 1], SIZES[i]];
