@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { sql, type SQL } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
+import { dayOf, markDaysRolledUp, missingRollupDays } from '../rollups/rollup-days.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import { cpiVerdictRollupDays, cpiVerdictRollups, traceFeedback } from './cpi.schema.js';
 
@@ -32,8 +33,6 @@ export interface VerdictSpans {
 type Traces = { since: Date } | { ids: readonly string[] } | 'all';
 
 type Rows<R> = { rows: R[] };
-
-const dayOf = (date: Date): string => date.toISOString().slice(0, 10);
 
 /**
  * The cpi_verdict_rollups and cpi_verdict_rollup_days tables, and the verdicts computed from the decided review items
@@ -71,7 +70,7 @@ export class VerdictRollupsRepository {
       group.by === 'agent'
         ? sql`agent_id as key from counted group by agent_id`
         : sql`to_char(day, 'YYYY-MM-DD') as key from counted group by grouping sets ((), (day))
-            having grouping(day) = 1 or day >= ${dayOf(group.since)}::date`;
+            having grouping(day) = 1 or day >= ${dayOf(group.since.getTime())}::date`;
     const result = await this.tx.db.execute(sql`with ${this.verdictRows(organizationId, traces)},
       counted as (${sql.join(parts, sql` union all `)})
       select coalesce(sum(verdicts), 0)::int as verdicts,
@@ -103,12 +102,7 @@ export class VerdictRollupsRepository {
 
   /** The days in [first, last] (YYYY-MM-DD) not rolled up yet, in order. */
   async missingDays(organizationId: string, first: string, last: string): Promise<string[]> {
-    const result = await this.tx.db.execute(sql`select to_char(d, 'YYYY-MM-DD') as day
-      from generate_series(${first}::date, ${last}::date, interval '1 day') as d
-      where not exists (select 1 from ${cpiVerdictRollupDays} r
-        where r.organization_id = ${organizationId} and r.day = d::date)
-      order by d`);
-    return (result as unknown as Rows<{ day: string }>).rows.map((r) => r.day);
+    return missingRollupDays(this.tx.db, cpiVerdictRollupDays, organizationId, first, last);
   }
 
   /**
@@ -128,9 +122,7 @@ export class VerdictRollupsRepository {
 
   /** Records these days as rolled up. */
   async markRolledUp(organizationId: string, days: readonly string[], computedAt: Date): Promise<void> {
-    await this.tx.db.execute(sql`insert into ${cpiVerdictRollupDays} (organization_id, day, computed_at)
-      select ${organizationId}, d, ${computedAt.toISOString()}::timestamptz
-      from unnest(${sql.param([...days])}::date[]) as d`);
+    await markDaysRolledUp(this.tx.db, cpiVerdictRollupDays, organizationId, days, computedAt);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, TransactionHost } from '#platform';
-import { ROLLUP_GRACE_MS } from '../traces/trace-rollups.js';
+import { DAY_MS, dayOf, ensureRolledUp, ROLLUP_GRACE_MS, startOfDay } from '../rollups/rollup-days.js';
 import {
   type VerdictCountRow,
   VerdictRollupsRepository,
@@ -8,10 +8,6 @@ import {
 } from './verdict-rollups.repository.js';
 
 export type { VerdictCountRow } from './verdict-rollups.repository.js';
-
-const DAY_MS = 86_400_000;
-const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-const startOfDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
 
 /**
  * The human verdicts of an organization's traces (one per trace with a decided review item or feedback, dated by
@@ -73,16 +69,19 @@ export class VerdictRollups {
 
   /** Rolls up the days in [first, last] that are not yet, each under its advisory lock. */
   private async ensure(organizationId: string, first: string, last: string): Promise<void> {
-    const missing = await this.repo.missingDays(organizationId, first, last);
-    if (missing.length === 0) return;
-    await this.tx.run(async () => {
-      await this.tx.lock(...missing.map((day) => lockKey(organizationId, day)));
-      // Another reader may have rolled some up while this one waited for the locks.
-      const still = await this.repo.missingDays(organizationId, first, last);
-      if (still.length === 0) return;
-      await this.repo.rollUp(organizationId, still, still[0] === first);
-      await this.repo.markRolledUp(organizationId, still, this.clock.now());
-    });
+    await ensureRolledUp(
+      {
+        tx: this.tx,
+        clock: this.clock,
+        days: this.repo,
+        lockKey: (day) => lockKey(organizationId, day),
+        // From the organization's first verdict day, every verdict is read at once (see the repository's rollUp).
+        rollUp: (days) => this.repo.rollUp(organizationId, days, days[0] === first),
+      },
+      organizationId,
+      first,
+      last,
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { sql, type SQL } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
+import { markDaysRolledUp, missingRollupDays } from '../rollups/rollup-days.js';
 import { traceDailyRollups, traceRollupDays, traces, type TraceStatus } from './trace.schema.js';
 import type { RolledUpTrace, RollupFilter, RollupKey, RollupRow, SummedRow } from './trace-rollups.js';
 
@@ -169,11 +170,7 @@ export class TraceRollupsRepository {
 
   /** The days in [first, last] (YYYY-MM-DD) not rolled up yet, in order. */
   async missingDays(organizationId: string, first: string, last: string): Promise<string[]> {
-    const result = await this.tx.db.execute(sql`select to_char(d, 'YYYY-MM-DD') as day
-      from generate_series(${first}::date, ${last}::date, interval '1 day') as d
-      where not exists (select 1 from ${traceRollupDays} r where r.organization_id = ${organizationId} and r.day = d::date)
-      order by d`);
-    return (result as unknown as Rows<{ day: string }>).rows.map((r) => r.day);
+    return missingRollupDays(this.tx.db, traceRollupDays, organizationId, first, last);
   }
 
   /** Counts the traces of these days (ascending, YYYY-MM-DD) into rollup rows. */
@@ -192,8 +189,7 @@ export class TraceRollupsRepository {
 
   /** Records these days as rolled up. */
   async markRolledUp(organizationId: string, days: readonly string[], computedAt: Date): Promise<void> {
-    await this.tx.db.execute(sql`insert into ${traceRollupDays} (organization_id, day, computed_at)
-        select ${organizationId}, d, ${computedAt.toISOString()}::timestamptz from unnest(${sql.param([...days])}::date[]) as d`);
+    await markDaysRolledUp(this.tx.db, traceRollupDays, organizationId, days, computedAt);
   }
 }
 

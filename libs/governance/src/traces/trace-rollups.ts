@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, TransactionHost } from '#platform';
+import { DAY_MS, dayOf, ensureRolledUp, ROLLUP_GRACE_MS, startOfDay } from '../rollups/rollup-days.js';
 import type { TraceStatus } from './trace.schema.js';
 import { type LiveRange, type RollupSpans, TraceRollupsRepository } from './trace-rollups.repository.js';
-
-const DAY_MS = 86_400_000;
-/**
- * A day is closed (rolled up) once it ended this long ago: a trace is stamped with the time it was received and
- * commits within its request, so no trace of a closed day can still be on its way.
- */
-export const ROLLUP_GRACE_MS = 10 * 60_000;
 
 /** Which traces: the organization's, optionally some agents', within [from, to] (both inclusive). */
 export interface RollupFilter {
@@ -44,9 +38,6 @@ export interface RolledUpTrace {
   humanOverride: boolean;
   confidence: number;
 }
-
-const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-const startOfDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
 
 /**
  * Counts and confidence sums of an organization's traces per day, agent, status and override, for what reads
@@ -168,16 +159,18 @@ export class TraceRollups {
 
   /** Rolls up the days in [first, last] that are not yet, each under its advisory lock. */
   private async ensure(organizationId: string, first: string, last: string): Promise<void> {
-    const missing = await this.repo.missingDays(organizationId, first, last);
-    if (missing.length === 0) return;
-    await this.tx.run(async () => {
-      await this.tx.lock(...missing.map((day) => lockKey(organizationId, day)));
-      // Another reader may have rolled some up while this one waited for the locks.
-      const still = await this.repo.missingDays(organizationId, first, last);
-      if (still.length === 0) return;
-      await this.repo.rollUp(organizationId, still);
-      await this.repo.markRolledUp(organizationId, still, this.clock.now());
-    });
+    await ensureRolledUp(
+      {
+        tx: this.tx,
+        clock: this.clock,
+        days: this.repo,
+        lockKey: (day) => lockKey(organizationId, day),
+        rollUp: (days) => this.repo.rollUp(organizationId, days),
+      },
+      organizationId,
+      first,
+      last,
+    );
   }
 }
 
