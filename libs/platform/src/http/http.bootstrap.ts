@@ -157,7 +157,8 @@ function manageConnections(
   // without `Connection: close` it would stay open, kept alive, until the shutdown timeout killed the process.
   let closing = false;
   instance.addHook('onSend', (request, reply, payload, done) => {
-    if (closing || (request.raw.complete === false && reply.statusCode >= 400)) reply.header('Connection', 'close');
+    if (closing || (request.raw.complete === false && reply.statusCode >= 400))
+      reply.header('Connection', 'close');
     done(null, payload);
   });
   instance.addHook('preClose', (done) => {
@@ -376,7 +377,9 @@ export async function configureHttpApp(app: INestApplication, config: AppConfig)
   // SCIM lives at the host root (/scim/v2), outside the versioned API.
   app.setGlobalPrefix(API_PREFIX, { exclude: ['scim/v2/*path'] });
   // SIGTERM drains first (readiness false, requests still served), then closes; the other signals close at once.
-  app.enableShutdownHooks(Object.values(ShutdownSignal).filter((signal) => signal !== ShutdownSignal.SIGTERM));
+  app.enableShutdownHooks(
+    Object.values(ShutdownSignal).filter((signal) => signal !== ShutdownSignal.SIGTERM),
+  );
   drainOnSigterm(app, config.shutdownDrainMs, logger);
 
   // The health check's event-loop delay counts from when the server is ready to listen (or, in tests, to be

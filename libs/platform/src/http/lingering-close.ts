@@ -66,7 +66,8 @@ export class LingeringClose {
     socket.resume();
     // A connection Node's parser read natively (its fast path) had its reads stopped when the unread request
     // paused it; the stream does not start them again on resume, so the handle is told to read.
-    const handle = (socket as unknown as { _handle?: { reading?: boolean; readStart?: () => number } })._handle;
+    const handle = (socket as unknown as { _handle?: { reading?: boolean; readStart?: () => number } })
+      ._handle;
     if (handle && handle.reading === false && typeof handle.readStart === 'function') {
       handle.reading = true;
       handle.readStart();

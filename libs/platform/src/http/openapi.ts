@@ -42,11 +42,20 @@ export class ErrorEnvelopeDto {
   details?: ErrorDetailDto[] | SsoRequiredDetailsDto;
   @ApiPropertyOptional({ description: 'How many details were found, when more than `details` lists.' })
   detailsTotal?: number;
-  @ApiPropertyOptional({ enum: ['ALREADY_MEMBER'], description: 'A VALIDATION_ERROR’s reason, where it has one.' })
+  @ApiPropertyOptional({
+    enum: ['ALREADY_MEMBER'],
+    description: 'A VALIDATION_ERROR’s reason, where it has one.',
+  })
   reason?: string;
-  @ApiPropertyOptional({ type: DnsChallengeRecordDto, description: 'DOMAIN_NOT_VERIFIED: the record to publish.' })
+  @ApiPropertyOptional({
+    type: DnsChallengeRecordDto,
+    description: 'DOMAIN_NOT_VERIFIED: the record to publish.',
+  })
   record?: DnsChallengeRecordDto;
-  @ApiPropertyOptional({ type: [String], description: 'VERSION_UNSUPPORTED: the versions this service knows.' })
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'VERSION_UNSUPPORTED: the versions this service knows.',
+  })
   supportedVersions?: string[];
   @ApiPropertyOptional({ description: 'UPGRADE_REQUIRED: the plan feature the route needs.' })
   feature?: string;

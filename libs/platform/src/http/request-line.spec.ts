@@ -36,8 +36,7 @@ class FakeParser {
     (this[FakeParser.kOnExecute] as (ret: unknown) => void)(ret);
   }
 }
-const connection = (parser: FakeParser | undefined = new FakeParser()) =>
-  ({ parser }) as unknown as Socket;
+const connection = (parser: FakeParser | undefined = new FakeParser()) => ({ parser }) as unknown as Socket;
 
 describe('RequestLines', () => {
   it('adds the reads before the refused one while the request line is open, the method split included', () => {
