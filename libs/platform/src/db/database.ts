@@ -146,7 +146,13 @@ export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
   pool.on('error', () => undefined);
   const failures = new QueryFailures();
   // Every query goes through one of the pool's clients (pool.query too), connected before its first query.
-  pool.on('connect', (client) => observePgQueries(client, failures));
+  pool.on('connect', (client) => {
+    observePgQueries(client, failures);
+    // The pool listens for errors of its idle clients only. A client lent to a transaction whose connection fails
+    // (PostgreSQL restarted, the backend terminated) emits 'error' with nobody listening, which would end the
+    // process: the query in flight rejects with the error anyway, and the pool drops the client when it is released.
+    client.on('error', () => undefined);
+  });
   const db = drizzlePg(pool) as unknown as Db;
   return {
     db,
