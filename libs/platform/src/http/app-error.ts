@@ -76,6 +76,11 @@ export interface AppErrorOptions {
   /** Response headers that belong to this error (Retry-After, Link). */
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * A 5xx is logged as an error unless this is false: for an answer that reports the state of something else as
+   * asked (a health probe that finds the database down, a drain), not a failure of the request.
+   */
+  logged?: boolean;
 }
 
 /** The one typed application error: an HTTP status and a stable code. The global filter renders it. */
@@ -83,6 +88,8 @@ export class AppError extends Error {
   readonly details?: ErrorDetail[];
   readonly extra?: Record<string, unknown>;
   readonly headers?: Record<string, string>;
+  /** Whether the exception filter logs it when it is a 5xx (AppErrorOptions.logged). */
+  readonly logged: boolean;
 
   constructor(
     readonly status: number,
@@ -95,6 +102,7 @@ export class AppError extends Error {
     this.details = options.details;
     this.extra = options.extra;
     this.headers = options.headers;
+    this.logged = options.logged ?? true;
   }
 
   static validation(message: string, details?: ErrorDetail[]): AppError {

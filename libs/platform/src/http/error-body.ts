@@ -61,7 +61,12 @@ export function renderError(err: unknown, requestId?: string): RenderedError {
       if (err.details.length > MAX_ERROR_DETAILS) body.detailsTotal = err.details.length;
     }
     if (err.extra) Object.assign(body, err.extra);
-    return { status: err.status, body, headers: err.headers ?? {}, unexpected: err.status >= 500 };
+    return {
+      status: err.status,
+      body,
+      headers: err.headers ?? {},
+      unexpected: err.status >= 500 && err.logged,
+    };
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();

@@ -59,7 +59,9 @@ class ReadinessChecksDto {
       '`unknown` when the database did not answer.',
   })
   migrations: 'current' | 'pending' | 'unknown';
-  @ApiProperty({ description: 'True from SIGTERM on: the process finishes what it was sent and takes nothing new.' })
+  @ApiProperty({
+    description: 'True from SIGTERM on: the process finishes what it was sent and takes nothing new.',
+  })
   draining: boolean;
 }
 
@@ -156,8 +158,11 @@ export class SystemController {
     const up = await answersWithin(this.database.db.execute(sql`select 1`), DB_CHECK_TIMEOUT_MS);
     const { eventLoop, eventLoopDelayMs } = this.eventLoop.check();
     if (!up) {
+      // The probe's answer (asked every few seconds, through an outage), not a failure of this request: not logged.
       throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, 'Database check failed', {
         extra: { checks: { database: 'down', eventLoop, eventLoopDelayMs } },
+        headers: { 'Retry-After': '1' },
+        logged: false,
       });
     }
     return {
@@ -208,7 +213,11 @@ export class SystemController {
         : !answered
           ? 'Database check failed'
           : 'Migrations are pending';
-      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, reason, { extra: { checks } });
+      throw new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, reason, {
+        extra: { checks },
+        headers: { 'Retry-After': '1' },
+        logged: false,
+      });
     }
     return { status: 'ready', checks };
   }
