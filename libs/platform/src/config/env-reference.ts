@@ -406,7 +406,7 @@ export const ENV_REFERENCE: { readonly [K in EnvVariable]: EnvDoc } = {
     group: 'server',
     default: '`10000`',
     description:
-      'after the drain (`SHUTDOWN_DRAIN_MS`), the process exits (code 1) if the close of requests in flight, background mail and the pool has not ended by then',
+      'after the drain (`SHUTDOWN_DRAIN_MS`; from the signal on the worker, which has none), the process exits (code 1) if the close of requests in flight, jobs, background mail and the pool has not ended by then',
   },
   INGEST_MAX_BATCH: {
     group: 'ingestion',
