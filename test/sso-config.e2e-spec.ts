@@ -221,7 +221,9 @@ describe('SSO configuration', () => {
 
   it('gives an e-mail domain to one organization at most, and frees it on deletion', async () => {
     // Listing a domain another organization lists is a claim, not a conflict: nothing routes until it is verified.
-    const listed = await put(samlBody({ emailDomains: ['rival.example', 'ACME.example'] }), rival.token);
+    // Written as POST /sso/domains reads one (NFKC, lower case, no trailing dot): full-width letters and a final dot
+    // name the same domains, not look-alikes of them.
+    const listed = await put(samlBody({ emailDomains: ['rival.example.', 'ＡＣＭＥ.example'] }), rival.token);
     expect(listed.statusCode, listed.body).toBe(200);
     expect(listed.json().data.domains).toEqual([
       { domain: 'acme.example', status: 'pending' },

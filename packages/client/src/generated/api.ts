@@ -4306,7 +4306,7 @@ export interface components {
       /** @enum {string} */
       provider: 'oidc' | 'saml';
       /**
-       * @description E-mail domains that sign in through this organization; each belongs to one organization at most.
+       * @description E-mail domains that sign in through this organization; each belongs to one organization at most. Read as `POST /sso/domains` reads one: NFKC-normalised, lower-cased, without a trailing dot.
        * @example [
        *       "example.com"
        *     ]

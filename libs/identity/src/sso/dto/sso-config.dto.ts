@@ -17,15 +17,20 @@ import { IfPresent } from '#platform';
 import { MAPPABLE_ROLES, type MappableRole, ROLE_PATTERN_MAX, ROLE_RULES_MAX } from '../role-mapping.js';
 import type { SsoProvider } from '../sso-config.types.js';
 import type { SsoDomainStatus } from '../sso.schema.js';
+import { domainTransform } from './sso-domain.dto.js';
 
 export const SSO_PROVIDERS: readonly SsoProvider[] = ['oidc', 'saml'];
 export const SSO_DOMAINS_MAX = 20;
 const URL_MAX = 2048;
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-/** Domains trimmed, lower-cased and de-duplicated before they are validated. */
+/**
+ * Domains as POST /sso/domains reads one (`domainTransform`: NFKC, trimmed, lower-cased, no trailing dot), then
+ * de-duplicated, before they are validated: a domain written in full-width letters or with a final dot is the same
+ * claim, never a second one that looks alike.
+ */
 const domainsTransform = ({ value }: { value: unknown }) =>
   Array.isArray(value) && value.length <= 200 && value.every((v) => typeof v === 'string')
-    ? [...new Set((value as string[]).map((v) => v.trim().toLowerCase()))]
+    ? [...new Set((value as string[]).map((v) => domainTransform({ value: v }) as string))]
     : value;
 
 export class RoleMappingRuleDto {
@@ -148,7 +153,8 @@ export class PutSsoConfigDto {
     minItems: 1,
     maxItems: SSO_DOMAINS_MAX,
     description:
-      'E-mail domains that sign in through this organization; each belongs to one organization at most.',
+      'E-mail domains that sign in through this organization; each belongs to one organization at most. Read as ' +
+      '`POST /sso/domains` reads one: NFKC-normalised, lower-cased, without a trailing dot.',
     example: ['example.com'],
   })
   @Transform(domainsTransform)
