@@ -96,16 +96,7 @@ export async function startService(entry: string, env: Record<string, string>): 
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs: Record<string, unknown>[] = [];
-  let pending = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    const lines = (pending + chunk.toString('utf8')).split('\n');
-    pending = lines.pop()!;
-    for (const line of lines)
-      if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const { logs, stderr } = collectOutput(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -118,7 +109,7 @@ export async function startService(entry: string, env: Record<string, string>): 
   };
   for (const deadline = Date.now() + 60_000; ;) {
     if (child.exitCode !== null)
-      throw new Error(`the service exited during start-up: ${stderr.slice(-2000)}`);
+      throw new Error(`the service exited during start-up: ${stderr().slice(-2000)}`);
     if (
       await fetch(`${base}/health`).then(
         (r) => r.ok,
@@ -128,7 +119,7 @@ export async function startService(entry: string, env: Record<string, string>): 
       break;
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`the service did not become healthy: ${stderr.slice(-2000)}`);
+      throw new Error(`the service did not become healthy: ${stderr().slice(-2000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -162,4 +153,22 @@ export async function callService(
     json: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined,
     requestId: res.headers.get('x-request-id'),
   };
+}
+
+/** What a started process writes: the JSON lines of its stdout, parsed as they come, and its stderr so far. */
+export function collectOutput(child: ChildProcess): {
+  logs: Record<string, unknown>[];
+  stderr: () => string;
+} {
+  const logs: Record<string, unknown>[] = [];
+  let pending = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString('utf8')).split('\n');
+    pending = lines.pop()!;
+    for (const line of lines)
+      if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  return { logs, stderr: () => stderr };
 }

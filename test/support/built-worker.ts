@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { collectOutput } from './built-service.js';
 
 export interface StartedWorker {
   child: ChildProcess;
@@ -32,16 +33,7 @@ export async function startWorker(entry: string, env: Record<string, string>): P
     env: { ...inherited, NODE_ENV: 'development', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs: Record<string, unknown>[] = [];
-  let pending = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    const lines = (pending + chunk.toString('utf8')).split('\n');
-    pending = lines.pop()!;
-    for (const line of lines)
-      if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const { logs, stderr } = collectOutput(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
   );
@@ -54,7 +46,7 @@ export async function startWorker(entry: string, env: Record<string, string>): P
     if (logs.some((line) => line.msg === 'Governance worker started')) break;
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await kill();
-      throw new Error(`the worker did not start: ${stderr.slice(-2000)}`);
+      throw new Error(`the worker did not start: ${stderr().slice(-2000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
