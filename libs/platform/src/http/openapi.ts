@@ -59,6 +59,14 @@ export class ErrorEnvelopeDto {
   supportedVersions?: string[];
   @ApiPropertyOptional({ description: 'UPGRADE_REQUIRED: the plan feature the route needs.' })
   feature?: string;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'SERVICE_UNAVAILABLE from `/health` and `/health/ready`: their checks, as in their 200 answer, with what failed ' +
+      '(`database: "down"`, `migrations: "unknown"` or `"pending"`, `draining: true`).',
+  })
+  checks?: Record<string, unknown>;
   @ApiPropertyOptional({ description: 'Request id, on 500 responses; quote it when reporting a problem.' })
   requestId?: string;
 }

@@ -3401,6 +3401,10 @@ export interface components {
       supportedVersions?: string[];
       /** @description UPGRADE_REQUIRED: the plan feature the route needs. */
       feature?: string;
+      /** @description SERVICE_UNAVAILABLE from `/health` and `/health/ready`: their checks, as in their 200 answer, with what failed (`database: "down"`, `migrations: "unknown"` or `"pending"`, `draining: true`). */
+      checks?: {
+        [key: string]: unknown;
+      };
       /** @description Request id, on 500 responses; quote it when reporting a problem. */
       requestId?: string;
     };
