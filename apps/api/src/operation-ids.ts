@@ -152,6 +152,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   Traces_list: 'listTraces',
   Traces_similar: 'listSimilarTraces',
   Traces_get: 'getTrace',
+  Traces_verify: 'verifyTraceContent',
+  TraceExplanations_explain: 'getTraceExplanation',
   Otel_export: 'exportOtlpTraces',
   TracePurge_purge: 'purgeTraces',
 

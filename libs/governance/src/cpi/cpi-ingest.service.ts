@@ -13,6 +13,8 @@ import {
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import type { TraceRow } from '../traces/trace.schema.js';
+import { contentHashOf } from '../traces/trace-content.js';
+import { TraceErrorCode } from '../traces/traces.errors.js';
 import { SEARCH_TEXT_MAX } from '../traces/trace-ingest.pipeline.js';
 import { TracesRepository } from '../traces/traces.repository.js';
 import type { FeedbackAction } from './cpi.schema.js';
@@ -154,8 +156,10 @@ export class CpiIngestService {
       const { before, after } = changed;
       // The trace is locked: its verdict so far leaves its day (an item closed just now had none).
       await this.verdicts.changing(organizationId, [before.id], { ignoreReview: closed !== undefined });
-      const previousDecision = decisionOf(before.outputDecision);
-      const originalDecision = before.outputDecision.originalDecision ?? previousDecision;
+      // `applied` refused an erased trace, so its content is there.
+      const output = before.outputDecision!;
+      const previousDecision = decisionOf(output);
+      const originalDecision = output.originalDecision ?? previousDecision;
       await this.feedback.upsert(organizationId, {
         organizationId,
         traceId: before.id,
@@ -180,6 +184,8 @@ export class CpiIngestService {
           action: verdict.action,
           userEmail,
           rationale: after.rationale,
+          // The content the verdict left: the trace's content hash from now on (GET /traces/:id/verify).
+          ...(after.contentSalt ? { contentHash: contentHashOf(after.contentSalt, after) } : {}),
           previousDecision,
           correctedDecision: verdict.decision,
           correctedConfidence: verdict.confidence,
@@ -188,6 +194,7 @@ export class CpiIngestService {
         },
         meta,
       );
+      if (after.contentSalt) await this.traces.setContentEntry(organizationId, after.id, entry.id);
       const events: NewDomainEvent[] = [
         {
           organizationId,
@@ -234,6 +241,13 @@ export class CpiIngestService {
     userEmail: string | null,
     at: Date,
   ): Pick<TraceRow, 'status' | 'humanOverride' | 'outputDecision' | 'metadata' | 'rationale'> {
+    if (before.erasedAt || !before.outputDecision) {
+      // A verdict writes into the content (the corrected decision, the notes), which the subject had erased.
+      throw AppError.conflict(
+        'The trace’s content was erased; a verdict can no longer be recorded on it',
+        TraceErrorCode.TRACE_ERASED,
+      );
+    }
     if (verdict.action === 'approve') {
       return {
         status: 'success',
@@ -275,9 +289,9 @@ export class CpiIngestService {
    * surfaced, as the verdict itself has committed.
    */
   private reindexLater(organizationId: string, trace: TraceRow): void {
-    const prompt = typeof trace.inputContext.prompt === 'string' ? trace.inputContext.prompt : '';
-    const text = typeof trace.outputDecision.text === 'string' ? trace.outputDecision.text : '';
-    const decision = String(trace.outputDecision.decision ?? '');
+    const prompt = typeof trace.inputContext?.prompt === 'string' ? trace.inputContext.prompt : '';
+    const text = typeof trace.outputDecision?.text === 'string' ? trace.outputDecision.text : '';
+    const decision = String(trace.outputDecision?.decision ?? '');
     const searchText = `${prompt}\n${text}\n${decision}`.slice(0, SEARCH_TEXT_MAX);
     setImmediate(() => {
       this.traces.setSearchText(organizationId, trace.id, searchText).catch((err: unknown) => {

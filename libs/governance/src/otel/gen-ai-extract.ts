@@ -115,6 +115,19 @@ function ancestorWithPrompt(g: GenAiSpan, bySpan: Map<string, GenAiSpan>, parent
   return undefined;
 }
 
+/**
+ * The attribute that names the person a decision is about (docs/data-protection.md, "Subject references"): a
+ * string, or an integer id written as one. Its length is checked with the rest of the trace.
+ */
+export const SUBJECT_REF_ATTRIBUTE = 'governance.subject.ref';
+
+function subjectRefOf(attributes: GenAiSpan['span']['attributes']): string | undefined {
+  const value = attributes[SUBJECT_REF_ATTRIBUTE];
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  return undefined;
+}
+
 function stringifyResult(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
@@ -183,7 +196,9 @@ function toCandidate(
     }
   }
 
+  const subjectRef = subjectRefOf(a) ?? (inherited ? subjectRefOf(inherited.span.attributes) : undefined);
   return {
+    ...(subjectRef === undefined ? {} : { subjectRef }),
     inputContext: {
       prompt,
       ...(systemPrompt ? { systemPrompt } : {}),

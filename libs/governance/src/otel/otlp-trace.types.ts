@@ -60,6 +60,8 @@ export interface TraceCandidate {
   };
   metadata: Record<string, unknown>;
   confidence?: number;
+  /** `governance.subject.ref` of the span (or of the ancestor span its prompt came from). */
+  subjectRef?: string;
 }
 
 export interface ToolCall {

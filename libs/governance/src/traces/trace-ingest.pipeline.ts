@@ -17,7 +17,9 @@ import { signatureOf } from '../approval-patterns/approval-pattern.signature.js'
 import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
 import { PolicySet } from '../policies/policy-set.js';
 import { newPendingReviewItem } from '../review/review-items.repository.js';
+import { SubjectKeys } from '../subjects/subject-key.js';
 import type { IngestOutcome } from './ingest-outcome.js';
+import { contentHashOf, newContentSalt } from './trace-content.js';
 import type { TraceIngestInput } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
 import { type TraceSource, type TraceWrite, TraceWriter, unknownAgentError } from './trace-writer.js';
@@ -54,6 +56,7 @@ export class TraceIngestPipeline {
     private readonly patterns: ActivePatterns,
     private readonly writer: TraceWriter,
     private readonly clock: Clock,
+    private readonly subjectKeys: SubjectKeys,
     metrics: Metrics,
   ) {
     this.evaluationSeconds = metrics.histogram({
@@ -140,6 +143,8 @@ export class TraceIngestPipeline {
     const metadata = autoApprovedBy ? { ...given, autoApprovedBy } : given;
     const now = this.clock.now();
     const id = newId(now.getTime());
+    const contentSalt = newContentSalt();
+    const rationale = input.rationale ?? null;
     const reviewItemId = status === 'flagged' ? newId(now.getTime()) : null;
     const trace: TraceRow = {
       id,
@@ -150,12 +155,18 @@ export class TraceIngestPipeline {
       inputContext: input.inputContext,
       outputDecision: input.outputDecision,
       metadata,
-      rationale: input.rationale ?? null,
+      rationale,
       schemaVersion: ctx.schemaVersion.version,
       humanOverride: false,
       policyResults: evaluation.policyResults,
       reviewItemId,
       searchText: searchTextOf(input),
+      contentSalt,
+      // Set by the writer: the id of the audit entry is made with the chain's head.
+      contentEntryId: null,
+      subjectHash:
+        input.subjectRef === undefined ? null : this.subjectKeys.hashOf(organizationId, input.subjectRef),
+      erasedAt: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -181,6 +192,7 @@ export class TraceIngestPipeline {
           confidence,
           schemaVersion: ctx.schemaVersion.version,
           policyIds: evaluation.policyResults.map((p) => p.policyId),
+          contentHash: contentHashOf(contentSalt, trace),
           ...(reviewItemId ? { reviewItemId } : {}),
           ...(autoApprovedBy ? { autoApprovedBy } : {}),
         },

@@ -1,4 +1,5 @@
 import { AppError, type ErrorDetail, type SchemaLimits } from '#platform';
+import { SUBJECT_REF_MAX } from '../subjects/subject-key.js';
 
 export interface ToolCallInput {
   name: string;
@@ -25,6 +26,8 @@ export interface TraceIngestInput {
   agentId?: string;
   confidence?: number;
   rationale?: string;
+  /** The client's own reference of the person the decision is about; stored only as its HMAC. */
+  subjectRef?: string;
 }
 
 /** Longest action name and idempotency key; not schema limits, but bounded so that nothing is unbounded. */
@@ -40,6 +43,7 @@ const TOP_LEVEL = new Set([
   'agentId',
   'confidence',
   'rationale',
+  'subjectRef',
 ]);
 const INPUT_FIELDS = new Set(['prompt', 'systemPrompt', 'context', 'conversationId']);
 const OUTPUT_FIELDS = new Set(['action', 'text', 'actionObject', 'rationale', 'alternatives', 'toolCalls']);
@@ -49,7 +53,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v), 'utf8');
 
-class Collector {
+export class Collector {
   readonly details: ErrorDetail[] = [];
   add(field: string, message: string): void {
     this.details.push({ field, message });
@@ -181,6 +185,7 @@ export function validateTraceIngest(body: unknown, limits: SchemaLimits): TraceI
   optionalString(body, 'agentId', 'agentId', MAX_AGENT_ID_LENGTH, c);
   // The top-level rationale shares the limit of outputDecision.rationale (the only rationale limit).
   optionalString(body, 'rationale', 'rationale', limits.outputDecision.maxRationaleLength, c);
+  validateSubjectRef(body.subjectRef, 'subjectRef', c);
   const confidence = body.confidence;
   if (confidence !== undefined && confidence !== null) {
     if (typeof confidence !== 'number' || !Number.isFinite(confidence) || confidence < 0 || confidence > 1) {
@@ -192,6 +197,15 @@ export function validateTraceIngest(body: unknown, limits: SchemaLimits): TraceI
     throw AppError.validation(`Validation failed: ${c.details[0]!.message}`, c.details);
   }
   return stripNulls(body) as unknown as TraceIngestInput;
+}
+
+/** `subjectRef`: absent, or a string of 1 to SUBJECT_REF_MAX characters (OTLP: `governance.subject.ref`). */
+export function validateSubjectRef(value: unknown, field: string, c: Collector): void {
+  if (value === undefined || value === null) return;
+  if (typeof value !== 'string') c.add(field, `${field} must be a string`);
+  else if (value.length === 0 || value.length > SUBJECT_REF_MAX) {
+    c.add(field, `${field} must be 1 to ${SUBJECT_REF_MAX} characters`);
+  }
 }
 
 /** Optional fields sent as null are treated as absent, so stored traces never hold both shapes. */

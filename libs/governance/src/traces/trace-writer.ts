@@ -407,6 +407,8 @@ export class TraceWriter implements BeforeApplicationShutdown {
 
     const stored = batch.filter((_, i) => outcomes[i] === undefined);
     const entries = chains.next(stored.map((p) => ({ organizationId: p.organizationId, ...p.write.audit })));
+    // The entry that records each trace's content hash, for GET /traces/:id/verify.
+    stored.forEach((p, i) => (p.write.trace.contentEntryId = entries[i]!.id));
     // Each trace's audit entry is its domain event: published with it, not stored twice.
     const events = this.events.prepare(
       [],

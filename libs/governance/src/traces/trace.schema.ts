@@ -30,9 +30,10 @@ export const traces = pgTable(
     agentId: varchar('agent_id', { length: 24 }).notNull(),
     status: varchar('status', { length: 10 }).$type<TraceStatus>().notNull(),
     confidence: doublePrecision('confidence').notNull(),
-    inputContext: jsonb('input_context').$type<Record<string, unknown>>().notNull(),
-    outputDecision: jsonb('output_decision').$type<Record<string, unknown>>().notNull(),
-    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    /** The content: null only once the trace's subject was erased (`erasedAt`). */
+    inputContext: jsonb('input_context').$type<Record<string, unknown>>(),
+    outputDecision: jsonb('output_decision').$type<Record<string, unknown>>(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>(),
     rationale: text('rationale'),
     schemaVersion: varchar('schema_version', { length: 10 }).notNull(),
     humanOverride: boolean('human_override').notNull().default(false),
@@ -43,10 +44,30 @@ export const traces = pgTable(
     reviewItemId: varchar('review_item_id', { length: 24 }),
     /** Prompt and output text (bounded), indexed with pg_trgm for GET /traces/:id/similar. */
     searchText: text('search_text').notNull(),
+    /**
+     * 32 hex: the random salt of the content hash in the trace's audit entry (`metadata.contentHash`, see
+     * trace-content.ts). Null for traces stored before content hashing, and once erased: the hash can then no
+     * longer be linked to any content.
+     */
+    contentSalt: varchar('content_salt', { length: 32 }),
+    /**
+     * The audit entry that records the current content's hash: the trace's own entry, then the entry of each CPI
+     * verdict that changed the content. Audit entries of traces are not indexed by target (ingestion would pay for
+     * it); the full content check (GET /audit/verify?content=true) also checks that no later entry supersedes it.
+     */
+    contentEntryId: varchar('content_entry_id', { length: 24 }),
+    /** HMAC of the client's `subjectRef` under the organization's subject key (subjects/subject-key.ts); never the ref. */
+    subjectHash: varchar('subject_hash', { length: 64 }),
+    /** When the subject's content was erased (POST /subjects/:ref/erasure); the skeleton stays. */
+    erasedAt: timestamp('erased_at', { withTimezone: true, precision: 3 }),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
   },
   (t) => [
+    // A subject's decisions (access, report, erasure, holds): only traces that carry a subject are indexed.
+    index('traces_org_subject_idx')
+      .on(t.organizationId, t.subjectHash, t.createdAt, t.id)
+      .where(sql`subject_hash is not null`),
     // Ascending, read backwards by the lists' `order by created_at desc, id desc` (a DESC index is NULLS LAST as
     // generated, which that order does not match); id last so that a filtered page needs no sort.
     index('traces_org_created_idx').on(t.organizationId, t.createdAt, t.id),

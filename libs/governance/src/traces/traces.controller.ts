@@ -14,7 +14,13 @@ import {
   type SchemaVersion,
 } from '#platform';
 import { IngestResultDto, IngestTraceDto } from './dto/ingest-trace.dto.js';
-import { SimilarQueryDto, SimilarTraceDto, TraceDto, TraceQueryDto } from './dto/trace.dto.js';
+import {
+  SimilarQueryDto,
+  SimilarTraceDto,
+  TraceDto,
+  TraceQueryDto,
+  TraceVerificationDto,
+} from './dto/trace.dto.js';
 import { InForceSchemaVersion } from './schema-version.decorator.js';
 import { INGEST_ANSWERS, INGEST_HEADERS, TRACE_DOCS as DOCS, TRACE_ERRORS as ERRORS } from './traces.docs.js';
 import { TracesService } from './traces.service.js';
@@ -76,6 +82,18 @@ export class TracesController {
     @Query() query: SimilarQueryDto,
   ): Promise<SimilarTraceDto[]> {
     return this.traces.similar(actor, id, query);
+  }
+
+  @Get(':id/verify')
+  @Endpoint({
+    summary: 'Check a trace’s stored content against its audit entry',
+    description: DOCS.verify,
+    access: { via: ['jwt', 'workspaceKey'], roles: Permission.read },
+    success: TraceVerificationDto,
+    errors: [403, 404],
+  })
+  verify(@CurrentActor() actor: Actor, @Param('id') id: string): Promise<TraceVerificationDto> {
+    return this.traces.verify(actor, id);
   }
 
   @Get(':id')

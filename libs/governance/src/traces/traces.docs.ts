@@ -25,6 +25,14 @@ export const TRACE_DOCS = {
     'Trigram similarity (pg_trgm) of prompt and output text within the organization, most similar first, the ' +
     'trace itself excluded; only traces with similarity ≥ 0.2. limit default 5, max 20.',
   get: 'Traces of another organization (or outside a key’s scope) answer 404.',
+  verify:
+    'Checks the trace’s stored content (inputContext, outputDecision, metadata, rationale) against the content hash ' +
+    'its audit entry records: SHA-256 over the trace’s random salt and the RFC 8785 canonical form of the content. ' +
+    'The entry is the trace’s own ingestion entry, or the entry of the last CPI verdict that changed the content. ' +
+    '`intact`: the content is what was recorded; `altered`: it was changed outside the service (or its salt or entry ' +
+    'is gone); `erased`: the subject’s content was erased (POST /subjects/{ref}/erasure), so there is nothing to ' +
+    'check; `unhashed`: the trace was stored before content hashing, and nothing can be said of its content. The ' +
+    'chain itself is checked by GET /audit/verify.',
   otlpExport:
     'OTLP/HTTP ExportTraceServiceRequest as application/json or application/x-protobuf, optionally ' +
     '`Content-Encoding: gzip` (body ≤ 4 MiB as sent, ≤ 8 MiB inflated; a larger body answers 413 PAYLOAD_TOO_LARGE). Only generative-AI spans ' +

@@ -6,10 +6,12 @@ import { AgentsModule } from '../agents/agents.module.js';
 import { ApprovalPatternsModule } from '../approval-patterns/approval-patterns.module.js';
 import { PoliciesModule } from '../policies/policies.module.js';
 import { ReviewModule } from '../review/review.module.js';
+import { SubjectKeys } from '../subjects/subject-key.js';
 import { OtelController } from './otel.controller.js';
 import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
+import { TraceContentRepository } from './trace-content.repository.js';
 import { TraceRollups } from './trace-rollups.js';
 import { TraceRollupsRepository } from './trace-rollups.repository.js';
 import { TracesService } from './traces.service.js';
@@ -23,14 +25,16 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
   controllers: [TracesController, OtelController],
   providers: [
     TracesRepository,
+    TraceContentRepository,
     TraceRollups,
     TraceRollupsRepository,
     TraceWriter,
     TraceIngestPipeline,
     TracesService,
     OtelIngestService,
+    SubjectKeys,
   ],
-  exports: [TracesService, TracesRepository, TraceRollups],
+  exports: [TracesService, TracesRepository, TraceContentRepository, TraceRollups, SubjectKeys],
 })
 export class TracesModule implements OnModuleInit {
   constructor(

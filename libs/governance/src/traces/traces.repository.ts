@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, desc, eq, gte, inArray, lte, max, ne, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lte, max, ne, sql, type SQL } from 'drizzle-orm';
 import { bulkInsert, type Query, TransactionHost, writeQuery } from '#platform';
 import type { AgentTraceStats } from '../agents/dto/agent.dto.js';
 import { TraceRollups } from './trace-rollups.js';
@@ -235,6 +235,15 @@ export class TracesRepository {
     await this.tx.db
       .update(traces)
       .set({ searchText })
+      // Never puts text back into a trace whose content was erased in between.
+      .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id), isNull(traces.erasedAt)));
+  }
+
+  /** Points the trace at the audit entry that records its current content's hash (after a CPI verdict). */
+  async setContentEntry(organizationId: string, id: string, entryId: string): Promise<void> {
+    await this.tx.db
+      .update(traces)
+      .set({ contentEntryId: entryId })
       .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)));
   }
 

@@ -3,6 +3,7 @@ import {
   type Actor,
   agentScopeOf,
   AppError,
+  AuditLog,
   canAccessAgent,
   isObjectId,
   type Page,
@@ -14,6 +15,7 @@ import {
   type SimilarTraceDto,
   type TraceDto,
   type TraceQueryDto,
+  type TraceVerificationDto,
   toSimilarTraceResponse,
   toTraceResponse,
 } from './dto/trace.dto.js';
@@ -21,6 +23,7 @@ import { type IngestResponse, toIngestResponse } from './dto/ingest-response.js'
 import { type IngestContext, TraceIngestPipeline } from './trace-ingest.pipeline.js';
 import { validateIdempotencyKey, validateTraceIngest } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
+import { contentStatusOf } from './trace-content.js';
 import { TracesRepository } from './traces.repository.js';
 
 @Injectable()
@@ -28,6 +31,7 @@ export class TracesService {
   constructor(
     private readonly repo: TracesRepository,
     private readonly pipeline: TraceIngestPipeline,
+    private readonly audit: AuditLog,
   ) {}
 
   /** POST /traces: validates the body under the schema version in force, ingests it, and shapes the reply. */
@@ -75,6 +79,31 @@ export class TracesService {
 
   async get(actor: Actor, id: string): Promise<TraceDto> {
     return toTraceResponse(await this.findVisible(actor, id));
+  }
+
+  /**
+   * GET /traces/:id/verify: the stored content against the hash its audit entry records. The entry must be one of the
+   * organization's, about this trace, and carry a hash; anything else is `altered` (an entry id rewritten to dodge
+   * the check), unless the trace predates content hashing (no salt, no entry) or was erased.
+   */
+  async verify(actor: Actor, id: string): Promise<TraceVerificationDto> {
+    const trace = await this.findVisible(actor, id);
+    const [entry] = trace.contentEntryId ? await this.audit.byIds([trace.contentEntryId]) : [];
+    const recorded =
+      entry &&
+      entry.organizationId === trace.organizationId &&
+      entry.targetType === 'trace' &&
+      entry.targetId === trace.id &&
+      typeof entry.metadata.contentHash === 'string'
+        ? entry.metadata.contentHash
+        : null;
+    const hashed = trace.contentSalt !== null || trace.contentEntryId !== null;
+    return {
+      traceId: trace.id,
+      status: recorded === null && hashed && !trace.erasedAt ? 'altered' : contentStatusOf(trace, recorded),
+      auditEntryId: recorded === null ? null : entry!.id,
+      contentHash: recorded,
+    };
   }
 
   async similar(actor: Actor, id: string, query: SimilarQueryDto): Promise<SimilarTraceDto[]> {

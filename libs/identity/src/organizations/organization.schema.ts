@@ -33,6 +33,11 @@ export const organizations = pgTable(
      * "Trace purge and retention").
      */
     traceRetentionDays: integer('trace_retention_days'),
+    /**
+     * Whom a person contests a decision with (GET /traces/:id/explanation, the subject report): free text such as
+     * an address or a URL, set by PATCH /organizations/current.
+     */
+    contestContact: varchar('contest_contact', { length: 500 }),
     complianceNotes: jsonb('compliance_notes')
       .$type<Record<string, string>>()
       .notNull()

@@ -83,6 +83,18 @@ export class IngestTraceDto {
   })
   confidence?: number;
   @ApiPropertyOptional({ type: String, maxLength: 50_000, ...ABSENT }) rationale?: string;
+  @ApiPropertyOptional({
+    description:
+      'Your own opaque reference of the person the decision is about (a customer or account id), 1–200 characters. ' +
+      'Stored only as an HMAC under the organization’s subject key and never returned (traces show `hasSubject`); ' +
+      'it is how GET /subjects/{ref}/decisions, the erasure and legal holds find the decisions. OTLP: the span ' +
+      'attribute `governance.subject.ref`.',
+    type: String,
+    minLength: 1,
+    maxLength: 200,
+    ...ABSENT,
+  })
+  subjectRef?: string;
 }
 
 export class IngestResultDto {

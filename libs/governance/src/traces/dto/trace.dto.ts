@@ -4,6 +4,7 @@ import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } fro
 import { PaginationQueryDto } from '#platform';
 import type { SimilarTraceRow } from '../traces.repository.js';
 import type { TraceRow, TraceStatus } from '../trace.schema.js';
+import { CONTENT_STATUSES, type ContentStatus } from '../trace-content.js';
 import { InputContextDto, OutputDecisionDto, PolicyResultDto } from './ingest-trace.dto.js';
 
 export const TRACE_STATUSES: readonly TraceStatus[] = ['approved', 'flagged', 'blocked', 'success'];
@@ -67,10 +68,18 @@ export class TraceDto {
   @ApiProperty() agentId: string;
   @ApiProperty({ enum: TRACE_STATUSES }) status: TraceStatus;
   @ApiProperty() confidence: number;
-  @ApiProperty({ type: InputContextDto, description: 'As ingested.' })
-  inputContext: Record<string, unknown>;
-  @ApiProperty({ type: TraceOutputDecisionDto, description: 'As ingested, with what feedback set.' })
-  outputDecision: Record<string, unknown>;
+  @ApiProperty({
+    type: InputContextDto,
+    nullable: true,
+    description: 'As ingested; null once the subject’s content was erased (`erasedAt`).',
+  })
+  inputContext: Record<string, unknown> | null;
+  @ApiProperty({
+    type: TraceOutputDecisionDto,
+    nullable: true,
+    description: 'As ingested, with what feedback set; null once erased.',
+  })
+  outputDecision: Record<string, unknown> | null;
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
@@ -82,11 +91,12 @@ export class TraceDto {
       },
       approvedAt: { type: 'string', format: 'date-time', description: 'After CPI approval.' },
     },
+    nullable: true,
     description:
       'The caller’s metadata as sent (any JSON object), and the members the service sets: `autoApprovedBy`, ' +
-      '`approvedBy`, `approvedAt`.',
+      '`approvedBy`, `approvedAt`. Null once erased.',
   })
-  metadata: Record<string, unknown>;
+  metadata: Record<string, unknown> | null;
   @ApiProperty({ type: 'string', nullable: true }) rationale: string | null;
   @ApiProperty({ example: '2026-04-11', description: 'Schema version in force at ingestion.' })
   schemaVersion: string;
@@ -94,8 +104,53 @@ export class TraceDto {
   @ApiProperty({ type: [PolicyResultDto], description: 'Policies that matched.' })
   policyResults: PolicyResultDto[];
   @ApiProperty({ type: 'string', nullable: true }) reviewItemId: string | null;
+  @ApiProperty({
+    description:
+      'Whether the trace was sent with a `subjectRef`. The reference itself is stored only as an HMAC and never ' +
+      'returned.',
+  })
+  hasSubject: boolean;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description:
+      'The random salt (32 hex) of the content hash in the trace’s audit entry: with it, the content can be checked ' +
+      'against an audit export offline (packages/audit-verify). Null for traces stored before content hashing and ' +
+      'once erased.',
+  })
+  contentSalt: string | null;
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'When the subject’s content was erased (POST /subjects/{ref}/erasure); null while it is held.',
+  })
+  erasedAt: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
+}
+
+export class TraceVerificationDto {
+  @ApiProperty() traceId: string;
+  @ApiProperty({
+    enum: CONTENT_STATUSES,
+    description:
+      '`intact`, `altered` (changed outside the service), `erased` (the subject’s content was erased), `unhashed` ' +
+      '(stored before content hashing).',
+  })
+  status: ContentStatus;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The audit entry whose `metadata.contentHash` the content was checked against.',
+  })
+  auditEntryId: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The hash that entry records (64 hex); null when there is none.',
+  })
+  contentHash: string | null;
 }
 
 export class SimilarTraceDto {
@@ -124,6 +179,9 @@ export function toTraceResponse(row: TraceRow): TraceDto {
     humanOverride: row.humanOverride,
     policyResults: row.policyResults,
     reviewItemId: row.reviewItemId,
+    hasSubject: row.subjectHash !== null,
+    contentSalt: row.contentSalt,
+    erasedAt: row.erasedAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
