@@ -11,7 +11,6 @@ import { OtelController } from './otel.controller.js';
 import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
-import { TraceContentRepository } from './trace-content.repository.js';
 import { TraceRollups } from './trace-rollups.js';
 import { TraceRollupsRepository } from './trace-rollups.repository.js';
 import { TracesService } from './traces.service.js';
@@ -25,7 +24,6 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
   controllers: [TracesController, OtelController],
   providers: [
     TracesRepository,
-    TraceContentRepository,
     TraceRollups,
     TraceRollupsRepository,
     TraceWriter,
@@ -34,7 +32,7 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
     OtelIngestService,
     SubjectKeys,
   ],
-  exports: [TracesService, TracesRepository, TraceContentRepository, TraceRollups, SubjectKeys],
+  exports: [TracesService, TracesRepository, TraceRollups, SubjectKeys],
 })
 export class TracesModule implements OnModuleInit {
   constructor(
