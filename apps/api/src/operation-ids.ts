@@ -156,6 +156,11 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   TraceExplanations_explain: 'getTraceExplanation',
   Otel_export: 'exportOtlpTraces',
   TracePurge_purge: 'purgeTraces',
+  Subjects_decisions: 'listSubjectDecisions',
+  Subjects_requestErasure: 'eraseSubject',
+  Subjects_erasure: 'getSubjectErasure',
+  Subjects_hold: 'holdSubject',
+  Subjects_release: 'releaseSubjectHold',
 
   // Review
   ApprovalPatterns_list: 'listApprovalPatterns',

@@ -18,6 +18,7 @@ export { TraceRollups } from './traces/trace-rollups.js';
 export { ReviewItemsRepository } from './review/review-items.repository.js';
 export { AgentsRepository } from './agents/agents.repository.js';
 export * from './retention/retention.module.js';
+export * from './subjects/subjects.module.js';
 export * from './integrations/integrations.module.js';
 export { IntegrationNotifier } from './integrations/integration-notifier.js';
 export { IntegrationsRepository } from './integrations/integrations.repository.js';

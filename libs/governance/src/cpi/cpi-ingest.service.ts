@@ -10,6 +10,7 @@ import {
   type RequestMeta,
   TransactionHost,
 } from '#platform';
+import { auditDetailsOf } from '../review/review-audit.js';
 import type { ReviewItemRow } from '../review/review-item.schema.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import type { TraceRow } from '../traces/trace.schema.js';
@@ -183,13 +184,13 @@ export class CpiIngestService {
         {
           action: verdict.action,
           userEmail,
-          rationale: after.rationale,
-          // The content the verdict left: the trace's content hash from now on (GET /traces/:id/verify).
+          // The content the verdict left (its rationale among it) is the trace's; the entry holds its hash, which
+          // GET /traces/:id/verify checks from now on, and not the text, which erasure must be able to remove.
           ...(after.contentSalt ? { contentHash: contentHashOf(after.contentSalt, after) } : {}),
           previousDecision,
           correctedDecision: verdict.decision,
           correctedConfidence: verdict.confidence,
-          notes,
+          hasNotes: notes !== null && notes.length > 0,
           closedReviewItemId: closed?.id ?? null,
         },
         meta,
@@ -215,7 +216,7 @@ export class CpiIngestService {
           actor,
           `review.${closed.status}`,
           { type: 'review_item', id: closed.id },
-          details,
+          auditDetailsOf(details),
           meta,
         );
         events.push({ organizationId, type: 'review.completed', agentId: closed.agentId, data: details });

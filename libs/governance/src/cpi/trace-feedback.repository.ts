@@ -67,6 +67,20 @@ export class TraceFeedbackRepository {
       });
   }
 
+  /**
+   * A subject's erasure: the verdicts' notes are removed; the action, the decision labels, the statuses, the
+   * confidences and the times stay, as the decision's skeleton and for the CPI figures.
+   */
+  async eraseForTraces(organizationId: string, traceIds: readonly string[]): Promise<void> {
+    if (traceIds.length === 0) return;
+    await this.tx.db
+      .update(traceFeedback)
+      .set({ notes: null })
+      .where(
+        and(eq(traceFeedback.organizationId, organizationId), inArray(traceFeedback.traceId, [...traceIds])),
+      );
+  }
+
   /** Deletes the feedback of purged traces. */
   async deleteForTraces(organizationId: string, traceIds: readonly string[]): Promise<void> {
     if (traceIds.length === 0) return;

@@ -11,6 +11,7 @@ import {
 import { TraceFeedbackRepository } from '../cpi/trace-feedback.repository.js';
 import { VerdictRollups } from '../cpi/verdict-rollups.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
+import { SubjectsRepository } from '../subjects/subjects.repository.js';
 import { TraceRollups } from '../traces/trace-rollups.js';
 import { type PurgeFilter, TracesRepository } from '../traces/traces.repository.js';
 import type { PurgeResultDto, PurgeTracesDto } from './dto/purge.dto.js';
@@ -35,6 +36,7 @@ export class TracePurgeService {
     private readonly feedback: TraceFeedbackRepository,
     private readonly rollups: TraceRollups,
     private readonly verdicts: VerdictRollups,
+    private readonly subjects: SubjectsRepository,
     private readonly audit: AuditLog,
     private readonly tx: TransactionHost,
   ) {}
@@ -46,7 +48,12 @@ export class TracePurgeService {
         { field: 'agentId', message: 'not an agent id' },
       ]);
     }
-    const filter: PurgeFilter = { before: new Date(dto.before), agentId: dto.agentId, status: dto.status };
+    const filter: PurgeFilter = {
+      before: new Date(dto.before),
+      agentId: dto.agentId,
+      status: dto.status,
+      heldSubjects: this.subjects.heldQuery(actor.organizationId),
+    };
     const matched = await this.traces.countForPurge(actor.organizationId, filter);
     if (dto.dryRun) return { matched, purged: 0 };
     const purged = await this.purge(actor, filter, { trigger: 'request' }, meta);
@@ -61,6 +68,8 @@ export class TracePurgeService {
     meta?: RequestMeta,
   ): Promise<number> {
     const organizationId = subject.organizationId;
+    // A subject on legal hold keeps its traces, whatever the filter (POST /subjects/:ref/hold).
+    filter = { ...filter, heldSubjects: this.subjects.heldQuery(organizationId) };
     let purged = 0;
     for (;;) {
       const deleted = await this.tx.run(async () => {

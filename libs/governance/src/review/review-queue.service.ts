@@ -19,6 +19,7 @@ import { signatureOf } from '../approval-patterns/approval-pattern.signature.js'
 import { type TraceExcerpt, TracesRepository } from '../traces/traces.repository.js';
 import type { ReviewItemRow, ReviewStatus } from './review-item.schema.js';
 import { VerdictRollups } from '../cpi/verdict-rollups.js';
+import { auditDetailsOf } from './review-audit.js';
 import { ReviewItemsRepository } from './review-items.repository.js';
 import { ReviewErrorCode } from './review.errors.js';
 import {
@@ -211,7 +212,13 @@ export class ReviewQueueService {
       // As the item shows it: a reviewer closed it (feedback on the trace may close it too, see CpiIngestService).
       resolution: dto.decision === 'escalate' ? null : 'review',
     };
-    await this.audit.record(actor, `review.${status}`, { type: 'review_item', id: row.id }, details, meta);
+    await this.audit.record(
+      actor,
+      `review.${status}`,
+      { type: 'review_item', id: row.id },
+      auditDetailsOf(details),
+      meta,
+    );
     await this.events.publish([
       {
         organizationId,

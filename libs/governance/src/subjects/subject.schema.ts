@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, timestamp, varchar } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, primaryKey, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 /**
  * Legal holds on a subject (POST /subjects/:ref/hold): while one exists, the subject's traces are neither erased
@@ -27,6 +27,8 @@ export const subjectErasures = pgTable(
     subjectHash: varchar('subject_hash', { length: 64 }).notNull(),
     status: varchar('status', { length: 10 }).$type<SubjectErasureStatus>().notNull(),
     tracesErased: integer('traces_erased').notNull().default(0),
+    /** A legal hold was placed while it ran: it stopped there, and what it had erased stays erased. */
+    stoppedByHold: boolean('stopped_by_hold').notNull().default(false),
     requestedBy: varchar('requested_by', { length: 24 }),
     startedAt: timestamp('started_at', { withTimezone: true, precision: 3 }).notNull(),
     finishedAt: timestamp('finished_at', { withTimezone: true, precision: 3 }),

@@ -8,8 +8,6 @@ export const TraceErrorCode = moduleErrorCodes({
   DUPLICATE_REQUEST: 'SVC_DUPLICATE_REQUEST',
   /** The trace's content was erased (POST /subjects/:ref/erasure): a change of its content is refused. */
   TRACE_ERASED: 'TRACE_ERASED',
-  /** The subject is under a legal hold: erasure is refused until it is lifted. */
-  SUBJECT_ON_HOLD: 'SUBJECT_ON_HOLD',
 });
 
 declare module '#platform' {

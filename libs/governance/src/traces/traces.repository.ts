@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, desc, eq, gte, inArray, isNull, lte, max, ne, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lte, max, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import { bulkInsert, type Query, TransactionHost, writeQuery } from '#platform';
 import type { AgentTraceStats } from '../agents/dto/agent.dto.js';
 import { TraceRollups } from './trace-rollups.js';
@@ -14,11 +14,15 @@ export interface TraceFilter {
   to?: Date;
 }
 
-/** Which traces a purge deletes: created before `before`, optionally one agent's or one status's. */
+/**
+ * Which traces a purge deletes: created before `before`, optionally one agent's or one status's, never those of a
+ * subject on legal hold (`heldSubjects`: a subquery of the subject hashes on hold, SubjectsRepository.heldQuery).
+ */
 export interface PurgeFilter {
   before: Date;
   agentId?: string;
   status?: TraceStatus;
+  heldSubjects?: SQL;
 }
 
 function purgeWhere(organizationId: string, filter: PurgeFilter): SQL {
@@ -27,6 +31,9 @@ function purgeWhere(organizationId: string, filter: PurgeFilter): SQL {
     sql`${traces.createdAt} < ${filter.before}`,
     filter.agentId ? eq(traces.agentId, filter.agentId) : undefined,
     filter.status ? eq(traces.status, filter.status) : undefined,
+    filter.heldSubjects
+      ? or(isNull(traces.subjectHash), notInArray(traces.subjectHash, filter.heldSubjects))
+      : undefined,
   )!;
 }
 
@@ -393,6 +400,57 @@ export class TracesRepository {
     return Number(row?.n ?? 0);
   }
 
+  /** A subject's traces (every agent's), newest first, with their count. */
+  async listBySubject(
+    organizationId: string,
+    subjectHash: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ rows: TraceRow[]; total: number }> {
+    const where = and(eq(traces.organizationId, organizationId), eq(traces.subjectHash, subjectHash));
+    const [rows, [count]] = await Promise.all([
+      this.tx.db
+        .select()
+        .from(traces)
+        .where(where)
+        .orderBy(desc(traces.createdAt), desc(traces.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.tx.db.select({ n: sql<number>`count(*)::int` }).from(traces).where(where),
+    ]);
+    return { rows, total: Number(count?.n ?? 0) };
+  }
+
+  /**
+   * Erases the content of up to `limit` of the subject's traces not yet erased (in the caller's transaction): the
+   * content reads null, the similarity text is emptied, the salt is dropped (the hash in the audit entry then links
+   * to nothing) and `erasedAt` is set; status, confidence, policies and times stay. Returns the traces erased.
+   */
+  async eraseSubjectBatch(
+    organizationId: string,
+    subjectHash: string,
+    limit: number,
+    at: Date,
+  ): Promise<string[]> {
+    const picked = this.tx.db
+      .select({ id: traces.id })
+      .from(traces)
+      .where(
+        and(
+          eq(traces.organizationId, organizationId),
+          eq(traces.subjectHash, subjectHash),
+          isNull(traces.erasedAt),
+        ),
+      )
+      .limit(limit)
+      .for('update');
+    const rows = await this.tx.db
+      .update(traces)
+      .set({ ...ERASED_CONTENT, erasedAt: at, updatedAt: at })
+      .where(and(eq(traces.organizationId, organizationId), inArray(traces.id, picked)))
+      .returning({ id: traces.id });
+    return rows.map((r) => r.id);
+  }
+
   /** How many of the organization's traces a purge's filter matches. */
   async countForPurge(organizationId: string, filter: PurgeFilter): Promise<number> {
     const [row] = await this.tx.db
@@ -436,6 +494,16 @@ export class TracesRepository {
     return rows;
   }
 }
+
+/** The personal content a subject's erasure removes from a trace, and what it leaves (contract-decisions §19). */
+const ERASED_CONTENT = {
+  inputContext: null,
+  outputDecision: null,
+  metadata: null,
+  rationale: null,
+  searchText: '',
+  contentSalt: null,
+} as const;
 
 /** The agents a filter allows: its agent (if inside its scope), else its scope (null: every agent). */
 function agentIdsOf(filter: TraceFilter): readonly string[] | null {

@@ -10,6 +10,6 @@ import { WebhooksService } from './webhooks.service.js';
   imports: [AgentsModule],
   controllers: [WebhooksController],
   providers: [WebhooksRepository, WebhookDeliveryWorker, WebhooksService],
-  exports: [WebhookDeliveryWorker],
+  exports: [WebhookDeliveryWorker, WebhooksRepository],
 })
 export class WebhooksModule {}

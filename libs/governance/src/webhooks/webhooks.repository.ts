@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, count, desc, eq, lt, ne, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, lt, ne, sql, type SQL } from 'drizzle-orm';
 import {
   bulkInsert,
   deleteInBatches,
@@ -195,6 +195,23 @@ export class WebhooksRepository {
   }
 
   /** Inserts deliveries; one that repeats a (webhook, event) pair already delivered is skipped. Returns those inserted. */
+  /**
+   * A subject's erasure: the receivers' answers to deliveries of these events (a receiver may echo the body) are
+   * removed; the deliveries' statuses and times stay.
+   */
+  async clearResponsesForEvents(organizationId: string, eventIds: readonly string[]): Promise<void> {
+    if (eventIds.length === 0) return;
+    await this.tx.db
+      .update(webhookDeliveries)
+      .set({ responseBody: null })
+      .where(
+        and(
+          eq(webhookDeliveries.organizationId, organizationId),
+          inArray(webhookDeliveries.eventId, [...eventIds]),
+        ),
+      );
+  }
+
   async insertDeliveries(rows: WebhookDeliveryRow[]): Promise<string[]> {
     if (rows.length === 0) return [];
     const inserted = await this.tx.db.execute(

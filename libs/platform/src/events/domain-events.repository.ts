@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, eq, gt, gte, inArray, lt, or } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, lt, or, sql } from 'drizzle-orm';
 import { bulkInsert } from '../db/bulk-insert.js';
 import { deleteInBatches } from '../db/delete-in-batches.js';
 import { type Query, writeQuery } from '../db/query.js';
@@ -49,6 +49,29 @@ export class DomainEventsRepository {
       )
       .orderBy(asc(domainEvents.createdAt), asc(domainEvents.id))
       .limit(limit);
+  }
+
+  /**
+   * Removes these members from the data of the organization's stored events about these traces (`data.traceId`);
+   * returns the events changed. The events are kept EVENT_RETENTION_DAYS, so the scan is of a few days' events.
+   */
+  async stripForTraces(
+    organizationId: string,
+    traceIds: readonly string[],
+    members: readonly string[],
+  ): Promise<string[]> {
+    if (traceIds.length === 0) return [];
+    const rows = await this.tx.db
+      .update(domainEvents)
+      .set({ data: sql`${domainEvents.data} - ${sql.param([...members])}::text[]` })
+      .where(
+        and(
+          eq(domainEvents.organizationId, organizationId),
+          sql`${domainEvents.data}->>'traceId' = any(${sql.param([...traceIds])}::text[])`,
+        ),
+      )
+      .returning({ id: domainEvents.id });
+    return rows.map((r) => r.id);
   }
 
   /** Deletes the events (of every organization) whose id sorts before `beforeId`, `batch` at a time. */

@@ -52,6 +52,10 @@ export type DomainEventInterest = ReadonlyMap<DomainEventPlanner, ReadonlySet<st
 
 /** Every replica hears `{organizationId, ids}` on this channel when events commit (the event stream). */
 export const DOMAIN_EVENTS_CHANNEL = 'domain_events';
+/** Ids of stored events whose data changed (a subject's erasure): every process drops them from its recent events. */
+export const DOMAIN_EVENTS_CHANGED_CHANNEL = 'domain_events_changed';
+/** Event ids per notification of a change: a NOTIFY payload holds 8,000 bytes at most. */
+const CHANGED_IDS_PER_NOTICE = 250;
 
 export interface DomainEventsNotice {
   organizationId: string;
@@ -102,6 +106,8 @@ export class DomainEvents implements OnModuleInit {
   /** Recently committed events of this process, oldest first (Map order). */
   private readonly recent = new Map<string, DomainEventRow>();
   private readonly bus: NotificationBus;
+  /** Whether this process hears the changes of stored events (from its first remembered event on). */
+  private hearsChanges = false;
 
   constructor(
     private readonly tx: TransactionHost,
@@ -132,6 +138,46 @@ export class DomainEvents implements OnModuleInit {
    */
   announcesAudit(eventTypes: readonly string[], announce: AuditAnnouncement): void {
     for (const type of eventTypes) this.announcements.set(type, announce);
+  }
+
+  /**
+   * A subject's erasure: these members (free text that may quote the content) leave the stored events about these
+   * traces, so that the stream's replay and a webhook's redelivery no longer carry them. Returns the events changed.
+   */
+  async stripForTraces(
+    organizationId: string,
+    traceIds: readonly string[],
+    members: readonly string[],
+  ): Promise<string[]> {
+    const ids = await this.repo.stripForTraces(organizationId, traceIds, members);
+    // Every process (this one after the commit) forgets its copies, which would otherwise still be sent.
+    for (let i = 0; i < ids.length; i += CHANGED_IDS_PER_NOTICE) {
+      const notice = JSON.stringify(ids.slice(i, i + CHANGED_IDS_PER_NOTICE));
+      await this.bus.notify(this.tx, DOMAIN_EVENTS_CHANGED_CHANNEL, notice);
+    }
+    return ids;
+  }
+
+  /**
+   * Listens for changed events, once: their copies among the recent events are dropped. While the listener is
+   * lost, changes of other replicas go unheard, so the recent events are all dropped (they are read again).
+   */
+  private hearChanges(): void {
+    if (this.hearsChanges) return;
+    this.hearsChanges = true;
+    this.bus
+      .subscribe(DOMAIN_EVENTS_CHANGED_CHANNEL, {
+        onMessage: (payload) => {
+          for (const id of JSON.parse(payload) as string[]) this.recent.delete(id);
+        },
+        onListening: (listening) => {
+          if (!listening) this.recent.clear();
+        },
+      })
+      .catch(() => {
+        this.hearsChanges = false;
+        this.recent.clear();
+      });
   }
 
   /** The event an audit entry announces (see `announcesAudit`), or null when its type announces none. */
@@ -250,6 +296,7 @@ export class DomainEvents implements OnModuleInit {
   }
 
   private remember(rows: readonly DomainEventRow[]): void {
+    if (rows.length > 0) this.hearChanges();
     for (const row of rows) this.recent.set(row.id, row);
     for (const id of this.recent.keys()) {
       if (this.recent.size <= RECENT_MAX) break;

@@ -55,6 +55,10 @@ export const Permission = {
   deleteAlerts: ['owner'],
   billing: ['owner', 'admin'],
   purge: ['owner'],
+  /** A person's decisions (GET /subjects/:ref/decisions, the report): personal data, so not every member's. */
+  readSubjects: ['owner', 'admin'],
+  /** A person's erasure and legal holds: irreversible, or stopping what the law requires, so owners only. */
+  eraseSubjects: ['owner'],
   deleteOrganization: ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
 

@@ -1,0 +1,1 @@
+ALTER TABLE "subject_erasures" ADD COLUMN "stopped_by_hold" boolean DEFAULT false NOT NULL;
