@@ -182,7 +182,12 @@ describe('subject erasure (GDPR article 17)', () => {
     const before = await ctx.get(`${TRACES}/${subjectTraces[0]}/verify`, { token: owner.token });
     expect(before.json().data.status).toBe('intact');
     const held = await columnsHolding(ctx, MARKER);
-    for (const c of ['traces.input_context', 'traces.search_text', 'review_items.notes', 'domain_events.data'])
+    for (const c of [
+      'traces.input_context',
+      'traces.search_text',
+      'review_items.notes',
+      'domain_events.data',
+    ])
       expect(held).toContain(c);
 
     const done = await eraseAndWait(REF);
@@ -235,7 +240,12 @@ describe('subject erasure (GDPR article 17)', () => {
     const token = await ctx.post('/api/v1/auth/stream-token', { token: owner.token });
     expect(token.statusCode, token.body).toBe(201);
     // After the flagged trace's event: the replay sends the review that followed.
-    const [flaggedEvent] = await auditEntriesOf(ctx, owner.organization.id, 'trace.flagged', subjectTraces[0]);
+    const [flaggedEvent] = await auditEntriesOf(
+      ctx,
+      owner.organization.id,
+      'trace.flagged',
+      subjectTraces[0],
+    );
     const stream = openEventStream(base, `token=${token.json().data.token}&lastEventId=${flaggedEvent!.id}`);
     try {
       await stream.opened;

@@ -34,7 +34,9 @@ export const ERASURE_COVERAGE: Readonly<Record<string, { erased: string } | { ke
   'audit_entries.actor': { kept: 'who acted: a member, a key or the system' },
   'audit_entries.user_agent': { kept: 'the acting member’s browser' },
   'agents.description': { kept: 'the agent’s stated purpose, written by the organization' },
-  'approval_patterns.action': { kept: 'an action name shared by a kind of decision, not one person’s content' },
+  'approval_patterns.action': {
+    kept: 'an action name shared by a kind of decision, not one person’s content',
+  },
   'approval_patterns.policy_ids': { kept: 'policy ids' },
   'policies.conditions': { kept: 'the organization’s rules' },
   'policies.description': { kept: 'the organization’s rules' },

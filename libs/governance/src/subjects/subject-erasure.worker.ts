@@ -1,12 +1,5 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import {
-  AuditLog,
-  Clock,
-  DomainEvents,
-  Outbox,
-  type OutboxDelivery,
-  TransactionHost,
-} from '#platform';
+import { AuditLog, Clock, DomainEvents, Outbox, type OutboxDelivery, TransactionHost } from '#platform';
 import { TraceFeedbackRepository } from '../cpi/trace-feedback.repository.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
 import { TracesRepository } from '../traces/traces.repository.js';

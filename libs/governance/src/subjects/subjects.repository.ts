@@ -1,11 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
-import {
-  type SubjectErasureRow,
-  subjectErasures,
-  subjectHolds,
-} from './subject.schema.js';
+import { type SubjectErasureRow, subjectErasures, subjectHolds } from './subject.schema.js';
 
 export type SubjectHoldRow = typeof subjectHolds.$inferSelect;
 

@@ -1,5 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { and, desc, eq, gte, inArray, isNull, lte, max, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
+import {
+  and,
+  desc,
+  eq,
+  gte,
+  inArray,
+  isNull,
+  lte,
+  max,
+  ne,
+  notInArray,
+  or,
+  sql,
+  type SQL,
+} from 'drizzle-orm';
 import { bulkInsert, type Query, TransactionHost, writeQuery } from '#platform';
 import type { AgentTraceStats } from '../agents/dto/agent.dto.js';
 import { TraceRollups } from './trace-rollups.js';
@@ -415,7 +429,10 @@ export class TracesRepository {
         .orderBy(desc(traces.createdAt), desc(traces.id))
         .limit(page.limit)
         .offset(page.offset),
-      this.tx.db.select({ n: sql<number>`count(*)::int` }).from(traces).where(where),
+      this.tx.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(traces)
+        .where(where),
     ]);
     return { rows, total: Number(count?.n ?? 0) };
   }

@@ -12,7 +12,10 @@ export class SubjectErasureStartedDto {
 
 export class SubjectErasureDto {
   @ApiProperty() jobId: string;
-  @ApiProperty({ enum: ERASURE_STATUSES, description: '`running` until every trace of the subject is erased.' })
+  @ApiProperty({
+    enum: ERASURE_STATUSES,
+    description: '`running` until every trace of the subject is erased.',
+  })
   status: SubjectErasureStatus;
   @ApiProperty({ description: 'Traces whose content this job erased so far.' }) tracesErased: number;
   @ApiProperty({
