@@ -53,7 +53,8 @@ export class CpiController {
     description: DOCS.ingest,
     access: { via: ['workspaceKey'], write: true, feature: 'cpiFeedbackIngest' },
     success: CpiIngestResultDto,
-    errors: [400, 404],
+    errors: [400, 404, 409],
+    errorCodes: ERRORS.ingest,
   })
   ingest(
     @CurrentActor() actor: Actor,

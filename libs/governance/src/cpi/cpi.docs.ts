@@ -24,10 +24,13 @@ export const CPI_DOCS = {
     'the trace closes in the same transaction, `approved` for approve and `rejected` for correct, with ' +
     '`resolution: feedback`: audited `review.approved|rejected` naming the key and userEmail, announced as ' +
     '`review.completed`; deciding it afterwards answers 409 ALREADY_DECIDED. Errors: 400 VALIDATION_ERROR, ' +
-    '404 NOT_FOUND (trace not in the organization).',
+    '404 NOT_FOUND (trace not in the organization), 409 TRACE_ERASED (the subject’s content was erased: a verdict ' +
+    'would write into it). The verdict’s audit entry records the content hash of the trace after it (GET ' +
+    '/traces/{id}/verify checks against it from then on) and whether there were notes, not the notes.',
 } as const;
 
 /** The codes of each route's error statuses, where they differ from the generic ones. */
 export const CPI_ERRORS = {
   rateLimited: { 429: 'RATE_LIMITED (the CPI read limiter; see Retry-After)' },
+  ingest: { 409: 'TRACE_ERASED: the trace’s content was erased at its subject’s request' },
 } as const;
