@@ -247,15 +247,13 @@ export class ReviewItemsRepository {
   }
 
   /** Deletes the items of purged traces. */
-  /** A subject's erasure: the notes of these traces' items, which may quote the content, are removed. */
-  async eraseNotesForTraces(organizationId: string, traceIds: readonly string[]): Promise<void> {
-    if (traceIds.length === 0) return;
+  /** A subject's erasure: the notes of these items (of its traces), which may quote the content, are removed. */
+  async eraseNotes(organizationId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
     await this.tx.db
       .update(reviewItems)
       .set({ notes: null })
-      .where(
-        and(eq(reviewItems.organizationId, organizationId), inArray(reviewItems.traceId, [...traceIds])),
-      );
+      .where(and(eq(reviewItems.organizationId, organizationId), inArray(reviewItems.id, [...ids])));
   }
 
   async deleteForTraces(organizationId: string, traceIds: readonly string[]): Promise<void> {

@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AuditLog, Clock, DomainEvents, Outbox, type OutboxDelivery, TransactionHost } from '#platform';
 import { TraceFeedbackRepository } from '../cpi/trace-feedback.repository.js';
 import { ReviewItemsRepository } from '../review/review-items.repository.js';
-import { TracesRepository } from '../traces/traces.repository.js';
+import { type SubjectErasureCursor, TracesRepository } from '../traces/traces.repository.js';
 import { WebhooksRepository } from '../webhooks/webhooks.repository.js';
 import { SubjectsRepository } from './subjects.repository.js';
 
@@ -52,24 +52,39 @@ export class SubjectErasureWorker implements OnModuleInit {
     const job = await this.repo.erasure(organizationId, message.payload.erasureId);
     if (!job || job.status !== 'running') return;
     let eventsChanged = 0;
+    let after: SubjectErasureCursor | undefined;
     for (;;) {
       const step = await this.tx.run(async () => {
         await this.repo.lockSubject(organizationId, job.subjectHash);
         if (await this.repo.hold(organizationId, job.subjectHash)) return 'held' as const;
-        const ids = await this.traces.eraseSubjectBatch(
+        const erased = await this.traces.eraseSubjectBatch(
           organizationId,
           job.subjectHash,
           ERASURE_BATCH,
           this.clock.now(),
+          after,
         );
-        if (ids.length === 0) return 0;
-        await this.reviews.eraseNotesForTraces(organizationId, ids);
-        await this.feedback.eraseForTraces(organizationId, ids);
-        const eventIds = await this.events.stripForTraces(organizationId, ids, EVENT_MEMBERS_ERASED);
+        if (erased.length === 0) return 0;
+        // Only a reviewed trace has notes on an item, and stored events about it (review outcomes).
+        const reviewed = erased.filter((t) => t.reviewItemId !== null);
+        await this.reviews.eraseNotes(
+          organizationId,
+          reviewed.map((t) => t.reviewItemId!),
+        );
+        await this.feedback.eraseForTraces(
+          organizationId,
+          erased.map((t) => t.id),
+        );
+        const eventIds = await this.events.stripForTraces(
+          organizationId,
+          reviewed.map((t) => t.id),
+          EVENT_MEMBERS_ERASED,
+        );
         await this.webhooks.clearResponsesForEvents(organizationId, eventIds);
-        await this.repo.addErased(organizationId, job.id, ids.length);
+        await this.repo.addErased(organizationId, job.id, erased.length);
         eventsChanged += eventIds.length;
-        return ids.length;
+        after = erased.at(-1);
+        return erased.length;
       });
       if (step === 'held' || step < ERASURE_BATCH) {
         await this.finish(organizationId, job.id, step === 'held', eventsChanged);

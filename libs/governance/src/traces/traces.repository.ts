@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   and,
+  asc,
   desc,
   eq,
   gte,
@@ -447,7 +448,10 @@ export class TracesRepository {
     subjectHash: string,
     limit: number,
     at: Date,
-  ): Promise<string[]> {
+    after?: SubjectErasureCursor,
+  ): Promise<ErasedTrace[]> {
+    // In the subject index's order from the previous batch's last trace, so that no batch reads the traces the
+    // earlier ones erased (a subject's traces ingested meanwhile are newer, and still reached).
     const picked = this.tx.db
       .select({ id: traces.id })
       .from(traces)
@@ -455,17 +459,19 @@ export class TracesRepository {
         and(
           eq(traces.organizationId, organizationId),
           eq(traces.subjectHash, subjectHash),
+          after ? sql`(${traces.createdAt}, ${traces.id}) > (${after.createdAt}, ${after.id})` : undefined,
           isNull(traces.erasedAt),
         ),
       )
+      .orderBy(asc(traces.createdAt), asc(traces.id))
       .limit(limit)
       .for('update');
     const rows = await this.tx.db
       .update(traces)
       .set({ ...ERASED_CONTENT, erasedAt: at, updatedAt: at })
       .where(and(eq(traces.organizationId, organizationId), inArray(traces.id, picked)))
-      .returning({ id: traces.id });
-    return rows.map((r) => r.id);
+      .returning({ id: traces.id, createdAt: traces.createdAt, reviewItemId: traces.reviewItemId });
+    return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
   }
 
   /** How many of the organization's traces a purge's filter matches. */
@@ -510,6 +516,17 @@ export class TracesRepository {
     }
     return rows;
   }
+}
+
+/** Where a subject's erasure goes on from: the last trace of its previous batch. */
+export interface SubjectErasureCursor {
+  createdAt: Date;
+  id: string;
+}
+
+/** A trace a subject's erasure batch erased. */
+export interface ErasedTrace extends SubjectErasureCursor {
+  reviewItemId: string | null;
 }
 
 /** The personal content a subject's erasure removes from a trace, and what it leaves (contract-decisions §19). */

@@ -75,6 +75,8 @@ export const webhookDeliveries = pgTable(
       .where(sql`${t.redeliveryOf} is null`),
     index('webhook_deliveries_webhook_created_idx').on(t.organizationId, t.webhookId, t.createdAt),
     index('webhook_deliveries_created_idx').on(t.createdAt),
+    // A subject's erasure clears the answers to the events it changed (built concurrently by migration 0028).
+    index('webhook_deliveries_org_event_idx').on(t.organizationId, t.eventId).concurrently(),
   ],
 );
 

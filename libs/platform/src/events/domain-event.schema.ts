@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, timestamp, varchar } from 'drizzle-orm/pg-core';
 
 /**
@@ -18,7 +19,13 @@ export const domainEvents = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
   },
   // The purge walks the primary key: ids start with their creation time in seconds.
-  (t) => [index('domain_events_org_created_idx').on(t.organizationId, t.createdAt, t.id)],
+  (t) => [
+    index('domain_events_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    // A subject's erasure finds the events about its traces (built concurrently by migration 0028).
+    index('domain_events_org_trace_idx')
+      .on(t.organizationId, sql`(${t.data}->>'traceId')`)
+      .concurrently(),
+  ],
 );
 
 export type DomainEventRow = typeof domainEvents.$inferSelect;
