@@ -6,8 +6,10 @@
 // floor, the service's peak RSS during it, VmHWM reset through /proc/<pid>/clear_refs), the CLI's audit:verify --full
 // (and again with a 64 MiB heap cap, which it passes only if its memory does not grow with the chain), PostgreSQL's
 // own floor (COPY of the rows verification reads to /dev/null on the server), GET /audit/verify after 1,000 more
-// entries (incremental: after the verified prefix), GET /audit/export streamed and counted (entries/s, peak RSS) and
-// GET /audit page 1 with each filter (p50/p99 of 50 requests after 3 warm-ups).
+// entries (incremental: after the verified prefix), GET /audit/verify?content=true (every trace's content against the
+// content hash its entry records, CONTENT_ALTERED traces altered with SQL first: traces/s, peak RSS), GET
+// /audit/export streamed and counted (entries/s, peak RSS) and GET /audit page 1 with each filter (p50/p99 of 50
+// requests after 3 warm-ups). Every seeded entry has its trace (content and salt) and records its content hash.
 // Prints figures; asserts only correctness (a valid chain of the expected length, an export of every entry). A step
 // that fails is reported and the next one runs; the run then exits 1. Needs PostgreSQL: DATABASE_URL
 // (default the local server); the data goes to a scratch database that is dropped afterwards. AUDIT_BENCH_ENTRIES.
@@ -29,6 +31,8 @@ import {
 
 const ENTRIES = Number(process.env.AUDIT_BENCH_ENTRIES ?? 1_000_000);
 const INCREMENTAL = 1_000;
+/** Traces whose content is changed with SQL before the content check, which must find exactly them. */
+const CONTENT_ALTERED = 3;
 const AGENTS = 10;
 const REPEAT = 50;
 const WARMUP = 3;
@@ -236,6 +240,43 @@ try {
     return { ms, verifiedFrom: from, checked };
   });
 
+  // 6b. The content check: every trace hashed again against its entry's content hash (a full pass over the traces,
+  // whatever the verified prefix), after a few traces were changed in the database.
+  summary.content = await step('GET /audit/verify?content=true', async () => {
+    const traces = ENTRIES + INCREMENTAL;
+    const { rows: altered } = await db.query(
+      `update traces set output_decision = output_decision || '{"text": "Altered in the database."}'
+        where id in (select id from traces where organization_id = $1 order by id limit $2) returning id`,
+      [orgId, CONTENT_ALTERED],
+    );
+    const rssBefore = procStatusKib(server.pid, 'VmRSS');
+    const reset = resetPeakRss(server.pid);
+    const { ms, body } = await getJson('/api/v1/audit/verify?content=true');
+    const peak = procStatusKib(server.pid, 'VmHWM');
+    const result = body.data ?? body;
+    if (result.valid !== true)
+      throw new Incorrect(`GET /audit/verify?content=true: not valid: ${JSON.stringify(result)}`);
+    const expectedIds = altered.map((r) => r.id).sort();
+    if (
+      result.contentChecked !== traces ||
+      result.contentAltered !== CONTENT_ALTERED ||
+      JSON.stringify([...(result.contentAlteredIds ?? [])].sort()) !== JSON.stringify(expectedIds) ||
+      result.contentErased !== 0 ||
+      result.contentUnhashed !== 0
+    )
+      throw new Incorrect(
+        `GET /audit/verify?content=true: expected ${traces} checked and ${CONTENT_ALTERED} altered ` +
+          `(${expectedIds.join(', ')}): ${JSON.stringify(result)}`,
+      );
+    const perSecond = result.contentChecked / (ms / 1000);
+    console.log(
+      `GET /audit/verify?content=true: ${n(result.contentChecked)} traces checked (${CONTENT_ALTERED} altered, ` +
+        `found) in ${secs(ms)}: ${n(perSecond)} traces/s (the chain's own walk: incremental, nothing new); ` +
+        `service RSS ${mb(rssBefore)} before, peak ${mb(peak)}${reset ? '' : ' (peak since start)'}`,
+    );
+    return { ms, perSecond, peak, rssBefore, reset, traces: result.contentChecked };
+  });
+
   // 7. Export, streamed and counted.
   summary.export = await step('GET /audit/export', async () => {
     const { rows } = await db.query(
@@ -294,6 +335,14 @@ try {
         );
       const verifyMs = performance.now() - started;
       started = performance.now();
+      const contentRes = await fetch(`${capped.base}/api/v1/audit/verify?content=true`, { headers });
+      const content = (await contentRes.json()).data;
+      if (contentRes.status !== 200 || content?.contentChecked !== ENTRIES + INCREMENTAL)
+        throw new Incorrect(
+          `capped service: GET /audit/verify?content=true: ${contentRes.status} ${JSON.stringify(content)}`,
+        );
+      const contentMs = performance.now() - started;
+      started = performance.now();
       const res = await fetch(`${capped.base}/api/v1/audit/export`, { headers });
       if (res.status !== 200) throw new Error(`capped service: GET /audit/export: ${res.status}`);
       let lines = 0;
@@ -307,9 +356,10 @@ try {
       const peak = procStatusKib(capped.pid, 'VmHWM');
       console.log(
         `a second instance with --max-old-space-size=${SERVICE_HEAP_MIB}: verified ${n(result.totalEntries)} entries ` +
-          `in ${secs(verifyMs)}, exported them in ${secs(exportMs)}; its peak RSS ${mb(peak)}`,
+          `in ${secs(verifyMs)}, checked ${n(content.contentChecked)} traces' content in ${secs(contentMs)}, ` +
+          `exported the entries in ${secs(exportMs)}; its peak RSS ${mb(peak)}`,
       );
-      return { verifyMs, exportMs, peak, entries: result.totalEntries };
+      return { verifyMs, contentMs, exportMs, peak, entries: result.totalEntries };
     } finally {
       await capped.stop();
     }
@@ -390,7 +440,8 @@ function printSummary() {
   lines.push(
     `  service with a ${SERVICE_HEAP_MIB} MiB heap cap: ${
       k && !k.failed
-        ? `full verification ${secs(k.verifyMs)}, export ${secs(k.exportMs)}, peak RSS ${mb(k.peak)}`
+        ? `full verification ${secs(k.verifyMs)}, content check ${secs(k.contentMs)}, export ` +
+          `${secs(k.exportMs)}, peak RSS ${mb(k.peak)}`
         : failed(k)
     }`,
   );
@@ -408,6 +459,15 @@ function printSummary() {
         ? `${i.ms.toFixed(1)} ms, verifiedFrom ${typeof i.verifiedFrom === 'number' ? n(i.verifiedFrom) : '(absent)'}, ` +
           `${n(i.checked / (i.ms / 1000))} entries checked/s`
         : failed(i)
+    }`,
+  );
+  const t = summary.content;
+  lines.push(
+    `  content check (HTTP, ?content=true): ${
+      t && !t.failed
+        ? `${n(t.perSecond)} traces/s (${n(t.traces)} traces in ${secs(t.ms)}), peak RSS ${mb(t.peak)} (before ` +
+          `${mb(t.rssBefore)})${t.reset ? '' : ', peak since start'}`
+        : failed(t)
     }`,
   );
   const e = summary.export;

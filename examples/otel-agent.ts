@@ -138,13 +138,14 @@ console.log(`exported 4 spans of OpenTelemetry trace ${otelTraceId} (3 GenAI spa
 const client = createGovernanceClient({ baseUrl, credentials: { apiKey } });
 const recent = client.paginate('/api/v1/traces', { params: { query: { from: readFrom.toISOString() } } });
 const found = [];
-for await (const t of recent) if (t.metadata.otelTraceId === otelTraceId) found.push(t);
+// A trace whose subject's content was erased reads its content as null (`erasedAt` set).
+for await (const t of recent) if (t.metadata?.otelTraceId === otelTraceId) found.push(t);
 for (const t of found.reverse()) {
   // Reversed, the newest-first list is in the order the spans ended. Each trace shows the policies' verdict and
   // what the service read from its span: the action and the tool calls.
-  const calls = (t.outputDecision.toolCalls as { name: string }[] | undefined)?.map((c) => c.name);
-  const what = [t.outputDecision.action, ...(calls ?? [])].join(', ');
-  console.log(`  ${String(t.metadata.spanName).padEnd(30)} → ${t.status} (${what}), trace ${t.id}`);
+  const calls = (t.outputDecision?.toolCalls as { name: string }[] | undefined)?.map((c) => c.name);
+  const what = [t.outputDecision?.action, ...(calls ?? [])].join(', ');
+  console.log(`  ${String(t.metadata?.spanName).padEnd(30)} → ${t.status} (${what}), trace ${t.id}`);
 }
 if (found.length !== 3) {
   console.error(`expected 3 governance traces for OpenTelemetry trace ${otelTraceId}, found ${found.length}`);

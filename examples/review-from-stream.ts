@@ -37,10 +37,11 @@ async function review(itemId: string, traceId: string): Promise<void> {
   seen.add(itemId);
   // The event carries the outcome, not the contents: what the agent wanted to do is on the trace.
   const trace = await client.get('/api/v1/traces/{id}', { params: { path: { id: traceId } } });
-  const toolCalls = (trace.outputDecision.toolCalls ?? []) as ToolCall[];
+  // Null once the person's content was erased (`erasedAt` set): a person decides then.
+  const toolCalls = (trace.outputDecision?.toolCalls ?? []) as ToolCall[];
   const refund = toolCalls.find((call) => call.name === 'issue_refund');
   if (!refund) {
-    console.log(`item ${itemId}: not a refund ("${trace.outputDecision.action}") → left for a person`);
+    console.log(`item ${itemId}: not a refund ("${trace.outputDecision?.action}") → left for a person`);
     return;
   }
   const amount = Number(refund.arguments?.amount ?? 0);

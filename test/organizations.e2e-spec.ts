@@ -10,7 +10,7 @@ describe('organizations, roles and plans', () => {
   });
   afterAll(async () => ctx?.close());
 
-  it('GET /organizations/current returns id, name, plan, features, retention and createdAt for every role', async () => {
+  it('GET /organizations/current returns id, name, plan, features, retention, contest contact and createdAt for every role', async () => {
     const owner = await ctx.register({ organizationName: 'Current Org' });
     const viewer = await ctx.addMember(owner.organization.id, 'viewer');
     for (const token of [owner.token, viewer.token]) {
@@ -22,6 +22,7 @@ describe('organizations, roles and plans', () => {
         plan: 'sandbox',
         features: [],
         traceRetentionDays: null,
+        contestContact: null,
         createdAt: expect.any(String),
       });
     }

@@ -76,6 +76,7 @@ describe('profile, organizations, preferences and login activity', () => {
           plan: 'sandbox',
           features: [],
           traceRetentionDays: null,
+          contestContact: null,
           createdAt: expect.any(String),
         },
         role: 'admin',

@@ -112,6 +112,8 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'GET /api/v1/traces': ALL,
   'GET /api/v1/traces/:id': ALL,
   'GET /api/v1/traces/:id/similar': ALL,
+  // The explanation of one decision (EU AI Act art. 86): whoever may read the trace
+  'GET /api/v1/traces/:id/explanation': ALL,
   'POST /api/v1/traces': NOBODY,
   'POST /api/v1/otel/v1/traces': NOBODY,
   // Review queue: everyone reads; owners, admins and members decide and assign (escalated items: owner, admin,
@@ -230,6 +232,15 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'DELETE /scim/v2/Groups/:id': 'public',
   // Purge: the owner only
   'POST /api/v1/traces/purge': ['owner'],
+  // The content check of one trace: whoever may read the trace
+  'GET /api/v1/traces/:id/verify': ALL,
+  // The people decisions are about (GDPR articles 15 and 17): owners and admins read; owners erase and hold
+  'GET /api/v1/subjects/:ref/decisions': OWNER_ADMIN,
+  'GET /api/v1/subjects/:ref/report': OWNER_ADMIN,
+  'GET /api/v1/subjects/:ref/erasure': OWNER_ADMIN,
+  'POST /api/v1/subjects/:ref/erasure': ['owner'],
+  'POST /api/v1/subjects/:ref/hold': ['owner'],
+  'DELETE /api/v1/subjects/:ref/hold': ['owner'],
   // Billing: every role sees the plan; owners and admins start a checkout or open the portal
   'GET /api/v1/billing/plan': ALL,
   'POST /api/v1/billing/checkout': OWNER_ADMIN,

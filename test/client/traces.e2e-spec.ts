@@ -152,7 +152,7 @@ describe('client: agents, policies, traces with their verdicts, review and pagin
     for await (const trace of owner.client.paginate('/api/v1/traces', {
       params: { query: { agentId, limit: 100 } },
     })) {
-      if (trace.inputContext.prompt === prompt) stored.push(trace.id);
+      if (trace.inputContext?.prompt === prompt) stored.push(trace.id);
     }
     expect(stored).toEqual([result.trace.id]);
   });

@@ -19,9 +19,11 @@ import {
 import {
   AlertsModule,
   ComplianceMappingModule,
+  ExplanationsModule,
   FriaModule,
   IncidentsModule,
   ReportsModule,
+  SubjectReportsModule,
 } from '#compliance';
 
 /** The HTTP service: every module, behind the global access guard (deny by default). */
@@ -46,6 +48,8 @@ import {
     IncidentsModule,
     ReportsModule,
     AlertsModule,
+    ExplanationsModule,
+    SubjectReportsModule,
   ],
   providers: [{ provide: APP_GUARD, useClass: AccessGuard }],
 })

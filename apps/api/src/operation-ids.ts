@@ -161,6 +161,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   Subjects_erasure: 'getSubjectErasure',
   Subjects_hold: 'holdSubject',
   Subjects_release: 'releaseSubjectHold',
+  SubjectReports_report: 'getSubjectReport',
 
   // Review
   ApprovalPatterns_list: 'listApprovalPatterns',

@@ -3,16 +3,20 @@ import process from 'node:process';
 import { parseArgs } from 'node:util';
 import { formatReport, InputError, printable, verifyAuditFiles } from '../src/index.mjs';
 
-const USAGE = `Usage: audit-verify --export audit.ndjson [--checkpoints checkpoints.json ... --keys public-key.json ...] [--json]
+const USAGE = `Usage: audit-verify --export audit.ndjson [--checkpoints checkpoints.json ... --keys public-key.json ...]
+                    [--trace trace.json ...] [--json]
 
 Verifies an audit log export offline: the SHA-256 hash chain of its entries and, given checkpoints and the keys
-that signed them, that the export contains every signed checkpoint (no rewrite, no truncation).
+that signed them, that the export contains every signed checkpoint (no rewrite, no truncation); given traces, that
+each one's content is the content whose hash its latest audit entry records (intact, altered, erased, unhashed).
 
   --export FILE        the NDJSON export (GET /api/v1/audit/export); required
   --checkpoints FILE   signed checkpoints (GET /api/v1/audit/checkpoints, a JSON array, {checkpoints: [...]},
                        or NDJSON of checkpoints or audit.checkpoint webhook bodies); repeatable; needs --keys
   --keys FILE          public keys (GET /api/v1/audit/public-key, {keys: [...]}, an array of keys, or a PEM
                        public key); repeatable
+  --trace FILE         traces to check against the export: GET /api/v1/traces/{id} (its answer or the bare
+                       trace), a JSON array of traces, or NDJSON of them; repeatable
   --json               print one JSON object (with "ok" and "verdict") instead of text
   -h, --help           print this help
 
@@ -43,6 +47,7 @@ async function main(argv) {
         export: { type: 'string', multiple: true },
         checkpoints: { type: 'string', multiple: true, default: [] },
         keys: { type: 'string', multiple: true, default: [] },
+        trace: { type: 'string', multiple: true, default: [] },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -60,7 +65,9 @@ async function main(argv) {
   if (values.checkpoints.length > 0 && values.keys.length === 0) {
     return inputFailure('usage', '--checkpoints needs --keys (the public keys that signed them)', json);
   }
-  const empty = [...values.export, ...values.checkpoints, ...values.keys].some((path) => path === '');
+  const empty = [...values.export, ...values.checkpoints, ...values.keys, ...values.trace].some(
+    (path) => path === '',
+  );
   if (empty) return inputFailure('usage', 'a file option is empty', json);
 
   let report;
@@ -69,6 +76,7 @@ async function main(argv) {
       exportPath: values.export[0],
       checkpointPaths: values.checkpoints,
       keyPaths: values.keys,
+      tracePaths: values.trace,
     });
   } catch (error) {
     if (error instanceof InputError) return inputFailure('input', error.message, json);

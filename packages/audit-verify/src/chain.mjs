@@ -36,8 +36,13 @@ function missingField(entry) {
  * sequence and the hashes it shows at the watched sequences are known.
  */
 export class ChainVerifier {
-  /** @param {{watch?: Iterable<number>}} [options] sequences whose entry hash to record (the checkpoints') */
-  constructor({ watch = [] } = {}) {
+  /**
+   * @param {{watch?: Iterable<number>, onEntry?: (entry: Record<string, unknown>) => void}} [options] sequences whose
+   *   entry hash to record (the checkpoints'), and what to call with each line parsed as a JSON object (the traces'
+   *   content check), valid or not
+   */
+  constructor({ watch = [], onEntry = null } = {}) {
+    this.onEntry = onEntry;
     this.line = 0;
     this.lines = 0;
     this.entries = 0;
@@ -67,6 +72,8 @@ export class ChainVerifier {
       entry && typeof entry === 'object' && Number.isSafeInteger(entry.sequence) ? entry.sequence : null;
     const id = entry && typeof entry === 'object' && 'id' in entry ? entry.id : null;
     if (sequence !== null) this.observe(sequence, entry, id);
+    if (this.onEntry !== null && entry && typeof entry === 'object' && !Array.isArray(entry))
+      this.onEntry(entry);
     if (this.broken) return;
 
     const refused = scanJson(text);

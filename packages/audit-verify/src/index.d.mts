@@ -10,6 +10,8 @@ export type BreakReason =
   | 'hash_mismatch';
 export type SignatureStatus = 'valid' | 'bad_signature' | 'unknown_key';
 export type Containment = 'contained' | 'rewritten' | 'beyond_export' | 'missing' | 'not_checked';
+/** A trace's content against the latest content hash the export records for it. */
+export type ContentStatus = 'intact' | 'altered' | 'erased' | 'unhashed';
 
 export interface Checkpoint {
   id?: string;
@@ -74,6 +76,56 @@ export interface CheckpointResult {
   ok: boolean;
 }
 
+/** A trace as GET /traces/:id shows it: what the content check reads of it. */
+export interface TraceInput {
+  id: string;
+  organizationId?: string;
+  inputContext: Record<string, unknown> | null;
+  outputDecision: Record<string, unknown> | null;
+  metadata: Record<string, unknown> | null;
+  rationale: string | null;
+  /** 32 hex digits; null for a trace stored before content hashing, and once erased. */
+  contentSalt: string | null;
+  erasedAt?: string | null;
+  [member: string]: unknown;
+}
+
+/** A trace reduced to what the check needs: its content hash, computed when loaded. */
+export interface LoadedTrace {
+  id: string;
+  organizationId: string | null;
+  erasedAt: string | null;
+  hasSalt: boolean;
+  /** null when the trace has no usable salt (`saltProblem` says why). */
+  computedHash: string | null;
+  saltProblem: string | null;
+  source: string;
+  /** The line of an NDJSON traces file; null for a JSON document. */
+  line: number | null;
+}
+
+export interface TraceResult {
+  id: string;
+  source: string;
+  line: number | null;
+  organizationId: string | null;
+  status: ContentStatus;
+  detail: string;
+  computedHash: string | null;
+  /** The content hash of the latest entry that targets the trace and records one; null when none does. */
+  recordedHash: string | null;
+  entrySequence: number | null;
+  entryId: unknown;
+  entryEventType: unknown;
+  /** Entries of the export that target the trace. */
+  entries: number;
+  /** Whether the entry of `recordedHash` lies within the verified chain; null without such an entry. */
+  inVerifiedChain: boolean | null;
+  /** Whether the trace's organization is the export's; null when either is unknown. */
+  sameOrganization: boolean | null;
+  ok: boolean;
+}
+
 export interface Report {
   ok: boolean;
   verdict: string;
@@ -89,6 +141,8 @@ export interface Report {
   keys: Omit<LoadedKey, 'publicKey'>[];
   checkpoints: CheckpointResult[];
   truncation: { truncated: boolean; exportEndsAt: number; latestCheckpointSequence: number | null };
+  /** The traces given (`--trace`), in order; empty when none. */
+  traces: TraceResult[];
   failures: string[];
 }
 
@@ -101,7 +155,11 @@ export function entryHash(prevHash: string, entry: Record<string, unknown>): str
 
 export const BREAK_REASONS: readonly BreakReason[];
 export class ChainVerifier {
-  constructor(options?: { watch?: Iterable<number> });
+  constructor(options?: {
+    watch?: Iterable<number>;
+    /** Called with each line parsed as a JSON object, valid or not (the traces' content check observes them). */
+    onEntry?: ((entry: Record<string, unknown>) => void) | null;
+  });
   push(line: string): void;
   hashAt(sequence: number): { hash: unknown; line: number; id: unknown } | undefined;
   result(): ChainResult;
@@ -138,15 +196,18 @@ export function loadCheckpoints(input: {
   checkpointTexts?: { source: string; text: string }[];
   keyTexts?: { source: string; text: string }[];
 }): LoadedCheckpoints;
+export function loadTraces(input: { traceTexts?: { source: string; text: string }[] }): TraceContentCheck;
 export function verifyAuditLines(
   lines: AsyncIterable<string> | Iterable<string>,
   loaded: LoadedCheckpoints,
-  options?: { exportSource?: string },
+  options?: { exportSource?: string; traces?: TraceContentCheck },
 ): Promise<Report>;
 export function verifyAuditFiles(paths: {
   exportPath: string;
   checkpointPaths?: string[];
   keyPaths?: string[];
+  /** Traces files (`--trace`): see `parseTracesText`. */
+  tracePaths?: string[];
 }): Promise<Report>;
 export function formatReport(report: Report): string[];
 
@@ -157,3 +218,26 @@ export function scanJson(
   text: string,
 ): { reason: 'duplicate_key' | 'non_canonical_number' | 'malformed_line'; detail: string } | null;
 export function printable(text: unknown): string;
+
+export const CONTENT_FIELDS: readonly ['inputContext', 'outputDecision', 'metadata', 'rationale'];
+export const CONTENT_STATUSES: readonly ContentStatus[];
+/** `{inputContext, outputDecision, metadata, rationale}` of a trace: what its content hash covers. */
+export function traceContent(trace: Record<string, unknown>): {
+  inputContext: unknown;
+  outputDecision: unknown;
+  metadata: unknown;
+  rationale: unknown;
+};
+/** hex(SHA-256(the salt's 16 bytes ‖ UTF-8 of the RFC 8785 canonical JSON of `traceContent(trace)`)). */
+export function contentHashOf(salt: string, trace: Record<string, unknown>): string;
+export function isTrace(value: unknown): value is TraceInput;
+/** The traces of a traces file (a JSON document or NDJSON); throws an Error naming the line otherwise. */
+export function parseTracesText(text: string): { trace: TraceInput; line: number | null }[];
+export function loadTrace(trace: TraceInput, source: string, line?: number | null): LoadedTrace;
+export class TraceContentCheck {
+  constructor(traces?: LoadedTrace[]);
+  readonly traces: LoadedTrace[];
+  readonly size: number;
+  observe(entry: Record<string, unknown>): void;
+  results(chain: { organizationId: string | null; headSequence: number | null }): TraceResult[];
+}

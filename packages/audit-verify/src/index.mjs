@@ -10,10 +10,21 @@ export {
 } from './checkpoints.mjs';
 export { jwkThumbprint, Keyring, loadPublishedKey, parseKeysText } from './keys.mjs';
 export {
+  contentHashOf,
+  CONTENT_FIELDS,
+  CONTENT_STATUSES,
+  isTrace,
+  loadTrace,
+  parseTracesText,
+  TraceContentCheck,
+  traceContent,
+} from './trace-content.mjs';
+export {
   formatReport,
   InputError,
   printable,
   loadCheckpoints,
+  loadTraces,
   verifyAuditFiles,
   verifyAuditLines,
 } from './verify.mjs';

@@ -5,6 +5,13 @@ import { ChainVerifier } from './chain.mjs';
 import { parseCheckpointsText, verifyCheckpointSignature } from './checkpoints.mjs';
 import { canonicalJson } from './canonical-json.mjs';
 import { Keyring, parseKeysText } from './keys.mjs';
+import {
+  loadTrace,
+  parseTracesText,
+  TraceContentCheck,
+  traceFailures,
+  traceSummary,
+} from './trace-content.mjs';
 
 /** An input that cannot be read or understood (exit code 2), as opposed to a verification failure (exit code 1). */
 export class InputError extends Error {
@@ -74,30 +81,57 @@ export function loadCheckpoints({ checkpointTexts = [], keyTexts = [] }) {
 }
 
 /**
- * Verifies an export (an async iterable of its lines) against checkpoints and keys; see `verifyAuditFiles`.
+ * Loads the traces to check against the export (each text a traces file: see `parseTracesText`), their content
+ * hashes computed at once. Throws an `InputError` naming the file when one is in no accepted form.
+ *
+ * @param {{traceTexts?: {source: string, text: string}[]}} input
+ * @returns {TraceContentCheck}
+ */
+export function loadTraces({ traceTexts = [] }) {
+  const traces = [];
+  for (const { source, text } of traceTexts) {
+    let found;
+    try {
+      found = parseTracesText(text);
+    } catch (error) {
+      throw new InputError(`traces file ${source}: ${error.message}`);
+    }
+    if (found.length === 0) throw new InputError(`traces file ${source}: no trace in it`);
+    for (const { trace, line } of found) traces.push(loadTrace(trace, source, line));
+  }
+  return new TraceContentCheck(traces);
+}
+
+/**
+ * Verifies an export (an async iterable of its lines) against checkpoints and keys, and the given traces' content
+ * against the hashes its entries record; see `verifyAuditFiles`.
  *
  * @param {AsyncIterable<string> | Iterable<string>} lines
  * @param {ReturnType<typeof loadCheckpoints>} loaded
- * @param {{exportSource?: string}} [options]
+ * @param {{exportSource?: string, traces?: TraceContentCheck}} [options]
  */
 export async function verifyAuditLines(
   lines,
   { keyring, checkpoints, requested = false },
-  { exportSource = null } = {},
+  { exportSource = null, traces = new TraceContentCheck() } = {},
 ) {
   const trusted = checkpoints.filter((c) => c.signature === 'valid');
-  const verifier = new ChainVerifier({ watch: trusted.map((c) => c.checkpoint.sequence) });
+  const verifier = new ChainVerifier({
+    watch: trusted.map((c) => c.checkpoint.sequence),
+    onEntry: traces.size > 0 ? (entry) => traces.observe(entry) : null,
+  });
   for await (const line of lines) verifier.push(line);
-  return buildReport(verifier, { keyring, checkpoints, requested }, exportSource);
+  return buildReport(verifier, { keyring, checkpoints, requested }, exportSource, traces);
 }
 
 /**
- * Verifies the export file (read as a stream, line by line) against the checkpoints files and the keys files.
- * Throws an `InputError` when a file cannot be read or is not in an accepted form.
+ * Verifies the export file (read as a stream, line by line) against the checkpoints files and the keys files, and
+ * the traces of the traces files against the export. Throws an `InputError` when a file cannot be read or is not in
+ * an accepted form.
  *
- * @param {{exportPath: string, checkpointPaths?: string[], keyPaths?: string[]}} paths
+ * @param {{exportPath: string, checkpointPaths?: string[], keyPaths?: string[], tracePaths?: string[]}} paths
  */
-export async function verifyAuditFiles({ exportPath, checkpointPaths = [], keyPaths = [] }) {
+export async function verifyAuditFiles({ exportPath, checkpointPaths = [], keyPaths = [], tracePaths = [] }) {
   if (checkpointPaths.length > 0 && keyPaths.length === 0) {
     throw new InputError('checkpoints need the keys that signed them (--keys)');
   }
@@ -108,6 +142,9 @@ export async function verifyAuditFiles({ exportPath, checkpointPaths = [], keyPa
     checkpointTexts.push({ source: path, text: await readText(path, 'checkpoints file') });
   }
   const loaded = loadCheckpoints({ checkpointTexts, keyTexts });
+  const traceTexts = [];
+  for (const path of tracePaths) traceTexts.push({ source: path, text: await readText(path, 'traces file') });
+  const traces = loadTraces({ traceTexts });
 
   const stream = createReadStream(exportPath, { encoding: 'utf8' });
   let streamError = null;
@@ -118,7 +155,7 @@ export async function verifyAuditFiles({ exportPath, checkpointPaths = [], keyPa
   stream.on('error', () => lines.close());
   let report;
   try {
-    report = await verifyAuditLines(lines, loaded, { exportSource: exportPath });
+    report = await verifyAuditLines(lines, loaded, { exportSource: exportPath, traces });
   } catch (error) {
     streamError ??= error;
   }
@@ -128,7 +165,7 @@ export async function verifyAuditFiles({ exportPath, checkpointPaths = [], keyPa
   return report;
 }
 
-function buildReport(verifier, { keyring, checkpoints, requested }, exportSource) {
+function buildReport(verifier, { keyring, checkpoints, requested }, exportSource, traces) {
   const chain = verifier.result();
   const exportOrganization = chain.organizationId;
   const endsAt = chain.lastSequence ?? 0;
@@ -203,6 +240,11 @@ function buildReport(verifier, { keyring, checkpoints, requested }, exportSource
   }
   for (const key of keyring.rejected)
     failures.push(`key ${key.keyId ?? '(no keyId)'} refused: ${key.status}`);
+  const traceResults = traces.results({
+    organizationId: exportOrganization,
+    headSequence: chain.headSequence,
+  });
+  failures.push(...traceFailures(traceResults, exportOrganization));
 
   const ok = failures.length === 0;
   let verdict;
@@ -215,7 +257,7 @@ function buildReport(verifier, { keyring, checkpoints, requested }, exportSource
       checked.length === 0
         ? 'no checkpoints given'
         : `${checked.length} ${checked.length === 1 ? 'checkpoint' : 'checkpoints'} verified, latest at sequence ${latest.sequence}`;
-    verdict = `OK: ${entries}; ${pins}`;
+    verdict = `OK: ${entries}; ${pins}${traceResults.length > 0 ? `; ${traceSummary(traceResults)}` : ''}`;
   } else {
     verdict = printable(`FAILED: ${failures.join('; ')}`);
   }
@@ -247,6 +289,7 @@ function buildReport(verifier, { keyring, checkpoints, requested }, exportSource
     })),
     checkpoints: checked,
     truncation,
+    traces: traceResults,
     failures,
   };
 }
@@ -302,6 +345,11 @@ export function formatReport(report) {
         ? `truncation: TRUNCATED, the export ends at sequence ${truncation.exportEndsAt}, the latest signed checkpoint is at ${truncation.latestCheckpointSequence}`
         : `truncation: none, the export ends at sequence ${truncation.exportEndsAt}, the latest signed checkpoint is at ${truncation.latestCheckpointSequence}`,
     );
+  }
+  for (const t of report.traces ?? []) {
+    const status = t.status === 'altered' || !t.ok ? t.status.toUpperCase() : t.status;
+    const where = t.line === null ? t.source : `${t.source}:${t.line}`;
+    out.push(`trace: ${t.id}: ${status} (${t.detail}) [${where}]`);
   }
   out.push(report.verdict);
   return out.map(printable);

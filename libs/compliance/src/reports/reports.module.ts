@@ -39,5 +39,7 @@ import { ScheduledReportsService } from './scheduled-reports.service.js';
     ReportSender,
     ReportSchedulerJob,
   ],
+  // One Chromium per process: the explanations' PDF prints through the same renderer.
+  exports: [PdfRenderer],
 })
 export class ReportsModule {}

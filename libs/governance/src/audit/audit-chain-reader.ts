@@ -41,6 +41,37 @@ const HEAD_SQL = `select ${COLUMNS} from audit_entries where organization_id = $
 /** Entries per page: two pages in memory at most (the one being checked and the next, already requested). */
 export const CHAIN_PAGE = 5000;
 
+/**
+ * A trace's audit entry as the content check reads it: sequence, id, event type, the trace's id and the content hash
+ * the entry records (`metadata.contentHash` as text; null when it records none).
+ */
+export type TraceEntryRow = [
+  sequence: string,
+  id: string,
+  eventType: string,
+  traceId: string,
+  contentHash: string | null,
+];
+
+/**
+ * A range of one chain's trace entries, newest first (the content check walks down: a trace's first entry met is its
+ * latest). Through audit_entries_org_sequence_uq: trace entries have no index of their own by target (ingestion pays
+ * nothing for one), so a range of sequences is read and the other entries filtered out.
+ */
+const TRACE_RANGE_SQL = `select sequence::text as seq, id, event_type, target_id, metadata->>'contentHash' from audit_entries
+  where organization_id = $1 and sequence > $2::bigint and sequence <= $3::bigint and target_type = 'trace'
+    and target_id is not null
+  order by audit_entries.sequence desc`;
+
+/** The latest content hash that entries after a sequence record for each of some traces. */
+const LATER_HASHES_SQL = `select distinct on (target_id) target_id, id, metadata->>'contentHash' from audit_entries
+  where organization_id = $1 and sequence > $2::bigint and target_type = 'trace' and target_id = any($3::text[])
+    and metadata ? 'contentHash'
+  order by target_id, audit_entries.sequence desc`;
+
+/** Sequences per page of the content check's walk (only trace entries are returned, four short columns each). */
+export const TRACE_ENTRY_PAGE = 10_000;
+
 const quote = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
 
 /**
@@ -222,6 +253,47 @@ export class AuditChainReader {
       next = request(from);
       yield rows;
     }
+  }
+
+  /**
+   * Pages of the trace entries with `sequence <= upTo`, from the head down (newest first within and across pages),
+   * the next page requested while the caller works on the current one.
+   */
+  async *traceEntriesDown(
+    organizationId: string,
+    upTo: number,
+    size = TRACE_ENTRY_PAGE,
+  ): AsyncGenerator<TraceEntryRow[]> {
+    const request = (to: number) => {
+      if (to <= 0) return null;
+      const page = this.handle.textRows(TRACE_RANGE_SQL, [organizationId, Math.max(0, to - size), to]);
+      page.catch(() => undefined);
+      return page as Promise<TraceEntryRow[]>;
+    };
+    let to = upTo;
+    let next = request(to);
+    while (next) {
+      const rows = await next;
+      to = Math.max(0, to - size);
+      next = request(to);
+      yield rows;
+    }
+  }
+
+  /**
+   * The latest entry that records a content hash for each of `traceIds` among the entries after `after` (those
+   * appended since a walk read its head: a range of the sequence index, short): its id and hash. Traces without such
+   * an entry are absent.
+   */
+  async laterContentHashes(
+    organizationId: string,
+    after: number,
+    traceIds: readonly string[],
+  ): Promise<Map<string, { id: string; hash: string }>> {
+    if (traceIds.length === 0) return new Map();
+    const list = `{${traceIds.map((id) => `"${id.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+    const rows = await this.handle.textRows(LATER_HASHES_SQL, [organizationId, after, list]);
+    return new Map(rows.map(([traceId, id, hash]) => [traceId!, { id: id!, hash: hash! }]));
   }
 }
 

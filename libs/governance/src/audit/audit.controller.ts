@@ -54,7 +54,10 @@ export class AuditController {
     errorCodes: ERRORS.chainLimited,
   })
   verify(@CurrentActor() actor: Actor, @Query() query: AuditVerifyQueryDto): Promise<AuditVerifyDto> {
-    return this.audit.verify(actor.organizationId, { full: query.full === 'true' });
+    return this.audit.verify(actor.organizationId, {
+      full: query.full === 'true',
+      content: query.content === 'true',
+    });
   }
 
   @Get('checkpoints')

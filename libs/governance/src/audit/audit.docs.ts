@@ -16,7 +16,12 @@ export const AUDIT_DOCS = {
     "Recomputes each entry's hash and link in sequence order, streaming the chain in pages (memory does not grow " +
     'with the log). Incremental: checks the entries after the prefix verified by the last run (whose entry must ' +
     'still carry the hash then verified), up to the head; `full=true` checks every entry from the first. Also ' +
-    'checks the chain against its highest signed checkpoint. `brokenAt` names the first failure.',
+    'checks the chain against its highest signed checkpoint. `brokenAt` names the first failure. `content=true` ' +
+    "also checks every trace's stored content against the `metadata.contentHash` of its latest audit entry that " +
+    'records one (SHA-256 over the trace’s `contentSalt` and the RFC 8785 canonical JSON of `{inputContext, ' +
+    'outputDecision, metadata, rationale}`), in one streamed pass whatever `full` says, and adds `contentChecked`, ' +
+    '`contentAltered` (with up to 20 `contentAlteredIds`), `contentErased` and `contentUnhashed`. An altered ' +
+    'trace leaves the chain valid: its content lies outside the chain, its hash inside.',
   listCheckpoints:
     'Newest first. Owner or admin. limit default 50, max 200. Each is the chain head at a time, signed with ' +
     'Ed25519 (GET /audit/public-key); keep copies outside the operator (the `audit.checkpoint` webhook event) to ' +

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { and, asc, count, desc, eq, gt, gte, like, lte, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, inArray, like, lte, ne, sql, type SQL } from 'drizzle-orm';
 import { auditEntries, type AuditEntryRow, pageWithTotal, TransactionHost } from '#platform';
 import { auditChainCheckpoints, type AuditChainCheckpointRow } from './audit-checkpoint.schema.js';
 import {
@@ -129,6 +129,36 @@ export class AuditRepository {
       .select()
       .from(auditEntries)
       .where(and(eq(auditEntries.organizationId, organizationId), eq(auditEntries.id, id)))
+      .limit(1);
+    return row;
+  }
+
+  /**
+   * The entry of one of `eventTypes` about a trace, written within `windowMs` of `from` (the trace's own creation:
+   * its entry is written in the same transaction, moments later). Trace entries are left out of the target index,
+   * so the time range on audit_entries_org_created_idx, with the event types, keeps the read small.
+   */
+  async traceEntry(
+    organizationId: string,
+    traceId: string,
+    eventTypes: readonly string[],
+    from: Date,
+    windowMs: number,
+  ): Promise<AuditEntryRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(auditEntries)
+      .where(
+        and(
+          eq(auditEntries.organizationId, organizationId),
+          gte(auditEntries.createdAt, from),
+          lte(auditEntries.createdAt, new Date(from.getTime() + windowMs)),
+          inArray(auditEntries.eventType, [...eventTypes]),
+          eq(auditEntries.targetType, 'trace'),
+          eq(auditEntries.targetId, traceId),
+        ),
+      )
+      .orderBy(asc(auditEntries.sequence))
       .limit(1);
     return row;
   }

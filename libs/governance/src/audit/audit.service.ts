@@ -17,6 +17,7 @@ import {
 import type { Counter, Gauge } from 'prom-client';
 import type { AuditChainCheckpointRow } from './audit-checkpoint.schema.js';
 import { AuditChainReader, ChainHasher, Col, exportLine } from './audit-chain-reader.js';
+import { AuditContentCheck, type ContentCheckResult } from './audit-content-check.js';
 import { AuditRepository } from './audit.repository.js';
 import {
   type AuditEntryDto,
@@ -31,6 +32,12 @@ const WALKS_WAITING = 32;
 
 /** Filtered lists count at most this many matches (beyond the page asked for); `pagination.totalCapped` says so. */
 export const LIST_COUNT_CAP = 10_000;
+
+/**
+ * How long after a trace's creation its ingestion's audit entry may be written: a trace commits within its request
+ * (the same bound as the rollups' ROLLUP_GRACE_MS).
+ */
+const TRACE_ENTRY_WINDOW_MS = 10 * 60_000;
 
 /** The chain as a report shows it (`chainState`). */
 export interface ChainState {
@@ -49,6 +56,8 @@ export interface ChainState {
 export class AuditService {
   /** Walks in progress, by organization and starting point. */
   private readonly walks = new Map<string, Promise<Walked>>();
+  /** Content checks in progress, by organization. */
+  private readonly contentChecks = new Map<string, Promise<ContentCheckResult>>();
   /** Reads of a whole chain (walks, exports) at once in this process, and how many may wait. */
   private readonly chainReads = new Semaphore(WALKS_AT_ONCE, WALKS_WAITING);
   private readonly verifiedValid: Counter.Internal;
@@ -59,6 +68,7 @@ export class AuditService {
     private readonly repo: AuditRepository,
     private readonly reader: AuditChainReader,
     private readonly clock: Clock,
+    private readonly content: AuditContentCheck,
     metrics: Metrics,
   ) {
     const runs = metrics.counter({
@@ -101,6 +111,18 @@ export class AuditService {
     return this.repo.listForTarget(organizationId, targetType, targetId, page);
   }
 
+  /**
+   * The audit entry that recorded a trace's ingestion, when it is one of `eventTypes` (`trace.auto_approved`, say):
+   * what a trace's entry says outlives the trace's own content (erasure).
+   */
+  async traceIngestEntry(
+    organizationId: string,
+    trace: { id: string; createdAt: Date },
+    eventTypes: readonly string[],
+  ): Promise<AuditEntryRow | undefined> {
+    return this.repo.traceEntry(organizationId, trace.id, eventTypes, trace.createdAt, TRACE_ENTRY_WINDOW_MS);
+  }
+
   async findEntry(organizationId: string, id: string): Promise<AuditEntryRow | undefined> {
     return isObjectId(id) ? this.repo.findById(organizationId, id) : undefined;
   }
@@ -115,11 +137,16 @@ export class AuditService {
    * Verifies the chain: from the verified prefix of the last verification (its entry must still carry the hash
    * then verified), or from the first entry with `full`, up to the head. Also checks the chain against its highest
    * signed checkpoint (it must not end before it nor carry another hash there). A chain that holds moves the
-   * verified prefix to its head.
+   * verified prefix to its head. With `content`, also checks every trace's content against its latest recorded
+   * content hash (a full pass, whatever `full` says), under the same limit of whole-chain reads.
    */
-  async verify(organizationId: string, options: { full?: boolean } = {}): Promise<AuditVerifyDto> {
+  async verify(
+    organizationId: string,
+    options: { full?: boolean; content?: boolean } = {},
+  ): Promise<AuditVerifyDto> {
     const prefix = options.full ? undefined : await this.usablePrefix(organizationId);
     const walked = await this.walk(organizationId, prefix);
+    const content = options.content ? await this.checkContent(organizationId) : {};
     if (walked.broken) {
       const bounds = await this.repo.bounds(organizationId);
       return {
@@ -129,6 +156,7 @@ export class AuditService {
         lastEntry: bounds.last?.toISOString() ?? null,
         verifiedFrom: walked.verifiedFrom,
         brokenAt: walked.broken,
+        ...content,
       };
     }
     return {
@@ -137,7 +165,19 @@ export class AuditService {
       firstEntry: walked.firstEntry,
       lastEntry: walked.lastEntry,
       verifiedFrom: walked.verifiedFrom,
+      ...content,
     };
+  }
+
+  /** One content check at a time per organization (a check asked while one runs shares its result). */
+  private checkContent(organizationId: string): Promise<ContentCheckResult> {
+    const running = this.contentChecks.get(organizationId);
+    if (running) return running;
+    const check = this.heavy(() => this.content.check(organizationId)).finally(() =>
+      this.contentChecks.delete(organizationId),
+    );
+    this.contentChecks.set(organizationId, check);
+    return check;
   }
 
   /** The chain verified from the verified prefix up to its head, and that head (what a checkpoint signs). */

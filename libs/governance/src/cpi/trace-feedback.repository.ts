@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { TransactionHost } from '#platform';
-import { type FeedbackAction, traceFeedback } from './cpi.schema.js';
+import { type FeedbackAction, traceFeedback, type TraceFeedbackRow } from './cpi.schema.js';
 
 export interface FeedbackSubmission {
   organizationId: string;
@@ -65,6 +65,16 @@ export class TraceFeedbackRepository {
           submissions: sql`${traceFeedback.submissions} + 1`,
         },
       });
+  }
+
+  /** The trace's feedback row (its latest verdict), if any was given: the explanation of a decision lists it. */
+  async find(organizationId: string, traceId: string): Promise<TraceFeedbackRow | undefined> {
+    const [row] = await this.tx.db
+      .select()
+      .from(traceFeedback)
+      .where(and(eq(traceFeedback.organizationId, organizationId), eq(traceFeedback.traceId, traceId)))
+      .limit(1);
+    return row;
   }
 
   /**

@@ -11,6 +11,7 @@ import { OtelController } from './otel.controller.js';
 import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
+import { TraceContentRepository } from './trace-content.repository.js';
 import { TraceRollups } from './trace-rollups.js';
 import { TraceRollupsRepository } from './trace-rollups.repository.js';
 import { TracesService } from './traces.service.js';
@@ -24,6 +25,7 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
   controllers: [TracesController, OtelController],
   providers: [
     TracesRepository,
+    TraceContentRepository,
     TraceRollups,
     TraceRollupsRepository,
     TraceWriter,
@@ -32,7 +34,7 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
     OtelIngestService,
     SubjectKeys,
   ],
-  exports: [TracesService, TracesRepository, TraceRollups, SubjectKeys],
+  exports: [TracesService, TracesRepository, TraceContentRepository, TraceRollups, SubjectKeys],
 })
 export class TracesModule implements OnModuleInit {
   constructor(

@@ -32,7 +32,7 @@ export class OrganizationsController {
 
   @Patch('current')
   @Endpoint({
-    summary: 'Rename the active organization or set its trace retention',
+    summary: 'Rename the active organization, or set its trace retention or contest contact',
     description: DOCS.update,
     access: { roles: Permission.manageOrganization },
     success: OrganizationDto,

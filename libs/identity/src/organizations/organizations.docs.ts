@@ -2,8 +2,9 @@
 
 export const ORGANIZATION_DOCS = {
   update:
-    'Owner or admin. `name` and/or `traceRetentionDays` (at least 183, or null to keep traces for ever; the ' +
-    'scheduler purges older traces daily). Writes `organization.updated` with the changes.',
+    'Owner or admin. `name`, `traceRetentionDays` (at least 183, or null to keep traces for ever; the ' +
+    'scheduler purges older traces daily) and/or `contestContact` (whom a person contests a decision with, shown in ' +
+    'GET /traces/{id}/explanation; 1 to 500 characters, or null). Writes `organization.updated` with the changes.',
   remove:
     'Body `{confirmName}`, which must equal the organization’s name exactly (else 400 `VALIDATION_ERROR` and ' +
     'nothing changes). From the answer on, every session, membership, workspace key, agent key and pending ' +

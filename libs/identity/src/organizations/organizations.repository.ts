@@ -69,7 +69,7 @@ export class OrganizationsRepository {
 
   async update(
     id: string,
-    patch: Partial<Pick<OrganizationRow, 'name' | 'plan' | 'traceRetentionDays'>>,
+    patch: Partial<Pick<OrganizationRow, 'name' | 'plan' | 'traceRetentionDays' | 'contestContact'>>,
     at: Date,
   ): Promise<OrganizationRow | undefined> {
     const [row] = await this.tx.db

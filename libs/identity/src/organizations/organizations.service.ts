@@ -63,20 +63,28 @@ export class OrganizationsService {
     return this.tx.run(async () => {
       const before = await this.repo.findById(actor.organizationId);
       if (!before) throw AppError.notFound('Organization');
-      if (dto.name === undefined && dto.traceRetentionDays === undefined) {
-        throw AppError.validation('Nothing to update: send name or traceRetentionDays', [
-          { field: 'name', message: 'send name or traceRetentionDays' },
+      if (
+        dto.name === undefined &&
+        dto.traceRetentionDays === undefined &&
+        dto.contestContact === undefined
+      ) {
+        throw AppError.validation('Nothing to update: send name, traceRetentionDays or contestContact', [
+          { field: 'name', message: 'send name, traceRetentionDays or contestContact' },
         ]);
       }
       const patch = {
         ...(dto.name !== undefined ? { name: dto.name } : {}),
         ...(dto.traceRetentionDays !== undefined ? { traceRetentionDays: dto.traceRetentionDays } : {}),
+        ...(dto.contestContact !== undefined ? { contestContact: dto.contestContact } : {}),
       };
       const row = (await this.repo.update(actor.organizationId, patch, this.clock.now()))!;
       const changes: Record<string, { from: unknown; to: unknown }> = {};
       if (dto.name !== undefined) changes.name = { from: before.name, to: row.name };
       if (dto.traceRetentionDays !== undefined) {
         changes.traceRetentionDays = { from: before.traceRetentionDays, to: row.traceRetentionDays };
+      }
+      if (dto.contestContact !== undefined) {
+        changes.contestContact = { from: before.contestContact, to: row.contestContact };
       }
       await this.audit.record(
         actor,

@@ -39,6 +39,10 @@ describe('log redaction', () => {
     expect(redactUrl('/api/v1/audit/65f0a1b2c3d4e5f6a7b8c9d0')).toBe(
       '/api/v1/audit/65f0a1b2c3d4e5f6a7b8c9d0',
     );
+    expect(redactUrl('/api/v1/subjects/acct%3A0042/report?x=1')).toBe(
+      '/api/v1/subjects/[Redacted]/report?x=1',
+    );
+    expect(redactUrl('/api/subjects/customer-7/decisions')).toBe('/api/subjects/[Redacted]/decisions');
   });
 
   it('never writes authorization headers, cookies, API keys, passwords or tokens', () => {

@@ -23,6 +23,10 @@ const SECRET_QUERY = new RegExp(`([?&](?:${SECRET_QUERY_PARAMS.join('|')})=)[^&]
 // (24 hex characters) and ordinary words are shorter.
 const SECRET_SEGMENT = /\/[A-Za-z0-9_-]{32,}(?=\/|\?|#|$)/g;
 
+// The segment after /subjects/ is a person's reference (GET /subjects/:ref/decisions, /report, /erasure): personal
+// data, never written (docs/data-protection.md, "Subject references").
+const SUBJECT_SEGMENT = /(\/subjects\/)[^/?#]+/g;
+
 const ENCODED_UNRESERVED = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[DEde]|5[Ff]|7[Ee])/g;
 
 /**
@@ -41,7 +45,13 @@ export function decodeUnreservedInPath(url: string): string {
   return query === -1 ? decoded : decoded + url.slice(query);
 }
 
-/** Query values and path segments that carry secrets (tokens, codes) are replaced before a URL is written. */
+/**
+ * Query values and path segments that carry secrets (tokens, codes) or a person's reference are replaced before a
+ * URL is written.
+ */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(SECRET_SEGMENT, '/[Redacted]');
+  return url
+    ?.replace(SECRET_QUERY, '$1[Redacted]')
+    .replace(SECRET_SEGMENT, '/[Redacted]')
+    .replace(SUBJECT_SEGMENT, '$1[Redacted]');
 }

@@ -490,8 +490,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Rename the active organization or set its trace retention
-     * @description Owner or admin. `name` and/or `traceRetentionDays` (at least 183, or null to keep traces for ever; the scheduler purges older traces daily). Writes `organization.updated` with the changes.
+     * Rename the active organization, or set its trace retention or contest contact
+     * @description Owner or admin. `name`, `traceRetentionDays` (at least 183, or null to keep traces for ever; the scheduler purges older traces daily) and/or `contestContact` (whom a person contests a decision with, shown in GET /traces/{id}/explanation; 1 to 500 characters, or null). Writes `organization.updated` with the changes.
      */
     patch: operations['updateCurrentOrganization'];
     trace?: never;
@@ -1866,7 +1866,7 @@ export interface paths {
     };
     /**
      * Verify the hash chain
-     * @description Recomputes each entry's hash and link in sequence order, streaming the chain in pages (memory does not grow with the log). Incremental: checks the entries after the prefix verified by the last run (whose entry must still carry the hash then verified), up to the head; `full=true` checks every entry from the first. Also checks the chain against its highest signed checkpoint. `brokenAt` names the first failure.
+     * @description Recomputes each entry's hash and link in sequence order, streaming the chain in pages (memory does not grow with the log). Incremental: checks the entries after the prefix verified by the last run (whose entry must still carry the hash then verified), up to the head; `full=true` checks every entry from the first. Also checks the chain against its highest signed checkpoint. `brokenAt` names the first failure. `content=true` also checks every trace's stored content against the `metadata.contentHash` of its latest audit entry that records one (SHA-256 over the trace’s `contentSalt` and the RFC 8785 canonical JSON of `{inputContext, outputDecision, metadata, rationale}`), in one streamed pass whatever `full` says, and adds `contentChecked`, `contentAltered` (with up to 20 `contentAlteredIds`), `contentErased` and `contentUnhashed`. An altered trace leaves the chain valid: its content lies outside the chain, its hash inside.
      */
     get: operations['verifyAuditChain'];
     put?: never;
@@ -1941,7 +1941,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/api/v1/agents': {
+  '/api/v1/traces': {
     parameters: {
       query?: never;
       header?: never;
@@ -1949,23 +1949,23 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * List agents
-     * @description Any role, a workspace key or an agent key. Newest first; limit default 50, max 100. A workspace key scoped to agents lists only those; an agent key lists only its own agent. `keyPrefix` is the start of the live key.
+     * List traces
+     * @description Newest first. Filters agentId, status (approved, flagged, blocked, success), from/to (ISO 8601). page default 1; limit default 20, values above 100 are clamped to 100. A workspace key scoped to agents sees only theirs.
      */
-    get: operations['listAgents'];
+    get: operations['listTraces'];
     put?: never;
     /**
-     * Create an agent and its key
-     * @description Owner, admin or member. Returns the agent with its `svc_agent_` key in `apiKey`, shown this once (only its SHA-256 is stored). The key is bound to this agent: its scope is fixed at creation and kept by regeneration. Writes `agent.created` (name and key prefix; never the key).
+     * Ingest a decision trace
+     * @description Agent key (svc_agent_): the trace is recorded for the key’s agent; a body `agentId` must equal it (else 403). A writable workspace key may ingest too, with `agentId` required and inside its scope. The body is validated with the limits of the schema version in force (X-Svc-Version; byte limits on the UTF-8 JSON encoding). Confidence, when absent, is estimated from the output text before policies run. Every outcome is stored with one audit entry (trace.approved | trace.flagged | trace.blocked); a flagged trace gets a pending review item. Idempotency-Key (≤ 255 characters) is honoured per organization for 24 hours. The answer comes once the trace has committed; traces arriving together are committed together (group commit).
      */
-    post: operations['createAgent'];
+    post: operations['ingestTrace'];
     delete?: never;
     options?: never;
     head?: never;
     patch?: never;
     trace?: never;
   };
-  '/api/v1/agents/{id}': {
+  '/api/v1/traces/{id}/similar': {
     parameters: {
       query?: never;
       header?: never;
@@ -1973,27 +1973,59 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Get an agent with its analytics
-     * @description Any role, a workspace key within its scope, or an agent key for its own agent. An agent outside the caller’s scope answers 404, like an absent one, so that other agents’ ids are not disclosed. `analytics` is computed over the agent’s traces: counts by status, mean confidence (two decimals, null when there are no traces), `humanOverrideRate` (traces with `humanOverride` over all the agent’s traces until human verdicts are recorded separately; null when there are none) and the time of the last trace.
+     * Traces similar to one trace
+     * @description Trigram similarity (pg_trgm) of prompt and output text within the organization, most similar first, the trace itself excluded; only traces with similarity ≥ 0.2. limit default 5, max 20.
      */
-    get: operations['getAgent'];
+    get: operations['listSimilarTraces'];
     put?: never;
     post?: never;
-    /**
-     * Delete an agent
-     * @description Owner or admin for any agent; a member only for agents they created. User session only: API keys get 403. The agent’s traces are retained; its key is revoked at once (401 from the next request). Its id leaves the `agentIds` of the organization’s policies and the `scope.agentIds` of its workspace keys in the same transaction; a policy or key left naming no agent (which would mean every agent) is deactivated or revoked instead of widened. Writes `agent.deleted` (listing them in `detachedFrom`) and, per changed record, `policy.updated`, `auth.key_updated` or `auth.key_revoked` with `reason: agent_deleted`.
-     */
-    delete: operations['deleteAgent'];
+    delete?: never;
     options?: never;
     head?: never;
-    /**
-     * Rename an agent or change its description
-     * @description Owner or admin for any agent; a member only for agents they created. User session only: API keys get 403. Writes `agent.updated` with the changes (nothing when nothing changed).
-     */
-    patch: operations['updateAgent'];
+    patch?: never;
     trace?: never;
   };
-  '/api/v1/agents/{id}/regenerate-key': {
+  '/api/v1/traces/{id}/verify': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Check a trace’s stored content against its audit entry
+     * @description Checks the trace’s stored content (inputContext, outputDecision, metadata, rationale) against the content hash its audit entry records: SHA-256 over the trace’s random salt and the RFC 8785 canonical form of the content. The entry is the trace’s own ingestion entry, or the entry of the last CPI verdict that changed the content. `intact`: the content is what was recorded; `altered`: it was changed outside the service (or its salt or entry is gone); `erased`: the subject’s content was erased (POST /subjects/{ref}/erasure), so there is nothing to check; `unhashed`: the trace was stored before content hashing, and nothing can be said of its content. The chain itself is checked by GET /audit/verify.
+     */
+    get: operations['verifyTraceContent'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/traces/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One trace
+     * @description Traces of another organization (or outside a key’s scope) answer 404.
+     */
+    get: operations['getTrace'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/otel/v1/traces': {
     parameters: {
       query?: never;
       header?: never;
@@ -2003,10 +2035,10 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Regenerate an agent’s key
-     * @description Owner or admin for any agent; a member only for agents they created. User session only: API keys get 403. Returns the new key in `apiKey`, shown this once, with the same scope as the old one; the old key is refused (401) from now on. Writes `agent.key_regenerated` (prefixes only).
+     * OTLP/HTTP trace export
+     * @description OTLP/HTTP ExportTraceServiceRequest as application/json or application/x-protobuf, optionally `Content-Encoding: gzip` (body ≤ 4 MiB as sent, ≤ 8 MiB inflated; a larger body answers 413 PAYLOAD_TOO_LARGE). Only generative-AI spans (gen_ai.operation.name, gen_ai.provider.name or gen_ai.system) are kept, others are dropped silently; each kept span goes through the POST /traces pipeline (validation under the schema version in force, policies, storage, audit) for the key’s agent. The reply uses the request’s encoding: ExportTraceServiceResponse whose partialSuccess counts the rejected spans with their reasons (blocked and flagged spans are accepted). An undecodable body answers 400 (413 too large, 415 unsupported Content-Type or Content-Encoding) with a google.rpc.Status `{code, message}` in the request’s encoding. Authentication and version errors keep the standard JSON error envelope.
      */
-    post: operations['regenerateAgentKey'];
+    post: operations['exportOtlpTraces'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2082,7 +2114,7 @@ export interface paths {
     patch: operations['updatePolicy'];
     trace?: never;
   };
-  '/api/v1/traces': {
+  '/api/v1/agents': {
     parameters: {
       query?: never;
       header?: never;
@@ -2090,23 +2122,23 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * List traces
-     * @description Newest first. Filters agentId, status (approved, flagged, blocked, success), from/to (ISO 8601). page default 1; limit default 20, values above 100 are clamped to 100. A workspace key scoped to agents sees only theirs.
+     * List agents
+     * @description Any role, a workspace key or an agent key. Newest first; limit default 50, max 100. A workspace key scoped to agents lists only those; an agent key lists only its own agent. `keyPrefix` is the start of the live key.
      */
-    get: operations['listTraces'];
+    get: operations['listAgents'];
     put?: never;
     /**
-     * Ingest a decision trace
-     * @description Agent key (svc_agent_): the trace is recorded for the key’s agent; a body `agentId` must equal it (else 403). A writable workspace key may ingest too, with `agentId` required and inside its scope. The body is validated with the limits of the schema version in force (X-Svc-Version; byte limits on the UTF-8 JSON encoding). Confidence, when absent, is estimated from the output text before policies run. Every outcome is stored with one audit entry (trace.approved | trace.flagged | trace.blocked); a flagged trace gets a pending review item. Idempotency-Key (≤ 255 characters) is honoured per organization for 24 hours. The answer comes once the trace has committed; traces arriving together are committed together (group commit).
+     * Create an agent and its key
+     * @description Owner, admin or member. Returns the agent with its `svc_agent_` key in `apiKey`, shown this once (only its SHA-256 is stored). The key is bound to this agent: its scope is fixed at creation and kept by regeneration. Writes `agent.created` (name and key prefix; never the key).
      */
-    post: operations['ingestTrace'];
+    post: operations['createAgent'];
     delete?: never;
     options?: never;
     head?: never;
     patch?: never;
     trace?: never;
   };
-  '/api/v1/traces/{id}/similar': {
+  '/api/v1/agents/{id}': {
     parameters: {
       query?: never;
       header?: never;
@@ -2114,39 +2146,27 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Traces similar to one trace
-     * @description Trigram similarity (pg_trgm) of prompt and output text within the organization, most similar first, the trace itself excluded; only traces with similarity ≥ 0.2. limit default 5, max 20.
+     * Get an agent with its analytics
+     * @description Any role, a workspace key within its scope, or an agent key for its own agent. An agent outside the caller’s scope answers 404, like an absent one, so that other agents’ ids are not disclosed. `analytics` is computed over the agent’s traces: counts by status, mean confidence (two decimals, null when there are no traces), `humanOverrideRate` (traces with `humanOverride` over all the agent’s traces until human verdicts are recorded separately; null when there are none) and the time of the last trace.
      */
-    get: operations['listSimilarTraces'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/traces/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * One trace
-     * @description Traces of another organization (or outside a key’s scope) answer 404.
-     */
-    get: operations['getTrace'];
+    get: operations['getAgent'];
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Delete an agent
+     * @description Owner or admin for any agent; a member only for agents they created. User session only: API keys get 403. The agent’s traces are retained; its key is revoked at once (401 from the next request). Its id leaves the `agentIds` of the organization’s policies and the `scope.agentIds` of its workspace keys in the same transaction; a policy or key left naming no agent (which would mean every agent) is deactivated or revoked instead of widened. Writes `agent.deleted` (listing them in `detachedFrom`) and, per changed record, `policy.updated`, `auth.key_updated` or `auth.key_revoked` with `reason: agent_deleted`.
+     */
+    delete: operations['deleteAgent'];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Rename an agent or change its description
+     * @description Owner or admin for any agent; a member only for agents they created. User session only: API keys get 403. Writes `agent.updated` with the changes (nothing when nothing changed).
+     */
+    patch: operations['updateAgent'];
     trace?: never;
   };
-  '/api/v1/otel/v1/traces': {
+  '/api/v1/agents/{id}/regenerate-key': {
     parameters: {
       query?: never;
       header?: never;
@@ -2156,10 +2176,10 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * OTLP/HTTP trace export
-     * @description OTLP/HTTP ExportTraceServiceRequest as application/json or application/x-protobuf, optionally `Content-Encoding: gzip` (body ≤ 4 MiB as sent, ≤ 8 MiB inflated; a larger body answers 413 PAYLOAD_TOO_LARGE). Only generative-AI spans (gen_ai.operation.name, gen_ai.provider.name or gen_ai.system) are kept, others are dropped silently; each kept span goes through the POST /traces pipeline (validation under the schema version in force, policies, storage, audit) for the key’s agent. The reply uses the request’s encoding: ExportTraceServiceResponse whose partialSuccess counts the rejected spans with their reasons (blocked and flagged spans are accepted). An undecodable body answers 400 (413 too large, 415 unsupported Content-Type or Content-Encoding) with a google.rpc.Status `{code, message}` in the request’s encoding. Authentication and version errors keep the standard JSON error envelope.
+     * Regenerate an agent’s key
+     * @description Owner or admin for any agent; a member only for agents they created. User session only: API keys get 403. Returns the new key in `apiKey`, shown this once, with the same scope as the old one; the old key is refused (401) from now on. Writes `agent.key_regenerated` (prefixes only).
      */
-    post: operations['exportOtlpTraces'];
+    post: operations['regenerateAgentKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2509,7 +2529,7 @@ export interface paths {
     put?: never;
     /**
      * Submit a human verdict on a trace
-     * @description Workspace key only (not read-only); enterprise and custom plans (cpiFeedbackIngest), else 403 FORBIDDEN. approve sets the trace to success with humanOverride false; correct (or a correctedDecision without action) replaces the decision, keeps the original, sets humanOverride true. A pending or escalated review item of the trace closes in the same transaction, `approved` for approve and `rejected` for correct, with `resolution: feedback`: audited `review.approved|rejected` naming the key and userEmail, announced as `review.completed`; deciding it afterwards answers 409 ALREADY_DECIDED. Errors: 400 VALIDATION_ERROR, 404 NOT_FOUND (trace not in the organization).
+     * @description Workspace key only (not read-only); enterprise and custom plans (cpiFeedbackIngest), else 403 FORBIDDEN. approve sets the trace to success with humanOverride false; correct (or a correctedDecision without action) replaces the decision, keeps the original, sets humanOverride true. A pending or escalated review item of the trace closes in the same transaction, `approved` for approve and `rejected` for correct, with `resolution: feedback`: audited `review.approved|rejected` naming the key and userEmail, announced as `review.completed`; deciding it afterwards answers 409 ALREADY_DECIDED. Errors: 400 VALIDATION_ERROR, 404 NOT_FOUND (trace not in the organization), 409 TRACE_ERASED (the subject’s content was erased: a verdict would write into it). The verdict’s audit entry records the content hash of the trace after it (GET /traces/{id}/verify checks against it from then on) and whether there were notes, not the notes.
      */
     post: operations['ingestCpiFeedback'];
     delete?: never;
@@ -2533,6 +2553,74 @@ export interface paths {
      */
     post: operations['purgeTraces'];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/subjects/{ref}/decisions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The decisions about a person
+     * @description Every decision about the person (GDPR article 15), across agents and across POST /traces and OTLP, newest first; erased traces are listed with their skeleton (content null, `erasedAt` set). Each call is audited (`subject.accessed`, the subject named by its hash). page default 1; limit default 20, values above 100 are clamped to 100. A reference no trace carries answers an empty page.
+     */
+    get: operations['listSubjectDecisions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/subjects/{ref}/erasure': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The progress of a person’s erasure
+     * @description The latest erasure of the subject and its progress; 404 when none was asked for.
+     */
+    get: operations['getSubjectErasure'];
+    put?: never;
+    /**
+     * Erase a person’s content
+     * @description Erases the person’s content (GDPR article 17) in the background, in batches of 1,000 traces a transaction: the traces’ inputContext, outputDecision, metadata and rationale (read as null, `erasedAt` set), the similarity text, the content hash’s salt, review notes, CPI verdicts’ notes, notes in stored events (the stream’s replay, webhook redeliveries) and receivers’ answers to those events. Status, confidence, policy results, reviewers and times stay, and the audit chain still verifies; GET /traces/{id}/verify then says `erased`. Answers 202 with the job; while one is running, the same job. Audited `subject.erasure_requested`, then `subject.erased` with the counts. 409 SUBJECT_ON_HOLD while a legal hold is in place.
+     */
+    post: operations['eraseSubject'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/subjects/{ref}/hold': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Place a legal hold on a person’s decisions
+     * @description Places a legal hold: while it is in place, erasure is refused (409 SUBJECT_ON_HOLD), a running erasure stops at its next batch, and retention purges (POST /traces/purge, the daily purge past the retention period) keep the subject’s traces. Idempotent; audited `subject.hold_placed` when placed.
+     */
+    post: operations['holdSubject'];
+    /**
+     * Lift a legal hold
+     * @description Lifts the legal hold (answers `held: false`); audited `subject.hold_lifted`. 404 when the subject is not on hold.
+     */
+    delete: operations['releaseSubjectHold'];
     options?: never;
     head?: never;
     patch?: never;
@@ -3084,6 +3172,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/traces/{id}/explanation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The explanation of one decision (EU AI Act art. 86), as JSON or a PDF
+     * @description Any role, and a workspace key that may read the trace (EU AI Act art. 86: the explanation of one decision to the person it concerns). From stored records only: the agent and its stated purpose (its description), the decision’s status and confidence, each policy that matched with its conditions in plain English (from the policy’s stored conditions; the text says so when the policy was edited after the decision, or deleted), the human review (the reviewer’s role, never who they are; the time, the decision and the notes), the approval pattern that approved it automatically, later human feedback (`corrections`), and the organization’s `contestContact` (PATCH /organizations/current). A trace whose content was erased is explained from what remains (`erasedAt` set). `format=pdf` answers the same as a PDF written for the person concerned (`Content-Disposition: attachment`), rendered by Chromium: 503 SERVICE_UNAVAILABLE when none is usable, when renders are saturated or one times out. Another organization’s trace, one outside a key’s scope, or a malformed id answers 404. `Cache-Control: no-store`.
+     */
+    get: operations['getTraceExplanation'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/subjects/{ref}/report': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The report of the decisions about a person, as a PDF (GDPR art. 15)
+     * @description Owner or admin. The decisions about the person (GDPR article 15) as a PDF written for them, in plain words: for each decision about the reference, across agents and across POST /traces and OTLP, newest first, when it was made, the agent’s name and description, the outcome and the confidence, each policy that matched in plain words, the human part (the reviewer’s role, never who they are; the time and the outcome; or the approval pattern that approved it; or none), later corrections, and at the end how to contest a decision (the organization’s `contestContact`, PATCH /organizations/current). Each decision says what GET /traces/{id}/explanation says of it. Erased decisions are listed with what remains and a note that their content was erased. At most 500 decisions, the newest; the PDF says how many more the records hold. A reference no trace carries answers a PDF saying so. The reference is printed in the PDF, which is for the person; it is never logged. Audited `subject.accessed` with `{what: "report", decisions}` (and `total` when more exist), the subject named by its hash. Rendered by Chromium: 503 SERVICE_UNAVAILABLE when none is usable, when renders are saturated or one times out. `Cache-Control: no-store`.
+     */
+    get: operations['getSubjectReport'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/events/ws': {
     parameters: {
       query?: never;
@@ -3557,6 +3685,8 @@ export interface components {
       features: string[];
       /** @description Traces older than this many days are purged daily; null keeps them. */
       traceRetentionDays: number | null;
+      /** @description Whom a person contests a decision with (an address, a URL, a department): shown as `contact` in the explanation of a decision (GET /traces/{id}/explanation). null until set. */
+      contestContact: string | null;
       /** Format: date-time */
       createdAt: string;
     };
@@ -3689,6 +3819,11 @@ export interface components {
       name?: string;
       /** @description Days traces are kept; the scheduler purges older ones daily. null keeps them for ever. At least 183 (the six months the EU AI Act asks deployers to keep logs). Owners and admins. */
       traceRetentionDays?: number | null;
+      /**
+       * @description Whom a person contests a decision with (EU AI Act art. 86): free text, 1 to 500 characters after trimming; null clears it. Owners and admins.
+       * @example Write to appeals@acme.example or to Acme Lending, Appeals, 1 Main Street, Dublin
+       */
+      contestContact?: string | null;
     };
     OrganizationDeletionDto: {
       id: string;
@@ -4583,6 +4718,16 @@ export interface components {
       verifiedFrom: number;
       /** @description Present when valid is false: the first entry that fails. */
       brokenAt?: components['schemas']['BrokenAtDto'];
+      /** @description With `content=true`: the traces whose content was checked, each against the `metadata.contentHash` of its latest audit entry that records one (intact, altered, erased or unhashed; the intact ones are the rest). Every trace of the organization that has an audit entry, checked in full on every call. */
+      contentChecked?: number;
+      /** @description With `content=true`: traces whose stored content (inputContext, outputDecision, metadata, rationale) no longer hashes, with their `contentSalt`, to the hash their latest entry records; whose salt is gone while their entry records a hash; or that no longer point at that entry (the entry GET /traces/{id}/verify reads). The chain itself may still be valid: the content lies outside it. */
+      contentAltered?: number;
+      /** @description With `content=true`: the ids of altered traces, at most 20, the most recently recorded first (`contentAltered` counts them all); GET /traces/{id}/verify checks one. */
+      contentAlteredIds?: string[];
+      /** @description With `content=true`: traces whose subject’s content was erased (`erasedAt`): nothing left to check. */
+      contentErased?: number;
+      /** @description With `content=true`: traces none of whose audit entries records a content hash (stored before content hashing): their content cannot be checked. A trace whose entry records a hash is never unhashed, whatever its own columns say (a missing salt is `altered`). */
+      contentUnhashed?: number;
     };
     AuditVerifyResponse: {
       /** @enum {boolean} */
@@ -4619,135 +4764,241 @@ export interface components {
       success: true;
       data: components['schemas']['AuditEntryDto'];
     };
-    AgentDto: {
-      /** @example 661f0c2a9b1e4c0012345678 */
+    FlaggedResultDto: {
       id: string;
-      /** @example Support triage bot */
+      /** @enum {string} */
+      status: 'approved' | 'flagged' | 'blocked';
+      confidence: number;
+      message: string;
+      /** @description The pending review item created for the trace. */
+      reviewItemId: string;
+    };
+    FlaggedEnvelopeDto: {
+      /** @enum {boolean} */
+      success: true;
+      /** @enum {string} */
+      code: 'SVC_FLAGGED_FOR_REVIEW';
+      data: components['schemas']['FlaggedResultDto'];
+    };
+    PolicyResultDto: {
+      policyId: string;
       name: string;
-      description: string | null;
+      /** @enum {string} */
+      outcome: 'block' | 'flag';
+    };
+    BlockedResultDto: {
+      id: string;
+      /** @enum {string} */
+      status: 'blocked';
+      confidence: number;
+      /** @description The policies that matched. */
+      policies: components['schemas']['PolicyResultDto'][];
+    };
+    BlockedEnvelopeDto: {
+      /** @enum {boolean} */
+      success: false;
+      /** @enum {string} */
+      code: 'SVC_BLOCKED_BY_POLICY';
+      error: string;
+      data: components['schemas']['BlockedResultDto'];
+    };
+    DuplicateDataDto: {
+      /** @description Id of the trace created by the first request with this key. */
+      id: string;
+    };
+    DuplicateEnvelopeDto: {
+      /** @enum {boolean} */
+      success: false;
+      /** @enum {string} */
+      code: 'SVC_DUPLICATE_REQUEST';
+      error: string;
+      data: components['schemas']['DuplicateDataDto'];
+    };
+    IngestResultDto: {
+      id: string;
+      /** @enum {string} */
+      status: 'approved' | 'flagged' | 'blocked';
+      confidence: number;
+      message: string;
+    };
+    IngestResultResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['IngestResultDto'];
+    };
+    InputContextDto: {
+      /** @description Input the agent received (schema 2026-04-11: ≤ 50,000 chars). */
+      prompt: string;
+      systemPrompt?: string | null;
+      /** @description Context the agent saw; ≤ 100 KiB as UTF-8 JSON (schema 2026-04-11). */
+      context?: {
+        [key: string]: unknown;
+      } | null;
+      conversationId?: string | null;
+    };
+    ToolCallDto: {
+      /** @example lookup_order */
+      name: string;
+      /** @description Arguments as the agent passed them (any JSON). */
+      arguments?:
+        | {
+            [key: string]: unknown;
+          }
+        | unknown[]
+        | string
+        | number
+        | boolean
+        | null;
+    };
+    OutputDecisionDto: {
       /**
-       * @description The start of the agent’s live key, to recognise it; the full key is shown only once.
-       * @example svc_agent_Zk3mQ9xT2bLw
+       * @description Action type, e.g. llm_response, tool_call.
+       * @example llm_response
        */
-      keyPrefix: string | null;
-      /** @description User id of the creator. */
-      createdBy: string | null;
+      action: string;
+      /** @description Agent output text (may be empty). */
+      text: string;
+      /** @description ≤ 10 KiB as UTF-8 JSON (schema 2026-04-11). */
+      actionObject?: {
+        [key: string]: unknown;
+      } | null;
+      rationale?: string | null;
+      alternatives?: unknown[] | null;
+      toolCalls?: components['schemas']['ToolCallDto'][] | null;
+    };
+    IngestTraceDto: {
+      inputContext: components['schemas']['InputContextDto'];
+      outputDecision: components['schemas']['OutputDecisionDto'];
+      metadata?: {
+        [key: string]: unknown;
+      } | null;
+      /** @description Agent of the trace. With an agent key it must be the key’s own agent (else 403); with a workspace key it is required and must lie in the key’s scope. */
+      agentId?: string | null;
+      /** @description Override; when absent the service estimates it from the output text before policies run. */
+      confidence?: number | null;
+      rationale?: string | null;
+      /** @description Your own opaque reference of the person the decision is about (a customer or account id), 1–200 characters. Stored only as an HMAC under the organization’s subject key and never returned (traces show `hasSubject`); it is how GET /subjects/{ref}/decisions, the erasure and legal holds find the decisions. OTLP: the span attribute `governance.subject.ref`. */
+      subjectRef?: string | null;
+    };
+    TraceOutputDecisionDto: {
+      /**
+       * @description Action type, e.g. llm_response, tool_call.
+       * @example llm_response
+       */
+      action: string;
+      /** @description Agent output text (may be empty). */
+      text: string;
+      /** @description ≤ 10 KiB as UTF-8 JSON (schema 2026-04-11). */
+      actionObject?: {
+        [key: string]: unknown;
+      } | null;
+      rationale?: string | null;
+      alternatives?: unknown[] | null;
+      toolCalls?: components['schemas']['ToolCallDto'][] | null;
+      /** @description The decision a human set by correcting the trace (CPI feedback). */
+      decision?: string;
+      /** @description After a correction: the decision before the first one (the agent’s action). */
+      originalDecision?: string | null;
+      /** @description After a correction: the reviewer’s notes. */
+      correctionNotes?: string | null;
+      /** @description After a correction that gave one. */
+      correctedConfidence?: number;
+    };
+    TraceDto: {
+      id: string;
+      organizationId: string;
+      agentId: string;
+      /** @enum {string} */
+      status: 'approved' | 'flagged' | 'blocked' | 'success';
+      confidence: number;
+      /** @description As ingested; null once the subject’s content was erased (`erasedAt`). */
+      inputContext: components['schemas']['InputContextDto'] | null;
+      /** @description As ingested, with what feedback set; null once erased. */
+      outputDecision: components['schemas']['TraceOutputDecisionDto'] | null;
+      /** @description The caller’s metadata as sent (any JSON object), and the members the service sets: `autoApprovedBy`, `approvedBy`, `approvedAt`. Null once erased. */
+      metadata:
+        | ({
+            /** @description The approval pattern that approved a flagged trace. */
+            autoApprovedBy?: string;
+            /** @description After CPI approval: the approver’s e-mail, or `apiKey:<id>`. */
+            approvedBy?: string;
+            /**
+             * Format: date-time
+             * @description After CPI approval.
+             */
+            approvedAt?: string;
+          } & {
+            [key: string]: unknown;
+          })
+        | null;
+      rationale: string | null;
+      /**
+       * @description Schema version in force at ingestion.
+       * @example 2026-04-11
+       */
+      schemaVersion: string;
+      humanOverride: boolean;
+      /** @description Policies that matched. */
+      policyResults: components['schemas']['PolicyResultDto'][];
+      reviewItemId: string | null;
+      /** @description Whether the trace was sent with a `subjectRef`. The reference itself is stored only as an HMAC and never returned. */
+      hasSubject: boolean;
+      /** @description The random salt (32 hex) of the content hash in the trace’s audit entry: with it, the content can be checked against an audit export offline (packages/audit-verify). Null for traces stored before content hashing and once erased. */
+      contentSalt: string | null;
+      /**
+       * Format: date-time
+       * @description When the subject’s content was erased (POST /subjects/{ref}/erasure); null while it is held.
+       */
+      erasedAt: string | null;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
     };
-    AgentPage: {
+    TracePage: {
       /** @enum {boolean} */
       success: true;
-      data: components['schemas']['AgentDto'][];
+      data: components['schemas']['TraceDto'][];
       pagination: components['schemas']['PaginationDto'];
     };
-    CreatedAgentDto: {
-      /** @example 661f0c2a9b1e4c0012345678 */
+    SimilarTraceDto: {
       id: string;
-      /** @example Support triage bot */
-      name: string;
-      description: string | null;
-      /**
-       * @description The start of the agent’s live key, to recognise it; the full key is shown only once.
-       * @example svc_agent_Zk3mQ9xT2bLw
-       */
-      keyPrefix: string | null;
-      /** @description User id of the creator. */
-      createdBy: string | null;
+      /** @enum {string} */
+      status: 'approved' | 'flagged' | 'blocked' | 'success';
+      confidence: number;
+      /** @description pg_trgm similarity of prompt and output text. */
+      similarity: number;
       /** Format: date-time */
       createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-      /**
-       * @description The agent key, shown this once: only its SHA-256 is stored. Send it as `X-API-Key`; traces sent with it are attached to this agent.
-       * @example svc_agent_Zk3mQ9xT2bLwR8vN1cYpD4sHf6gJ0aKe7uWq5oEiMtX
-       */
-      apiKey: string;
+      /** @description First 200 characters of the prompt and output text. */
+      excerpt: string;
     };
-    CreatedAgentResponse: {
+    SimilarTraceListResponse: {
       /** @enum {boolean} */
       success: true;
-      data: components['schemas']['CreatedAgentDto'];
+      data: components['schemas']['SimilarTraceDto'][];
     };
-    CreateAgentDto: {
-      /** @example Support triage bot */
-      name: string;
+    TraceVerificationDto: {
+      traceId: string;
       /**
-       * @description Optional; blank or null stores no description.
-       * @example Routes incoming tickets to the right queue.
+       * @description `intact`, `altered` (changed outside the service), `erased` (the subject’s content was erased), `unhashed` (stored before content hashing).
+       * @enum {string}
        */
-      description?: string | null;
+      status: 'intact' | 'altered' | 'erased' | 'unhashed';
+      /** @description The audit entry whose `metadata.contentHash` the content was checked against. */
+      auditEntryId: string | null;
+      /** @description The hash that entry records (64 hex); null when there is none. */
+      contentHash: string | null;
     };
-    AgentStatusCountsDto: {
-      approved: number;
-      flagged: number;
-      blocked: number;
-      success: number;
-    };
-    AgentAnalyticsDto: {
-      totalTraces: number;
-      byStatus: components['schemas']['AgentStatusCountsDto'];
-      /**
-       * @description Mean confidence of the agent’s traces, two decimals; null when there are none.
-       * @example 0.87
-       */
-      averageConfidence: number | null;
-      /**
-       * @description Share of traces with `humanOverride` set, two decimals; null when there are none. Until human verdicts are recorded separately the denominator is every trace of the agent.
-       * @example 0.05
-       */
-      humanOverrideRate: number | null;
-      /** Format: date-time */
-      lastTraceAt: string | null;
-    };
-    AgentDetailDto: {
-      /** @example 661f0c2a9b1e4c0012345678 */
-      id: string;
-      /** @example Support triage bot */
-      name: string;
-      description: string | null;
-      /**
-       * @description The start of the agent’s live key, to recognise it; the full key is shown only once.
-       * @example svc_agent_Zk3mQ9xT2bLw
-       */
-      keyPrefix: string | null;
-      /** @description User id of the creator. */
-      createdBy: string | null;
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-      analytics: components['schemas']['AgentAnalyticsDto'];
-    };
-    AgentDetailResponse: {
+    TraceVerificationResponse: {
       /** @enum {boolean} */
       success: true;
-      data: components['schemas']['AgentDetailDto'];
+      data: components['schemas']['TraceVerificationDto'];
     };
-    AgentResponse: {
+    TraceResponse: {
       /** @enum {boolean} */
       success: true;
-      data: components['schemas']['AgentDto'];
-    };
-    UpdateAgentDto: {
-      /** @example Support triage bot v2 */
-      name?: string;
-      /** @description Absent leaves the description unchanged; null or blank removes it. */
-      description?: string | null;
-    };
-    RegeneratedAgentKeyDto: {
-      /**
-       * @description The new agent key, shown this once; the previous key is refused from now on.
-       * @example svc_agent_Zk3mQ9xT2bLwR8vN1cYpD4sHf6gJ0aKe7uWq5oEiMtX
-       */
-      apiKey: string;
-    };
-    RegeneratedAgentKeyResponse: {
-      /** @enum {boolean} */
-      success: true;
-      data: components['schemas']['RegeneratedAgentKeyDto'];
+      data: components['schemas']['TraceDto'];
     };
     PolicyConditionDto: {
       /** @example outputDecision.text */
@@ -4882,211 +5133,135 @@ export interface components {
       /** @description Replaces the whole list. 1 to 20 conditions `{field, operator, value}`. Fields: inputContext.prompt, inputContext.systemPrompt, outputDecision.text, outputDecision.action, toolCalls.name, confidence, agentId, metadata.<path>. Operators: equals, not_equals, contains, not_contains, matches, in, not_in, gt, gte, lt, lte, exists, not_exists. `matches` takes an RE2 pattern (at most 512 characters, case-insensitive). Each refusal is a detail named by its path (`conditions[1].value`). */
       conditions?: components['schemas']['PolicyConditionDto'][];
     };
-    FlaggedResultDto: {
+    AgentDto: {
+      /** @example 661f0c2a9b1e4c0012345678 */
       id: string;
-      /** @enum {string} */
-      status: 'approved' | 'flagged' | 'blocked';
-      confidence: number;
-      message: string;
-      /** @description The pending review item created for the trace. */
-      reviewItemId: string;
-    };
-    FlaggedEnvelopeDto: {
-      /** @enum {boolean} */
-      success: true;
-      /** @enum {string} */
-      code: 'SVC_FLAGGED_FOR_REVIEW';
-      data: components['schemas']['FlaggedResultDto'];
-    };
-    PolicyResultDto: {
-      policyId: string;
+      /** @example Support triage bot */
       name: string;
-      /** @enum {string} */
-      outcome: 'block' | 'flag';
-    };
-    BlockedResultDto: {
-      id: string;
-      /** @enum {string} */
-      status: 'blocked';
-      confidence: number;
-      /** @description The policies that matched. */
-      policies: components['schemas']['PolicyResultDto'][];
-    };
-    BlockedEnvelopeDto: {
-      /** @enum {boolean} */
-      success: false;
-      /** @enum {string} */
-      code: 'SVC_BLOCKED_BY_POLICY';
-      error: string;
-      data: components['schemas']['BlockedResultDto'];
-    };
-    DuplicateDataDto: {
-      /** @description Id of the trace created by the first request with this key. */
-      id: string;
-    };
-    DuplicateEnvelopeDto: {
-      /** @enum {boolean} */
-      success: false;
-      /** @enum {string} */
-      code: 'SVC_DUPLICATE_REQUEST';
-      error: string;
-      data: components['schemas']['DuplicateDataDto'];
-    };
-    IngestResultDto: {
-      id: string;
-      /** @enum {string} */
-      status: 'approved' | 'flagged' | 'blocked';
-      confidence: number;
-      message: string;
-    };
-    IngestResultResponse: {
-      /** @enum {boolean} */
-      success: true;
-      data: components['schemas']['IngestResultDto'];
-    };
-    InputContextDto: {
-      /** @description Input the agent received (schema 2026-04-11: ≤ 50,000 chars). */
-      prompt: string;
-      systemPrompt?: string | null;
-      /** @description Context the agent saw; ≤ 100 KiB as UTF-8 JSON (schema 2026-04-11). */
-      context?: {
-        [key: string]: unknown;
-      } | null;
-      conversationId?: string | null;
-    };
-    ToolCallDto: {
-      /** @example lookup_order */
-      name: string;
-      /** @description Arguments as the agent passed them (any JSON). */
-      arguments?:
-        | {
-            [key: string]: unknown;
-          }
-        | unknown[]
-        | string
-        | number
-        | boolean
-        | null;
-    };
-    OutputDecisionDto: {
+      description: string | null;
       /**
-       * @description Action type, e.g. llm_response, tool_call.
-       * @example llm_response
+       * @description The start of the agent’s live key, to recognise it; the full key is shown only once.
+       * @example svc_agent_Zk3mQ9xT2bLw
        */
-      action: string;
-      /** @description Agent output text (may be empty). */
-      text: string;
-      /** @description ≤ 10 KiB as UTF-8 JSON (schema 2026-04-11). */
-      actionObject?: {
-        [key: string]: unknown;
-      } | null;
-      rationale?: string | null;
-      alternatives?: unknown[] | null;
-      toolCalls?: components['schemas']['ToolCallDto'][] | null;
-    };
-    IngestTraceDto: {
-      inputContext: components['schemas']['InputContextDto'];
-      outputDecision: components['schemas']['OutputDecisionDto'];
-      metadata?: {
-        [key: string]: unknown;
-      } | null;
-      /** @description Agent of the trace. With an agent key it must be the key’s own agent (else 403); with a workspace key it is required and must lie in the key’s scope. */
-      agentId?: string | null;
-      /** @description Override; when absent the service estimates it from the output text before policies run. */
-      confidence?: number | null;
-      rationale?: string | null;
-    };
-    TraceOutputDecisionDto: {
-      /**
-       * @description Action type, e.g. llm_response, tool_call.
-       * @example llm_response
-       */
-      action: string;
-      /** @description Agent output text (may be empty). */
-      text: string;
-      /** @description ≤ 10 KiB as UTF-8 JSON (schema 2026-04-11). */
-      actionObject?: {
-        [key: string]: unknown;
-      } | null;
-      rationale?: string | null;
-      alternatives?: unknown[] | null;
-      toolCalls?: components['schemas']['ToolCallDto'][] | null;
-      /** @description The decision a human set by correcting the trace (CPI feedback). */
-      decision?: string;
-      /** @description After a correction: the decision before the first one (the agent’s action). */
-      originalDecision?: string | null;
-      /** @description After a correction: the reviewer’s notes. */
-      correctionNotes?: string | null;
-      /** @description After a correction that gave one. */
-      correctedConfidence?: number;
-    };
-    TraceDto: {
-      id: string;
-      organizationId: string;
-      agentId: string;
-      /** @enum {string} */
-      status: 'approved' | 'flagged' | 'blocked' | 'success';
-      confidence: number;
-      /** @description As ingested. */
-      inputContext: components['schemas']['InputContextDto'];
-      /** @description As ingested, with what feedback set. */
-      outputDecision: components['schemas']['TraceOutputDecisionDto'];
-      /** @description The caller’s metadata as sent (any JSON object), and the members the service sets: `autoApprovedBy`, `approvedBy`, `approvedAt`. */
-      metadata: {
-        /** @description The approval pattern that approved a flagged trace. */
-        autoApprovedBy?: string;
-        /** @description After CPI approval: the approver’s e-mail, or `apiKey:<id>`. */
-        approvedBy?: string;
-        /**
-         * Format: date-time
-         * @description After CPI approval.
-         */
-        approvedAt?: string;
-      } & {
-        [key: string]: unknown;
-      };
-      rationale: string | null;
-      /**
-       * @description Schema version in force at ingestion.
-       * @example 2026-04-11
-       */
-      schemaVersion: string;
-      humanOverride: boolean;
-      /** @description Policies that matched. */
-      policyResults: components['schemas']['PolicyResultDto'][];
-      reviewItemId: string | null;
+      keyPrefix: string | null;
+      /** @description User id of the creator. */
+      createdBy: string | null;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
     };
-    TracePage: {
+    AgentPage: {
       /** @enum {boolean} */
       success: true;
-      data: components['schemas']['TraceDto'][];
+      data: components['schemas']['AgentDto'][];
       pagination: components['schemas']['PaginationDto'];
     };
-    SimilarTraceDto: {
+    CreatedAgentDto: {
+      /** @example 661f0c2a9b1e4c0012345678 */
       id: string;
-      /** @enum {string} */
-      status: 'approved' | 'flagged' | 'blocked' | 'success';
-      confidence: number;
-      /** @description pg_trgm similarity of prompt and output text. */
-      similarity: number;
+      /** @example Support triage bot */
+      name: string;
+      description: string | null;
+      /**
+       * @description The start of the agent’s live key, to recognise it; the full key is shown only once.
+       * @example svc_agent_Zk3mQ9xT2bLw
+       */
+      keyPrefix: string | null;
+      /** @description User id of the creator. */
+      createdBy: string | null;
       /** Format: date-time */
       createdAt: string;
-      /** @description First 200 characters of the prompt and output text. */
-      excerpt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      /**
+       * @description The agent key, shown this once: only its SHA-256 is stored. Send it as `X-API-Key`; traces sent with it are attached to this agent.
+       * @example svc_agent_Zk3mQ9xT2bLwR8vN1cYpD4sHf6gJ0aKe7uWq5oEiMtX
+       */
+      apiKey: string;
     };
-    SimilarTraceListResponse: {
+    CreatedAgentResponse: {
       /** @enum {boolean} */
       success: true;
-      data: components['schemas']['SimilarTraceDto'][];
+      data: components['schemas']['CreatedAgentDto'];
     };
-    TraceResponse: {
+    CreateAgentDto: {
+      /** @example Support triage bot */
+      name: string;
+      /**
+       * @description Optional; blank or null stores no description.
+       * @example Routes incoming tickets to the right queue.
+       */
+      description?: string | null;
+    };
+    AgentStatusCountsDto: {
+      approved: number;
+      flagged: number;
+      blocked: number;
+      success: number;
+    };
+    AgentAnalyticsDto: {
+      totalTraces: number;
+      byStatus: components['schemas']['AgentStatusCountsDto'];
+      /**
+       * @description Mean confidence of the agent’s traces, two decimals; null when there are none.
+       * @example 0.87
+       */
+      averageConfidence: number | null;
+      /**
+       * @description Share of traces with `humanOverride` set, two decimals; null when there are none. Until human verdicts are recorded separately the denominator is every trace of the agent.
+       * @example 0.05
+       */
+      humanOverrideRate: number | null;
+      /** Format: date-time */
+      lastTraceAt: string | null;
+    };
+    AgentDetailDto: {
+      /** @example 661f0c2a9b1e4c0012345678 */
+      id: string;
+      /** @example Support triage bot */
+      name: string;
+      description: string | null;
+      /**
+       * @description The start of the agent’s live key, to recognise it; the full key is shown only once.
+       * @example svc_agent_Zk3mQ9xT2bLw
+       */
+      keyPrefix: string | null;
+      /** @description User id of the creator. */
+      createdBy: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      analytics: components['schemas']['AgentAnalyticsDto'];
+    };
+    AgentDetailResponse: {
       /** @enum {boolean} */
       success: true;
-      data: components['schemas']['TraceDto'];
+      data: components['schemas']['AgentDetailDto'];
+    };
+    AgentResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['AgentDto'];
+    };
+    UpdateAgentDto: {
+      /** @example Support triage bot v2 */
+      name?: string;
+      /** @description Absent leaves the description unchanged; null or blank removes it. */
+      description?: string | null;
+    };
+    RegeneratedAgentKeyDto: {
+      /**
+       * @description The new agent key, shown this once; the previous key is refused from now on.
+       * @example svc_agent_Zk3mQ9xT2bLwR8vN1cYpD4sHf6gJ0aKe7uWq5oEiMtX
+       */
+      apiKey: string;
+    };
+    RegeneratedAgentKeyResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['RegeneratedAgentKeyDto'];
     };
     ApprovalPatternDto: {
       id: string;
@@ -5566,6 +5741,52 @@ export interface components {
        * @default false
        */
       dryRun?: boolean;
+    };
+    SubjectErasureStartedDto: {
+      /** @description The erasure job; GET /subjects/{ref}/erasure shows its progress. */
+      jobId: string;
+      /** @enum {string} */
+      status: 'running' | 'done';
+    };
+    SubjectErasureStartedResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['SubjectErasureStartedDto'];
+    };
+    SubjectErasureDto: {
+      jobId: string;
+      /**
+       * @description `running` until every trace of the subject is erased.
+       * @enum {string}
+       */
+      status: 'running' | 'done';
+      /** @description Traces whose content this job erased so far. */
+      tracesErased: number;
+      /** @description A legal hold was placed while the job ran: it stopped there (status `done`); what it had erased stays erased. */
+      stoppedByHold: boolean;
+      /** Format: date-time */
+      startedAt: string;
+      /** Format: date-time */
+      finishedAt: string | null;
+    };
+    SubjectErasureResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['SubjectErasureDto'];
+    };
+    SubjectHoldDto: {
+      /** @description Whether the subject is on legal hold (false once lifted). */
+      held: boolean;
+      /**
+       * Format: date-time
+       * @description When the hold was placed; null once lifted.
+       */
+      since: string | null;
+    };
+    SubjectHoldResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['SubjectHoldDto'];
     };
     RecipientConfirmedDto: {
       /** @description The integration the address now receives notifications of. */
@@ -6342,6 +6563,99 @@ export interface components {
       success: true;
       data: components['schemas']['AlertDeletedDto'];
     };
+    ExplanationAgentDto: {
+      id: string;
+      /** @description null once the agent was deleted. */
+      name: string | null;
+      /** @description The agent’s stated purpose, as its description records it; null when none was given. */
+      description: string | null;
+    };
+    ExplanationDecisionDto: {
+      /**
+       * @description The trace’s status now (`success`: settled by human feedback after the decision).
+       * @enum {string}
+       */
+      status: 'approved' | 'flagged' | 'blocked' | 'success';
+      /** @description The agent’s confidence in its decision, 0 to 1. */
+      confidence: number;
+      /**
+       * Format: date-time
+       * @description When the decision was recorded.
+       */
+      madeAt: string;
+    };
+    ExplanationPolicyDto: {
+      policyId: string;
+      /** @description The policy’s name when it matched. */
+      name: string;
+      /** @enum {string} */
+      outcome: 'block' | 'flag';
+      /** @description The policy’s conditions in plain English ("The output contained an e-mail address."), from its stored conditions; it says so when the policy was edited after the decision, or deleted. */
+      explanation: string;
+    };
+    ExplanationHumanReviewDto: {
+      /** @enum {string} */
+      decision: 'approved' | 'rejected' | 'escalated';
+      /** Format: date-time */
+      decidedAt: string;
+      /**
+       * @description The reviewer’s role in the organization (never who they are); null when the item was closed by feedback, or the reviewer is no longer a member.
+       * @enum {string|null}
+       */
+      reviewerRole: 'owner' | 'admin' | 'member' | 'viewer' | null;
+      /** @description The reviewer’s notes or reason. */
+      notes: string | null;
+      /**
+       * @description `review`: decided in the review queue; `feedback`: closed by human feedback (POST /cpi/ingest).
+       * @enum {string}
+       */
+      via: 'review' | 'feedback';
+    };
+    ExplanationCorrectionDto: {
+      /**
+       * @description `correct`: a person replaced the decision; `approve`: a person confirmed it.
+       * @enum {string}
+       */
+      action: 'approve' | 'correct';
+      /**
+       * Format: date-time
+       * @description When this feedback was (last) given.
+       */
+      at: string;
+      /** @description The agent’s own decision. */
+      originalDecision: string | null;
+      /** @description The decision the person set (`correct`). */
+      correctedDecision: string | null;
+      originalConfidence: number;
+      correctedConfidence: number | null;
+      /** @description The reason given with the feedback. */
+      notes: string | null;
+    };
+    TraceExplanationDto: {
+      traceId: string;
+      agent: components['schemas']['ExplanationAgentDto'];
+      decision: components['schemas']['ExplanationDecisionDto'];
+      /** @description The policies that matched, in priority order. */
+      policies: components['schemas']['ExplanationPolicyDto'][];
+      /** @description The human decision on its review item; null when none was made (not flagged, or still pending). */
+      humanReview: components['schemas']['ExplanationHumanReviewDto'] | null;
+      /** @description The approval pattern that approved the flagged decision automatically, if one did. */
+      autoApprovedBy: string | null;
+      /** @description Human feedback given after the decision (POST /cpi/ingest): its latest verdict, or nothing. */
+      corrections: components['schemas']['ExplanationCorrectionDto'][];
+      /** @description Whom to contest the decision with: the organization’s `contestContact`; null when not set. */
+      contact: string | null;
+      /**
+       * Format: date-time
+       * @description When the decision’s content was erased; the explanation is then made from what remains.
+       */
+      erasedAt: string | null;
+    };
+    TraceExplanationResponse: {
+      /** @enum {boolean} */
+      success: true;
+      data: components['schemas']['TraceExplanationDto'];
+    };
     /** @description An RFC 7643 User: a member of the token’s organization. With `attributes` or `excludedAttributes` (RFC 7644 §3.9) only the attributes asked for are present; `id` and `schemas` always are. */
     ScimUser: {
       /**
@@ -6812,9 +7126,11 @@ export interface components {
       | 'SESSION_REVOKED'
       | 'SSO_DOMAIN_TAKEN'
       | 'SSO_REQUIRED'
+      | 'SUBJECT_ON_HOLD'
       | 'SVC_BLOCKED_BY_POLICY'
       | 'SVC_DUPLICATE_REQUEST'
       | 'TOKEN_EXPIRED'
+      | 'TRACE_ERASED'
       | 'UNAUTHORIZED'
       | 'UNSUPPORTED_MEDIA_TYPE'
       | 'UPGRADE_REQUIRED'
@@ -15499,6 +15815,8 @@ export interface operations {
       query?: {
         /** @description Check every entry from the first, instead of only those after the prefix verified before. */
         full?: boolean;
+        /** @description Also check every trace’s stored content against the content hash its latest audit entry records (`contentChecked`, `contentAltered`, …). Always a full pass over the traces, whatever `full` says. */
+        content?: boolean;
       };
       header?: {
         /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
@@ -15943,13 +16261,20 @@ export interface operations {
       };
     };
   };
-  listAgents: {
+  listTraces: {
     parameters: {
       query?: {
         /** @description Page number, starting at 1. */
         page?: number;
         /** @description Page size; values above the maximum are clamped. */
         limit?: number;
+        /** @description Traces of this agent only. */
+        agentId?: string;
+        status?: 'approved' | 'flagged' | 'blocked' | 'success';
+        /** @description Traces created at or after this instant. */
+        from?: string;
+        /** @description Traces created at or before this instant. */
+        to?: string;
       };
       header?: {
         /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
@@ -15968,7 +16293,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['AgentPage'];
+          'application/json': components['schemas']['TracePage'];
         };
       };
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
@@ -16017,12 +16342,14 @@ export interface operations {
       };
     };
   };
-  createAgent: {
+  ingestTrace: {
     parameters: {
       query?: never;
       header?: {
-        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        /** @description Schema version (YYYY-MM-DD); default latest. */
         'X-Svc-Version'?: string;
+        /** @description 1–255 characters; a repeat within 24 hours answers 409 SVC_DUPLICATE_REQUEST with the first trace id. */
+        'Idempotency-Key'?: string;
       };
       path?: never;
       cookie?: never;
@@ -16031,15 +16358,49 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "name": "Support triage bot",
-         *       "description": "Routes incoming tickets to the right queue."
+         *       "agentId": "661f0c2a9b1e4c0012345678",
+         *       "inputContext": {
+         *         "prompt": "Can I get a refund for order 4411? It arrived broken.",
+         *         "systemPrompt": "You are the support assistant of an online shop. Refunds above 200 EUR need a human.",
+         *         "context": {
+         *           "customerTier": "gold",
+         *           "orderTotalEur": 89.9
+         *         },
+         *         "conversationId": "conv-2026-04-11-0042"
+         *       },
+         *       "outputDecision": {
+         *         "action": "issue_refund",
+         *         "text": "I am sorry about that: order 4411 qualifies, and I have started a full refund of 89.90 EUR.",
+         *         "actionObject": {
+         *           "orderId": "4411",
+         *           "amountEur": 89.9
+         *         },
+         *         "rationale": "Damaged on arrival, below the 200 EUR limit, customer in good standing.",
+         *         "alternatives": [
+         *           "offer_replacement"
+         *         ],
+         *         "toolCalls": [
+         *           {
+         *             "name": "lookup_order",
+         *             "arguments": {
+         *               "orderId": "4411"
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "metadata": {
+         *         "model": "gpt-4o",
+         *         "promptTokens": 412,
+         *         "completionTokens": 58
+         *       },
+         *       "confidence": 0.92
          *     }
          */
-        'application/json': components['schemas']['CreateAgentDto'];
+        'application/json': components['schemas']['IngestTraceDto'];
       };
     };
     responses: {
-      /** @description Success */
+      /** @description Approved (status `approved`). */
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -16047,7 +16408,125 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['CreatedAgentResponse'];
+          'application/json': components['schemas']['IngestResultResponse'];
+        };
+      };
+      /** @description Flagged for review: code SVC_FLAGGED_FOR_REVIEW, with the review item id. */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FlaggedEnvelopeDto'];
+        };
+      };
+      /** @description VALIDATION_ERROR (`details` names each field over its limit or missing; bad Idempotency-Key), VERSION_UNSUPPORTED */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description SVC_BLOCKED_BY_POLICY (trace stored as blocked; `data` names the policies), or FORBIDDEN (key kind, agentId not the key’s agent or outside the key’s scope, read-only key). */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['IngestTraceForbiddenResponse'];
+        };
+      };
+      /** @description SVC_DUPLICATE_REQUEST: the Idempotency-Key was used within 24 hours; `data.id` is the first trace. */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DuplicateEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description SERVICE_UNAVAILABLE: more traces wait to be written than INGEST_MAX_PENDING; nothing was stored, retry after Retry-After seconds */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  listSimilarTraces: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SimilarTraceListResponse'];
         };
       };
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
@@ -16083,6 +16562,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
+      /** @description NOT_FOUND (absent, or in another organization) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
@@ -16096,7 +16586,7 @@ export interface operations {
       };
     };
   };
-  getAgent: {
+  verifyTraceContent: {
     parameters: {
       query?: never;
       header?: {
@@ -16104,7 +16594,6 @@ export interface operations {
         'X-Svc-Version'?: string;
       };
       path: {
-        /** @description Agent id (24 lower-case hex characters). */
         id: string;
       };
       cookie?: never;
@@ -16119,7 +16608,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['AgentDetailResponse'];
+          'application/json': components['schemas']['TraceVerificationResponse'];
         };
       };
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
@@ -16155,7 +16644,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
+      /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -16179,7 +16668,7 @@ export interface operations {
       };
     };
   };
-  deleteAgent: {
+  getTrace: {
     parameters: {
       query?: never;
       header?: {
@@ -16187,7 +16676,6 @@ export interface operations {
         'X-Svc-Version'?: string;
       };
       path: {
-        /** @description Agent id (24 lower-case hex characters). */
         id: string;
       };
       cookie?: never;
@@ -16202,7 +16690,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['DeletedResponse'];
+          'application/json': components['schemas']['TraceResponse'];
         };
       };
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
@@ -16238,7 +16726,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
+      /** @description NOT_FOUND (absent, or in another organization) */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -16262,32 +16750,110 @@ export interface operations {
       };
     };
   };
-  updateAgent: {
+  exportOtlpTraces: {
     parameters: {
       query?: never;
       header?: {
+        /** @description gzip or identity. */
+        'Content-Encoding'?: string;
         /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
         'X-Svc-Version'?: string;
       };
-      path: {
-        /** @description Agent id (24 lower-case hex characters). */
-        id: string;
-      };
+      path?: never;
       cookie?: never;
     };
+    /** @description ExportTraceServiceRequest (OTLP/JSON or protobuf). */
     requestBody: {
       content: {
         /**
          * @example {
-         *       "name": "Support triage bot v2",
-         *       "description": "Routes tickets and drafts first answers."
+         *       "resourceSpans": [
+         *         {
+         *           "resource": {
+         *             "attributes": [
+         *               {
+         *                 "key": "service.name",
+         *                 "value": {
+         *                   "stringValue": "support-triage-bot"
+         *                 }
+         *               }
+         *             ]
+         *           },
+         *           "scopeSpans": [
+         *             {
+         *               "scope": {
+         *                 "name": "opentelemetry.instrumentation.openai",
+         *                 "version": "0.48.0"
+         *               },
+         *               "spans": [
+         *                 {
+         *                   "traceId": "5b8efff798038103d269b633813fc60c",
+         *                   "spanId": "eee19b7ec3c1b174",
+         *                   "name": "chat gpt-4o",
+         *                   "kind": 3,
+         *                   "startTimeUnixNano": "1750000000000000000",
+         *                   "endTimeUnixNano": "1750000001250500000",
+         *                   "attributes": [
+         *                     {
+         *                       "key": "gen_ai.operation.name",
+         *                       "value": {
+         *                         "stringValue": "chat"
+         *                       }
+         *                     },
+         *                     {
+         *                       "key": "gen_ai.provider.name",
+         *                       "value": {
+         *                         "stringValue": "openai"
+         *                       }
+         *                     },
+         *                     {
+         *                       "key": "gen_ai.request.model",
+         *                       "value": {
+         *                         "stringValue": "gpt-4o"
+         *                       }
+         *                     },
+         *                     {
+         *                       "key": "gen_ai.usage.input_tokens",
+         *                       "value": {
+         *                         "intValue": "97"
+         *                       }
+         *                     },
+         *                     {
+         *                       "key": "gen_ai.usage.output_tokens",
+         *                       "value": {
+         *                         "intValue": "52"
+         *                       }
+         *                     },
+         *                     {
+         *                       "key": "gen_ai.input.messages",
+         *                       "value": {
+         *                         "stringValue": "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"Can I get a refund for order 4411?\"}]}]"
+         *                       }
+         *                     },
+         *                     {
+         *                       "key": "gen_ai.output.messages",
+         *                       "value": {
+         *                         "stringValue": "[{\"role\":\"assistant\",\"finish_reason\":\"stop\",\"parts\":[{\"type\":\"text\",\"content\":\"Order 4411 qualifies: I have started the refund.\"}]}]"
+         *                       }
+         *                     }
+         *                   ],
+         *                   "status": {
+         *                     "code": 1
+         *                   }
+         *                 }
+         *               ]
+         *             }
+         *           ]
+         *         }
+         *       ]
          *     }
          */
-        'application/json': components['schemas']['UpdateAgentDto'];
+        'application/json': components['schemas']['OtlpExportTraceServiceRequest'];
+        'application/x-protobuf': string;
       };
     };
     responses: {
-      /** @description Success */
+      /** @description Accepted; partialSuccess counts rejected spans. */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -16295,10 +16861,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['AgentResponse'];
+          'application/json': components['schemas']['OtlpExportTraceServiceResponse'];
+          'application/x-protobuf': string;
         };
       };
-      /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
+      /** @description Malformed OTLP body (google.rpc.Status), or VERSION_UNSUPPORTED (error envelope). */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -16306,7 +16873,8 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
+          'application/json': components['schemas']['OtlpStatus'];
+          'application/x-protobuf': string;
         };
       };
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
@@ -16318,6 +16886,7 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
+          'application/x-protobuf': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
@@ -16329,17 +16898,7 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
-      404: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
+          'application/x-protobuf': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
@@ -16353,87 +16912,39 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-    };
-  };
-  regenerateAgentKey: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
-        'X-Svc-Version'?: string;
-      };
-      path: {
-        /** @description Agent id (24 lower-case hex characters). */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
+      /** @description Body too large, or more GenAI spans than ingestion accepts at once (INGEST_MAX_PENDING): split the export (google.rpc.Status, code 8). */
+      413: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['RegeneratedAgentKeyResponse'];
+          'application/json': components['schemas']['OtlpStatus'];
         };
       };
-      /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
-      400: {
+      /** @description Unsupported Content-Type or Content-Encoding (google.rpc.Status). */
+      415: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OtlpStatus'];
+        };
+      };
+      /** @description SERVICE_UNAVAILABLE: the export’s spans would take ingestion past INGEST_MAX_PENDING; none was stored, retry after Retry-After seconds */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
-      401: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
-      403: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
-      404: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
-      410: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
+          'application/x-protobuf': components['schemas']['ErrorEnvelopeDto'];
         };
       };
     };
@@ -16954,20 +17465,13 @@ export interface operations {
       };
     };
   };
-  listTraces: {
+  listAgents: {
     parameters: {
       query?: {
         /** @description Page number, starting at 1. */
         page?: number;
         /** @description Page size; values above the maximum are clamped. */
         limit?: number;
-        /** @description Traces of this agent only. */
-        agentId?: string;
-        status?: 'approved' | 'flagged' | 'blocked' | 'success';
-        /** @description Traces created at or after this instant. */
-        from?: string;
-        /** @description Traces created at or before this instant. */
-        to?: string;
       };
       header?: {
         /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
@@ -16986,7 +17490,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['TracePage'];
+          'application/json': components['schemas']['AgentPage'];
         };
       };
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
@@ -17035,14 +17539,12 @@ export interface operations {
       };
     };
   };
-  ingestTrace: {
+  createAgent: {
     parameters: {
       query?: never;
       header?: {
-        /** @description Schema version (YYYY-MM-DD); default latest. */
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
         'X-Svc-Version'?: string;
-        /** @description 1–255 characters; a repeat within 24 hours answers 409 SVC_DUPLICATE_REQUEST with the first trace id. */
-        'Idempotency-Key'?: string;
       };
       path?: never;
       cookie?: never;
@@ -17051,49 +17553,15 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "agentId": "661f0c2a9b1e4c0012345678",
-         *       "inputContext": {
-         *         "prompt": "Can I get a refund for order 4411? It arrived broken.",
-         *         "systemPrompt": "You are the support assistant of an online shop. Refunds above 200 EUR need a human.",
-         *         "context": {
-         *           "customerTier": "gold",
-         *           "orderTotalEur": 89.9
-         *         },
-         *         "conversationId": "conv-2026-04-11-0042"
-         *       },
-         *       "outputDecision": {
-         *         "action": "issue_refund",
-         *         "text": "I am sorry about that: order 4411 qualifies, and I have started a full refund of 89.90 EUR.",
-         *         "actionObject": {
-         *           "orderId": "4411",
-         *           "amountEur": 89.9
-         *         },
-         *         "rationale": "Damaged on arrival, below the 200 EUR limit, customer in good standing.",
-         *         "alternatives": [
-         *           "offer_replacement"
-         *         ],
-         *         "toolCalls": [
-         *           {
-         *             "name": "lookup_order",
-         *             "arguments": {
-         *               "orderId": "4411"
-         *             }
-         *           }
-         *         ]
-         *       },
-         *       "metadata": {
-         *         "model": "gpt-4o",
-         *         "promptTokens": 412,
-         *         "completionTokens": 58
-         *       },
-         *       "confidence": 0.92
+         *       "name": "Support triage bot",
+         *       "description": "Routes incoming tickets to the right queue."
          *     }
          */
-        'application/json': components['schemas']['IngestTraceDto'];
+        'application/json': components['schemas']['CreateAgentDto'];
       };
     };
     responses: {
-      /** @description Approved (status `approved`). */
+      /** @description Success */
       201: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -17101,125 +17569,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['IngestResultResponse'];
-        };
-      };
-      /** @description Flagged for review: code SVC_FLAGGED_FOR_REVIEW, with the review item id. */
-      202: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['FlaggedEnvelopeDto'];
-        };
-      };
-      /** @description VALIDATION_ERROR (`details` names each field over its limit or missing; bad Idempotency-Key), VERSION_UNSUPPORTED */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
-      401: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description SVC_BLOCKED_BY_POLICY (trace stored as blocked; `data` names the policies), or FORBIDDEN (key kind, agentId not the key’s agent or outside the key’s scope, read-only key). */
-      403: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['IngestTraceForbiddenResponse'];
-        };
-      };
-      /** @description SVC_DUPLICATE_REQUEST: the Idempotency-Key was used within 24 hours; `data.id` is the first trace. */
-      409: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['DuplicateEnvelopeDto'];
-        };
-      };
-      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
-      410: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description PAYLOAD_TOO_LARGE */
-      413: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-      /** @description SERVICE_UNAVAILABLE: more traces wait to be written than INGEST_MAX_PENDING; nothing was stored, retry after Retry-After seconds */
-      503: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          'Retry-After': components['headers']['Retry-After'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
-    };
-  };
-  listSimilarTraces: {
-    parameters: {
-      query?: {
-        limit?: number;
-      };
-      header?: {
-        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
-        'X-Svc-Version'?: string;
-      };
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Success */
-      200: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['SimilarTraceListResponse'];
+          'application/json': components['schemas']['CreatedAgentResponse'];
         };
       };
       /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
@@ -17255,17 +17605,6 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description NOT_FOUND (absent, or in another organization) */
-      404: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorEnvelopeDto'];
-        };
-      };
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
@@ -17279,7 +17618,7 @@ export interface operations {
       };
     };
   };
-  getTrace: {
+  getAgent: {
     parameters: {
       query?: never;
       header?: {
@@ -17287,6 +17626,7 @@ export interface operations {
         'X-Svc-Version'?: string;
       };
       path: {
+        /** @description Agent id (24 lower-case hex characters). */
         id: string;
       };
       cookie?: never;
@@ -17301,7 +17641,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['TraceResponse'];
+          'application/json': components['schemas']['AgentDetailResponse'];
         };
       };
       /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
@@ -17337,7 +17677,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description NOT_FOUND (absent, or in another organization) */
+      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -17361,110 +17701,22 @@ export interface operations {
       };
     };
   };
-  exportOtlpTraces: {
+  deleteAgent: {
     parameters: {
       query?: never;
       header?: {
-        /** @description gzip or identity. */
-        'Content-Encoding'?: string;
         /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
         'X-Svc-Version'?: string;
       };
-      path?: never;
+      path: {
+        /** @description Agent id (24 lower-case hex characters). */
+        id: string;
+      };
       cookie?: never;
     };
-    /** @description ExportTraceServiceRequest (OTLP/JSON or protobuf). */
-    requestBody: {
-      content: {
-        /**
-         * @example {
-         *       "resourceSpans": [
-         *         {
-         *           "resource": {
-         *             "attributes": [
-         *               {
-         *                 "key": "service.name",
-         *                 "value": {
-         *                   "stringValue": "support-triage-bot"
-         *                 }
-         *               }
-         *             ]
-         *           },
-         *           "scopeSpans": [
-         *             {
-         *               "scope": {
-         *                 "name": "opentelemetry.instrumentation.openai",
-         *                 "version": "0.48.0"
-         *               },
-         *               "spans": [
-         *                 {
-         *                   "traceId": "5b8efff798038103d269b633813fc60c",
-         *                   "spanId": "eee19b7ec3c1b174",
-         *                   "name": "chat gpt-4o",
-         *                   "kind": 3,
-         *                   "startTimeUnixNano": "1750000000000000000",
-         *                   "endTimeUnixNano": "1750000001250500000",
-         *                   "attributes": [
-         *                     {
-         *                       "key": "gen_ai.operation.name",
-         *                       "value": {
-         *                         "stringValue": "chat"
-         *                       }
-         *                     },
-         *                     {
-         *                       "key": "gen_ai.provider.name",
-         *                       "value": {
-         *                         "stringValue": "openai"
-         *                       }
-         *                     },
-         *                     {
-         *                       "key": "gen_ai.request.model",
-         *                       "value": {
-         *                         "stringValue": "gpt-4o"
-         *                       }
-         *                     },
-         *                     {
-         *                       "key": "gen_ai.usage.input_tokens",
-         *                       "value": {
-         *                         "intValue": "97"
-         *                       }
-         *                     },
-         *                     {
-         *                       "key": "gen_ai.usage.output_tokens",
-         *                       "value": {
-         *                         "intValue": "52"
-         *                       }
-         *                     },
-         *                     {
-         *                       "key": "gen_ai.input.messages",
-         *                       "value": {
-         *                         "stringValue": "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"Can I get a refund for order 4411?\"}]}]"
-         *                       }
-         *                     },
-         *                     {
-         *                       "key": "gen_ai.output.messages",
-         *                       "value": {
-         *                         "stringValue": "[{\"role\":\"assistant\",\"finish_reason\":\"stop\",\"parts\":[{\"type\":\"text\",\"content\":\"Order 4411 qualifies: I have started the refund.\"}]}]"
-         *                       }
-         *                     }
-         *                   ],
-         *                   "status": {
-         *                     "code": 1
-         *                   }
-         *                 }
-         *               ]
-         *             }
-         *           ]
-         *         }
-         *       ]
-         *     }
-         */
-        'application/json': components['schemas']['OtlpExportTraceServiceRequest'];
-        'application/x-protobuf': string;
-      };
-    };
+    requestBody?: never;
     responses: {
-      /** @description Accepted; partialSuccess counts rejected spans. */
+      /** @description Success */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -17472,11 +17724,10 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['OtlpExportTraceServiceResponse'];
-          'application/x-protobuf': string;
+          'application/json': components['schemas']['DeletedResponse'];
         };
       };
-      /** @description Malformed OTLP body (google.rpc.Status), or VERSION_UNSUPPORTED (error envelope). */
+      /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -17484,8 +17735,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['OtlpStatus'];
-          'application/x-protobuf': string;
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
@@ -17497,7 +17747,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
-          'application/x-protobuf': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
@@ -17509,7 +17758,17 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
-          'application/x-protobuf': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
@@ -17523,39 +17782,180 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description Body too large, or more GenAI spans than ingestion accepts at once (INGEST_MAX_PENDING): split the export (google.rpc.Status, code 8). */
-      413: {
+    };
+  };
+  updateAgent: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description Agent id (24 lower-case hex characters). */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Support triage bot v2",
+         *       "description": "Routes tickets and drafts first answers."
+         *     }
+         */
+        'application/json': components['schemas']['UpdateAgentDto'];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-Svc-Version': components['headers']['X-Svc-Version'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['OtlpStatus'];
+          'application/json': components['schemas']['AgentResponse'];
         };
       };
-      /** @description Unsupported Content-Type or Content-Encoding (google.rpc.Status). */
-      415: {
+      /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
+      400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-Svc-Version': components['headers']['X-Svc-Version'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['OtlpStatus'];
-        };
-      };
-      /** @description SERVICE_UNAVAILABLE: the export’s spans would take ingestion past INGEST_MAX_PENDING; none was stored, retry after Retry-After seconds */
-      503: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-Svc-Version': components['headers']['X-Svc-Version'];
-          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
-          'application/x-protobuf': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  regenerateAgentKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description Agent id (24 lower-case hex characters). */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RegeneratedAgentKeyResponse'];
+        };
+      };
+      /** @description VERSION_UNSUPPORTED (unknown or malformed X-Svc-Version) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description NOT_FOUND (no agent with this id in the caller’s organization, or outside the API key’s scope) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
     };
@@ -19308,6 +19708,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
+      /** @description TRACE_ERASED: the trace’s content was erased at its subject’s request */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
       /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
       410: {
         headers: {
@@ -19380,6 +19791,404 @@ export interface operations {
       };
       /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
       403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  listSubjectDecisions: {
+    parameters: {
+      query?: {
+        /** @description Page number, starting at 1. */
+        page?: number;
+        /** @description Page size; values above the maximum are clamped. */
+        limit?: number;
+      };
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description The subject reference the traces were sent with (`subjectRef`), URL-encoded: 1–200 characters once decoded. It is hashed with the organization’s subject key at once and never stored, logged or returned. */
+        ref: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TracePage'];
+        };
+      };
+      /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  getSubjectErasure: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description The subject reference the traces were sent with (`subjectRef`), URL-encoded: 1–200 characters once decoded. It is hashed with the organization’s subject key at once and never stored, logged or returned. */
+        ref: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SubjectErasureResponse'];
+        };
+      };
+      /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description NOT_FOUND: no erasure of this subject was asked for */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  eraseSubject: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description The subject reference the traces were sent with (`subjectRef`), URL-encoded: 1–200 characters once decoded. It is hashed with the organization’s subject key at once and never stored, logged or returned. */
+        ref: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SubjectErasureStartedResponse'];
+        };
+      };
+      /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description SUBJECT_ON_HOLD: the subject is on legal hold */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  holdSubject: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description The subject reference the traces were sent with (`subjectRef`), URL-encoded: 1–200 characters once decoded. It is hashed with the organization’s subject key at once and never stored, logged or returned. */
+        ref: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SubjectHoldResponse'];
+        };
+      };
+      /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  releaseSubjectHold: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description The subject reference the traces were sent with (`subjectRef`), URL-encoded: 1–200 characters once decoded. It is hashed with the organization’s subject key at once and never stored, logged or returned. */
+        ref: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SubjectHoldResponse'];
+        };
+      };
+      /** @description VALIDATION_ERROR (invalid body, query or malformed JSON; `details` lists fields), VERSION_UNSUPPORTED */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description NOT_FOUND: the subject is not on hold */
+      404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-Svc-Version': components['headers']['X-Svc-Version'];
@@ -22933,6 +23742,189 @@ export interface operations {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  getTraceExplanation: {
+    parameters: {
+      query?: {
+        /** @description `pdf`: the explanation as a PDF written for the person concerned, instead of the JSON envelope. */
+        format?: 'json' | 'pdf';
+      };
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description Trace id (24 lower-case hex characters). */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The explanation (JSON envelope), or with `format=pdf` the PDF as an attachment. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TraceExplanationResponse'];
+          'application/pdf': string;
+        };
+      };
+      /** @description VALIDATION_ERROR (`format` is neither json nor pdf) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description NOT_FOUND (absent, or in another organization) */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description SERVICE_UNAVAILABLE (format=pdf: no usable Chromium, renders saturated, or a render timed out) */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+    };
+  };
+  getSubjectReport: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Schema version (YYYY-MM-DD) to apply; defaults to the latest. */
+        'X-Svc-Version'?: string;
+      };
+      path: {
+        /** @description The subject reference the traces were sent with (`subjectRef`), URL-encoded: 1–200 characters once decoded. It is hashed with the organization’s subject key at once and never stored, logged or returned. */
+        ref: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The PDF, as an attachment (Content-Disposition: attachment). */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/pdf': string;
+        };
+      };
+      /** @description VALIDATION_ERROR (the reference is longer than 200 characters) */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description UNAUTHORIZED (missing or invalid credentials), SESSION_REVOKED, TOKEN_EXPIRED, ACCOUNT_DEACTIVATED */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description FORBIDDEN (role, key kind, key scope, read-only key), UPGRADE_REQUIRED (plan lacks the feature), ACCOUNT_DEACTIVATED (a write by a session whose membership SCIM deactivated: it reads only), REAUTHENTICATION_REQUIRED (an account-wide change from a session that an organization’s SSO scoped to it) */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description VERSION_SUNSET (pinned schema version past its sunset), GONE (legacy unversioned mount after 2027-04-12) */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelopeDto'];
+        };
+      };
+      /** @description SERVICE_UNAVAILABLE (no usable Chromium, renders saturated, or a render timed out) */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-Svc-Version': components['headers']['X-Svc-Version'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { type AuditEntryRow, PaginationQueryDto } from '#platform';
+import { CONTENT_ALTERED_LISTED } from '../audit-content-check.js';
 import type { AuditCheckpointRow } from '../audit-signing.schema.js';
 
 export class AuditQueryDto extends PaginationQueryDto {
@@ -103,6 +104,40 @@ export class AuditVerifyDto {
     description: 'Present when valid is false: the first entry that fails.',
   })
   brokenAt?: BrokenAtDto;
+  @ApiPropertyOptional({
+    description:
+      'With `content=true`: the traces whose content was checked, each against the `metadata.contentHash` of its ' +
+      'latest audit entry that records one (intact, altered, erased or unhashed; the intact ones are the rest). ' +
+      'Every trace of the organization that has an audit entry, checked in full on every call.',
+  })
+  contentChecked?: number;
+  @ApiPropertyOptional({
+    description:
+      'With `content=true`: traces whose stored content (inputContext, outputDecision, metadata, rationale) no ' +
+      'longer hashes, with their `contentSalt`, to the hash their latest entry records; whose salt is gone while ' +
+      'their entry records a hash; or that no longer point at that entry (the entry GET /traces/{id}/verify reads). ' +
+      'The chain itself may still be valid: the content lies outside it.',
+  })
+  contentAltered?: number;
+  @ApiPropertyOptional({
+    type: [String],
+    description:
+      `With \`content=true\`: the ids of altered traces, at most ${CONTENT_ALTERED_LISTED}, the most recently ` +
+      'recorded first (`contentAltered` counts them all); GET /traces/{id}/verify checks one.',
+  })
+  contentAlteredIds?: string[];
+  @ApiPropertyOptional({
+    description:
+      'With `content=true`: traces whose subject’s content was erased (`erasedAt`): nothing left to check.',
+  })
+  contentErased?: number;
+  @ApiPropertyOptional({
+    description:
+      'With `content=true`: traces none of whose audit entries records a content hash (stored before content ' +
+      'hashing): their content cannot be checked. A trace whose entry records a hash is never unhashed, whatever ' +
+      'its own columns say (a missing salt is `altered`).',
+  })
+  contentUnhashed?: number;
 }
 
 export class AuditVerifyQueryDto {
@@ -114,6 +149,17 @@ export class AuditVerifyQueryDto {
   @IsOptional()
   @IsIn(['true', 'false'], { message: 'full must be true or false' })
   full?: 'true' | 'false';
+
+  @ApiPropertyOptional({
+    type: 'boolean',
+    default: false,
+    description:
+      'Also check every trace’s stored content against the content hash its latest audit entry records ' +
+      '(`contentChecked`, `contentAltered`, …). Always a full pass over the traces, whatever `full` says.',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'content must be true or false' })
+  content?: 'true' | 'false';
 }
 
 export class AuditCheckpointDto {
