@@ -16,6 +16,12 @@ export const POLICIES = [
   { name: 'Injection', outcome: 'flag', conditions: [{ field: 'inputContext.prompt', operator: 'contains', value: 'ignore previous instructions' }] },
 ];
 
+/**
+ * Each trace names the person it is about (`subjectRef`, one of 5,000 customers), as a deployment that answers
+ * people's rights does; `BENCH_SUBJECTS=off` sends none (the workload before subjects existed).
+ */
+const SUBJECTS = process.env.BENCH_SUBJECTS !== 'off';
+
 /** Trace i: 2 % blocked (a secret in the output), 10 % flagged (low confidence), the rest approved. */
 export function traceBody(i) {
   const blocked = i % 50 === 0;
@@ -30,6 +36,7 @@ export function traceBody(i) {
     },
     metadata: { channel: 'chat', region: 'eu' },
     confidence: flagged ? 0.1 : 0.92,
+    ...(SUBJECTS ? { subjectRef: `customer-${i % 5000}` } : {}),
   });
 }
 
