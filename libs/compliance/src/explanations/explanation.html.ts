@@ -14,7 +14,18 @@ export interface ExplanationDocument {
   generatedAt: Date;
 }
 
-const quoted = (text: string): string => `“${e(text)}”`;
+export const quoted = (text: string): string => `“${e(text)}”`;
+
+/** One matched rule, in plain words, as a list item (the explanation and the person's report). */
+export function ruleItem(p: TraceExplanationDto['policies'][number]): string {
+  return (
+    `<li>The rule ${quoted(p.name)}: ${e(p.explanation)} ` +
+    (p.outcome === 'block'
+      ? 'Under this rule such a decision is refused.'
+      : 'Under this rule such a decision is held for a person to review.') +
+    '</li>'
+  );
+}
 
 /** The decision's status in the words of the person concerned. */
 export function outcomeText(x: TraceExplanationDto): string {
@@ -86,16 +97,7 @@ export function explanationHtml(d: ExplanationDocument): string {
     ? `<p>Its purpose, as the organization describes it: ${quoted(x.agent.description)}.</p>`
     : '<p>The organization has not recorded a purpose for this system.</p>';
   const policies = x.policies.length
-    ? `<p>These rules of the organization applied to the decision:</p><ul>${x.policies
-        .map(
-          (p) =>
-            `<li>The rule ${quoted(p.name)}: ${e(p.explanation)} ` +
-            (p.outcome === 'block'
-              ? 'Under this rule such a decision is refused.'
-              : 'Under this rule such a decision is held for a person to review.') +
-            '</li>',
-        )
-        .join('')}</ul>`
+    ? `<p>These rules of the organization applied to the decision:</p><ul>${x.policies.map(ruleItem).join('')}</ul>`
     : '<p>None of the organization’s rules applied to this decision.</p>';
   const corrections = x.corrections.length
     ? `<h2>Later corrections</h2>${x.corrections.map(correctionText).join('')}`

@@ -1,6 +1,12 @@
 import { escapeHtml as e } from '#platform';
 import type { TraceExplanationDto } from '../explanations/dto/trace-explanation.dto.js';
-import { correctionText, outcomeText, reviewText } from '../explanations/explanation.html.js';
+import {
+  correctionText,
+  outcomeText,
+  quoted,
+  reviewText,
+  ruleItem,
+} from '../explanations/explanation.html.js';
 import { percent } from '../explanations/policy-sentence.js';
 import { utc } from '../reports/compliance-report.html.js';
 
@@ -18,7 +24,6 @@ export interface SubjectReportDocument {
   generatedAt: Date;
 }
 
-const quoted = (text: string): string => `“${e(text)}”`;
 /** Times as utc() writes them, kept on one line (a line may otherwise break after a date's hyphen). */
 const unbroken = (html: string): string =>
   html.replace(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/g, (time) => `<span class="time">${time}</span>`);
@@ -51,16 +56,7 @@ function systemText(x: TraceExplanationDto): string {
 
 function rulesText(x: TraceExplanationDto): string {
   if (x.policies.length === 0) return '<p>None of the organization’s rules applied.</p>';
-  return `<ul>${x.policies
-    .map(
-      (p) =>
-        `<li>The rule ${quoted(p.name)}: ${e(p.explanation)} ` +
-        (p.outcome === 'block'
-          ? 'Under this rule such a decision is refused.'
-          : 'Under this rule such a decision is held for a person to review.') +
-        '</li>',
-    )
-    .join('')}</ul>`;
+  return `<ul>${x.policies.map(ruleItem).join('')}</ul>`;
 }
 
 function decisionSection(x: TraceExplanationDto, n: number, organizationName: string): string {
