@@ -252,9 +252,13 @@ describe('content verification of traces (GET /audit/verify?content=true, audit-
     });
   });
 
-  it('agrees with GET /traces/:id/verify on every trace, and counts a cleared entry pointer as altered', async () => {
+  it('agrees with GET /traces/:id/verify on every trace, and counts a cleared or rolled-back entry pointer as altered', async () => {
     // The trace's pointer to the entry that records its hash, cleared: its content still matches that hash.
     await setTrace(ids[4]!, { contentEntryId: null });
+    // The corrected trace, its content put back to what it was at ingestion (above), and its pointer moved back to
+    // its ingestion entry, whose hash that content matches: its latest hash is still the feedback's.
+    const [ingested] = await auditEntriesOf(ctx, owner.organization.id, 'trace.approved', ids[0]);
+    await setTrace(ids[0]!, { contentEntryId: ingested!.id });
     const all = await ctx.db.db
       .select({ id: traces.id })
       .from(traces)
@@ -275,7 +279,16 @@ describe('content verification of traces (GET /audit/verify?content=true, audit-
     });
     expect([...result.contentAlteredIds!].sort()).toEqual([...byStatus.altered!].sort());
     expect(byStatus.altered).toContain(ids[4]);
+    expect(byStatus.altered).toContain(ids[0]);
     expect(byStatus.intact).toContain(otlpId);
+    const rolledBack = await ctx.get(`${TRACES}/${ids[0]}/verify`, { token: owner.token });
+    const [feedback] = await auditEntriesOf(ctx, owner.organization.id, 'cpi.corrected', ids[0]);
+    // It names the entry that decides it: the feedback's, not the one the pointer leads to.
+    expect(rolledBack.json().data).toMatchObject({
+      status: 'altered',
+      auditEntryId: feedback!.id,
+      contentHash: feedback!.metadata.contentHash,
+    });
     await setTrace(ids[4]!, {
       contentEntryId: (await auditEntriesOf(ctx, owner.organization.id, 'trace.approved', ids[4]))[0]!.id,
     });

@@ -5,6 +5,7 @@ import type {
   ExplanationHumanReviewDto,
   TraceExplanationDto,
 } from './dto/trace-explanation.dto.js';
+import { PERSON_PAGE_STYLE } from './person-page.style.js';
 import { percent } from './policy-sentence.js';
 
 /** What the PDF of an explanation shows: the explanation, and who made the decision. */
@@ -115,15 +116,7 @@ export function explanationHtml(d: ExplanationDocument): string {
 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${e(title)}</title>
-<style>
-  @page { size: A4; margin: 18mm 18mm 20mm 18mm; }
-  body { font-family: "Liberation Sans", "DejaVu Sans", Arial, Helvetica, sans-serif; font-size: 11pt; color: #1a1a1a; line-height: 1.5; font-variant-ligatures: none; font-feature-settings: "liga" 0, "clig" 0; }
-  h1 { font-size: 20pt; margin: 0 0 4mm; color: #0d2b5c; }
-  h2 { font-size: 13.5pt; color: #0d2b5c; margin: 7mm 0 2mm; break-after: avoid; }
-  p, li { margin: 0 0 2mm; }
-  .note { font-size: 9.5pt; color: #555; }
-  .contest { break-inside: avoid; }
-  .contact { font-size: 12pt; font-weight: bold; white-space: pre-wrap; }
+<style>${PERSON_PAGE_STYLE}
 </style></head>
 <body>
 <h1>How a decision about you was made</h1>

@@ -7,6 +7,7 @@ import {
   reviewText,
   ruleItem,
 } from '../explanations/explanation.html.js';
+import { PERSON_PAGE_STYLE } from '../explanations/person-page.style.js';
 import { percent } from '../explanations/policy-sentence.js';
 import { utc } from '../reports/compliance-report.html.js';
 
@@ -140,15 +141,9 @@ export function subjectReportHtml(d: SubjectReportDocument): string {
     : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${e(title)}</title>
-<style>
-  @page { size: A4; margin: 18mm 18mm 20mm 18mm; }
-  body { font-family: "Liberation Sans", "DejaVu Sans", Arial, Helvetica, sans-serif; font-size: 11pt; color: #1a1a1a; line-height: 1.45; font-variant-ligatures: none; font-feature-settings: "liga" 0, "clig" 0; }
-  h1 { font-size: 20pt; margin: 0 0 4mm; color: #0d2b5c; }
-  h2 { font-size: 14pt; color: #0d2b5c; margin: 8mm 0 3mm; break-after: avoid; }
+<style>${PERSON_PAGE_STYLE}
   h3 { font-size: 12pt; color: #0d2b5c; margin: 0 0 2mm; break-after: avoid; }
-  p, li { margin: 0 0 1.5mm; }
   ul { margin: 0; padding-left: 5mm; }
-  .note { font-size: 9.5pt; color: #555; }
   .ref { font-size: 12pt; font-weight: bold; overflow-wrap: anywhere; }
   .more { padding: 2mm 3mm; background: #fff6df; border-left: 3px solid #c98a00; }
   table { border-collapse: collapse; width: 100%; }
@@ -161,9 +156,7 @@ export function subjectReportHtml(d: SubjectReportDocument): string {
   table.facts th { width: 34mm; text-align: left; vertical-align: top; padding: 1.5mm 3mm 1.5mm 0; color: #333; font-weight: bold; }
   table.facts td { vertical-align: top; padding: 1.5mm 0; }
   table.facts tr + tr th, table.facts tr + tr td { border-top: 1px solid #eceff4; }
-  .contest { break-inside: avoid; }
   .time { white-space: nowrap; }
-  .contact { font-size: 12pt; font-weight: bold; white-space: pre-wrap; }
 </style></head>
 <body>
 <h1>Decisions about you</h1>

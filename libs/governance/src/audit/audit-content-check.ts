@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type ContentStatus, contentStatusOf } from '../traces/trace-content.js';
+import { type ContentStatus, decideContent, type RecordedContent } from '../traces/trace-content.js';
 import { type StoredTraceContent, TraceContentRepository } from '../traces/trace-content.repository.js';
 import { TRACE_AUDIT_EVENTS } from '../traces/trace-events.js';
 import { AuditChainReader, Col } from './audit-chain-reader.js';
@@ -28,26 +28,9 @@ export interface ContentCheckResult {
 
 const INGESTION_EVENTS: ReadonlySet<string> = new Set(TRACE_AUDIT_EVENTS);
 
-/** The entry that decides a trace: its id and the content hash it records. */
-interface Recorded {
-  id: string;
-  hash: string;
-}
-
-/**
- * A trace against the latest entry that records its content hash (`contentStatusOf`). The trace must also point at
- * that entry (`content_entry_id`, through which GET /traces/:id/verify reads the hash): a pointer moved to an older
- * entry or cleared, while the content still matches the latest hash, is a rewritten record, and counted altered, as
- * the per-trace check counts a pointer that leads nowhere.
- */
-function statusOf(trace: StoredTraceContent, recorded: Recorded): ContentStatus {
-  const status = contentStatusOf(trace, recorded.hash);
-  return status === 'intact' && trace.contentEntryId !== recorded.id ? 'altered' : status;
-}
-
 /**
  * Checks every trace's stored content against the content hash of its latest audit entry that records one
- * (`statusOf`). One pass over the chain from its head down, through the trace entries only: the first entry
+ * (`decideContent`). One pass over the chain from its head down, through the trace entries only: the first entry
  * met for a trace is its latest, so it decides the trace, whose content is then read by primary key in small batches.
  * Earlier entries of a trace decided by a later one (CPI feedback after ingestion) are skipped until the walk passes
  * the trace's first entry (its ingestion, `trace.*`); only those traces are remembered meanwhile, so memory holds a
@@ -78,7 +61,7 @@ export class AuditContentCheck {
     // Traces decided by an entry after their first, until the walk reaches that first entry.
     const decidedAbove = new Set<string>();
     for await (const rows of this.reader.traceEntriesDown(organizationId, headSequence)) {
-      const hashed = new Map<string, Recorded>();
+      const hashed = new Map<string, RecordedContent>();
       const unhashed: string[] = [];
       for (const [, entryId, eventType, traceId, contentHash] of rows) {
         const first = INGESTION_EVENTS.has(eventType);
@@ -105,14 +88,14 @@ export class AuditContentCheck {
   /** The traces with a recorded hash, in batches (one requested ahead); returns those found altered. */
   private async checkHashed(
     organizationId: string,
-    hashed: Map<string, Recorded>,
+    hashed: Map<string, RecordedContent>,
     result: ContentCheckResult,
   ): Promise<string[]> {
     const altered: string[] = [];
     const groups = sizedGroups(await this.traces.storedSizes(organizationId, [...hashed.keys()]));
     for await (const rows of this.batches(groups, (ids) => this.traces.contentOf(organizationId, ids))) {
       for (const row of rows) {
-        const status = statusOf(row, hashed.get(row.id)!);
+        const status = decideContent(row, hashed.get(row.id)!);
         if (status === 'altered') altered.push(row.id);
         else this.count(result, row.id, status);
       }
@@ -141,11 +124,11 @@ export class AuditContentCheck {
       const row = rows.get(id);
       if (!recorded) this.count(result, id, 'altered');
       // Deleted meanwhile (retention): no longer a trace to count.
-      else if (row) this.count(result, id, statusOf(row, recorded));
+      else if (row) this.count(result, id, decideContent(row, recorded));
     }
   }
 
-  /** Traces whose entries record no hash: erased or unhashed, their content not read. */
+  /** Traces whose entries record no hash: erased, unhashed or altered, their content not read. */
   private async checkUnhashed(
     organizationId: string,
     ids: string[],
@@ -155,15 +138,9 @@ export class AuditContentCheck {
     for (let i = 0; i < ids.length; i += TRACE_BATCH) groups.push(ids.slice(i, i + TRACE_BATCH));
     for await (const rows of this.batches(groups, (part) => this.traces.erasedAtOf(organizationId, part))) {
       for (const row of rows) {
-        const status = contentStatusOf(
-          {
-            inputContext: null,
-            outputDecision: null,
-            metadata: null,
-            rationale: null,
-            contentSalt: null,
-            erasedAt: row.erasedAt,
-          },
+        // The chain records no hash: stored before content hashing, unless a salt or pointer says otherwise.
+        const status = decideContent(
+          { inputContext: null, outputDecision: null, metadata: null, rationale: null, ...row },
           null,
         );
         this.count(result, row.id, status);

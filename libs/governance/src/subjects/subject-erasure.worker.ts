@@ -51,7 +51,6 @@ export class SubjectErasureWorker implements OnModuleInit {
     if (!organizationId) return;
     const job = await this.repo.erasure(organizationId, message.payload.erasureId);
     if (!job || job.status !== 'running') return;
-    let eventsChanged = 0;
     let after: SubjectErasureCursor | undefined;
     for (;;) {
       const step = await this.tx.run(async () => {
@@ -81,25 +80,19 @@ export class SubjectErasureWorker implements OnModuleInit {
           EVENT_MEMBERS_ERASED,
         );
         await this.webhooks.clearResponsesForEvents(organizationId, eventIds);
-        await this.repo.addErased(organizationId, job.id, erased.length);
-        eventsChanged += eventIds.length;
+        await this.repo.addErased(organizationId, job.id, erased.length, eventIds.length);
         after = erased.at(-1);
         return erased.length;
       });
       if (step === 'held' || step < ERASURE_BATCH) {
-        await this.finish(organizationId, job.id, step === 'held', eventsChanged);
+        await this.finish(organizationId, job.id, step === 'held');
         return;
       }
     }
   }
 
   /** Marks the job done and writes `subject.erased` with its counts, once. */
-  private async finish(
-    organizationId: string,
-    id: string,
-    stoppedByHold: boolean,
-    eventsChanged: number,
-  ): Promise<void> {
+  private async finish(organizationId: string, id: string, stoppedByHold: boolean): Promise<void> {
     await this.tx.run(async () => {
       const done = await this.repo.finishErasure(organizationId, id, this.clock.now(), stoppedByHold);
       if (!done) return;
@@ -110,7 +103,7 @@ export class SubjectErasureWorker implements OnModuleInit {
         {
           erasureId: done.id,
           tracesErased: done.tracesErased,
-          eventsChanged,
+          eventsChanged: done.eventsChanged,
           stoppedByHold,
           requestedBy: done.requestedBy,
         },

@@ -27,6 +27,8 @@ export const subjectErasures = pgTable(
     subjectHash: varchar('subject_hash', { length: 64 }).notNull(),
     status: varchar('status', { length: 10 }).$type<SubjectErasureStatus>().notNull(),
     tracesErased: integer('traces_erased').notNull().default(0),
+    /** Stored events whose notes it removed, summed over every run (a resumed erasure adds to it). */
+    eventsChanged: integer('events_changed').notNull().default(0),
     /** A legal hold was placed while it ran: it stopped there, and what it had erased stays erased. */
     stoppedByHold: boolean('stopped_by_hold').notNull().default(false),
     requestedBy: varchar('requested_by', { length: 24 }),

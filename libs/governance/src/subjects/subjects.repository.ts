@@ -77,10 +77,14 @@ export class SubjectsRepository {
     return row;
   }
 
-  async addErased(organizationId: string, id: string, traces: number): Promise<void> {
+  /** Adds one batch's counts, in the batch's transaction: a run resumed after a crash goes on counting. */
+  async addErased(organizationId: string, id: string, traces: number, events: number): Promise<void> {
     await this.tx.db
       .update(subjectErasures)
-      .set({ tracesErased: sql`${subjectErasures.tracesErased} + ${traces}` })
+      .set({
+        tracesErased: sql`${subjectErasures.tracesErased} + ${traces}`,
+        eventsChanged: sql`${subjectErasures.eventsChanged} + ${events}`,
+      })
       .where(and(eq(subjectErasures.organizationId, organizationId), eq(subjectErasures.id, id)));
   }
 

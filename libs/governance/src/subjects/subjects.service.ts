@@ -101,6 +101,7 @@ export class SubjectsService {
         subjectHash,
         status: 'running',
         tracesErased: 0,
+        eventsChanged: 0,
         stoppedByHold: false,
         requestedBy: actor.userId,
         startedAt: now,

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { and, eq, sql } from 'drizzle-orm';
-import { TransactionHost } from '#platform';
-import type { TraceContent } from './trace-content.js';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { auditEntries, TransactionHost } from '#platform';
+import type { RecordedContent, TraceContent } from './trace-content.js';
+import { TRACE_AUDIT_EVENTS } from './trace-events.js';
 import { traces } from './trace.schema.js';
 
 /**
- * A stored trace as its content check reads it (`contentStatusOf`): the content, its salt, whether erased, and the
+ * A stored trace as its content check reads it (`decideContent`): the content, its salt, whether erased, and the
  * audit entry it points at as the one recording its content's hash.
  */
 export interface StoredTraceContent extends TraceContent {
@@ -74,16 +75,56 @@ export class TraceContentRepository {
   }
 
   /**
+   * The entry that decides one trace's content (`decideContent`): its latest CPI verdict that records a content hash
+   * (audit_entries_org_trace_verdict_idx), else the ingestion entry the trace points at, when that is one of the
+   * organization's entries about this trace and records a hash. The same entry the bulk check finds by walking the
+   * chain, without the walk.
+   */
+  async recordedContent(
+    organizationId: string,
+    traceId: string,
+    pointer: string | null,
+  ): Promise<RecordedContent | null> {
+    const hash = sql<string>`${auditEntries.metadata}->>'contentHash'`;
+    const about = and(
+      eq(auditEntries.organizationId, organizationId),
+      eq(auditEntries.targetType, 'trace'),
+      eq(auditEntries.targetId, traceId),
+      sql`${hash} is not null`,
+    );
+    const [verdict] = await this.tx.db
+      .select({ id: auditEntries.id, hash })
+      .from(auditEntries)
+      .where(and(about, sql`${auditEntries.eventType} in ('cpi.approved', 'cpi.corrected')`))
+      .orderBy(desc(auditEntries.sequence))
+      .limit(1);
+    if (verdict) return verdict;
+    if (pointer === null) return null;
+    const [ingested] = await this.tx.db
+      .select({ id: auditEntries.id, hash })
+      .from(auditEntries)
+      .where(and(about, eq(auditEntries.id, pointer), inArray(auditEntries.eventType, TRACE_AUDIT_EVENTS)));
+    return ingested ?? null;
+  }
+
+  /**
    * The traces among `ids` that exist in the organization, with when they were erased and without their content:
    * for traces whose audit entries record no content hash, whose content is not read.
    */
   async erasedAtOf(
     organizationId: string,
     ids: readonly string[],
-  ): Promise<{ id: string; erasedAt: Date | null }[]> {
+  ): Promise<
+    { id: string; erasedAt: Date | null; contentSalt: string | null; contentEntryId: string | null }[]
+  > {
     if (ids.length === 0) return [];
     return this.tx.db
-      .select({ id: traces.id, erasedAt: traces.erasedAt })
+      .select({
+        id: traces.id,
+        erasedAt: traces.erasedAt,
+        contentSalt: traces.contentSalt,
+        contentEntryId: traces.contentEntryId,
+      })
       .from(traces)
       .where(this.byIds(organizationId, ids));
   }

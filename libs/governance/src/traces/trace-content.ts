@@ -77,3 +77,27 @@ export function contentStatusOf(
   if (!trace.contentSalt) return 'altered';
   return safeEqual(contentHashOf(trace.contentSalt, trace), recordedHash) ? 'intact' : 'altered';
 }
+
+/** The audit entry that decides a trace's content: the latest of its entries that records a content hash. */
+export interface RecordedContent {
+  id: string;
+  hash: string;
+}
+
+/**
+ * The one rule of the service's content checks, per trace (GET /traces/:id/verify) and in bulk
+ * (GET /audit/verify?content=true): the stored trace against `recorded`, the latest entry of the chain that records
+ * its content hash (its ingestion, or a later CPI verdict). Beyond `contentStatusOf`, the trace must point at that
+ * entry (`content_entry_id`): a pointer moved back to an earlier entry, with the content rolled back to match it, is
+ * a rewritten record. A trace with a salt or a pointer but no recorded hash was rewritten too (only a trace stored
+ * before content hashing has neither).
+ */
+export function decideContent(
+  trace: TraceContent & { contentSalt: string | null; contentEntryId: string | null; erasedAt: Date | null },
+  recorded: RecordedContent | null,
+): ContentStatus {
+  if (trace.erasedAt) return 'erased';
+  if (!recorded) return trace.contentSalt !== null || trace.contentEntryId !== null ? 'altered' : 'unhashed';
+  const status = contentStatusOf(trace, recorded.hash);
+  return status === 'intact' && trace.contentEntryId !== recorded.id ? 'altered' : status;
+}

@@ -3,7 +3,6 @@ import {
   type Actor,
   agentScopeOf,
   AppError,
-  AuditLog,
   canAccessAgent,
   isObjectId,
   type Page,
@@ -23,7 +22,8 @@ import { type IngestResponse, toIngestResponse } from './dto/ingest-response.js'
 import { type IngestContext, TraceIngestPipeline } from './trace-ingest.pipeline.js';
 import { validateIdempotencyKey, validateTraceIngest } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
-import { contentStatusOf } from './trace-content.js';
+import { decideContent } from './trace-content.js';
+import { TraceContentRepository } from './trace-content.repository.js';
 import { TracesRepository } from './traces.repository.js';
 
 @Injectable()
@@ -31,7 +31,7 @@ export class TracesService {
   constructor(
     private readonly repo: TracesRepository,
     private readonly pipeline: TraceIngestPipeline,
-    private readonly audit: AuditLog,
+    private readonly content: TraceContentRepository,
   ) {}
 
   /** POST /traces: validates the body under the schema version in force, ingests it, and shapes the reply. */
@@ -82,27 +82,17 @@ export class TracesService {
   }
 
   /**
-   * GET /traces/:id/verify: the stored content against the hash its audit entry records. The entry must be one of the
-   * organization's, about this trace, and carry a hash; anything else is `altered` (an entry id rewritten to dodge
-   * the check), unless the trace predates content hashing (no salt, no entry) or was erased.
+   * GET /traces/:id/verify: the stored content against the latest hash the chain records for it
+   * (`TraceContentRepository.recordedContent`), decided by the same rule as the bulk check (`decideContent`).
    */
   async verify(actor: Actor, id: string): Promise<TraceVerificationDto> {
     const trace = await this.findVisible(actor, id);
-    const [entry] = trace.contentEntryId ? await this.audit.byIds([trace.contentEntryId]) : [];
-    const recorded =
-      entry &&
-      entry.organizationId === trace.organizationId &&
-      entry.targetType === 'trace' &&
-      entry.targetId === trace.id &&
-      typeof entry.metadata.contentHash === 'string'
-        ? entry.metadata.contentHash
-        : null;
-    const hashed = trace.contentSalt !== null || trace.contentEntryId !== null;
+    const recorded = await this.content.recordedContent(trace.organizationId, trace.id, trace.contentEntryId);
     return {
       traceId: trace.id,
-      status: recorded === null && hashed && !trace.erasedAt ? 'altered' : contentStatusOf(trace, recorded),
-      auditEntryId: recorded === null ? null : entry!.id,
-      contentHash: recorded,
+      status: decideContent(trace, recorded),
+      auditEntryId: recorded?.id ?? null,
+      contentHash: recorded?.hash ?? null,
     };
   }
 

@@ -36,6 +36,11 @@ export const auditEntries = pgTable(
     index('audit_entries_org_target_idx')
       .on(t.organizationId, t.targetType, t.targetId, t.sequence)
       .where(sql`target_type <> 'trace'`),
+    // A trace's content corrections, whose latest recorded content hash GET /traces/:id/verify checks: the CPI
+    // verdicts only, a small part of the trace entries, so ingestion pays nothing for it.
+    index('audit_entries_org_trace_verdict_idx')
+      .on(t.organizationId, t.targetId, t.sequence)
+      .where(sql`target_type = 'trace' and event_type in ('cpi.approved', 'cpi.corrected')`),
   ],
 );
 

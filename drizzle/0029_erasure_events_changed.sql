@@ -1,0 +1,1 @@
+ALTER TABLE "subject_erasures" ADD COLUMN "events_changed" integer DEFAULT 0 NOT NULL;
