@@ -11,6 +11,7 @@ import type { TestAgent } from './support/builders.js';
 import { INGEST as CPI_INGEST, workspaceKey } from './support/cpi-suite.js';
 import { openEventStream, until } from './support/event-stream.js';
 import { QUEUE } from './support/review-suite.js';
+import { countOf, rowsOf } from './support/rows.js';
 import { TRACES } from './support/traces-suite.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -22,26 +23,26 @@ const REF = 'customer/4711 é';
 const subject = (ref: string, rest: string) => `${SUBJECTS}/${encodeURIComponent(ref)}/${rest}`;
 
 /** Columns that could hold free text: text, json, jsonb, arrays, and character varying longer than 255. */
-async function textColumns(ctx: TestContext): Promise<{ table: string; column: string }[]> {
-  const rows = await ctx.db.db.execute(sql`select table_name as "table", column_name as "column"
+function textColumns(ctx: TestContext): Promise<{ table: string; column: string }[]> {
+  return rowsOf<{ table: string; column: string }>(
+    ctx,
+    sql`select table_name as "table", column_name as "column"
     from information_schema.columns
     where table_schema = current_schema()
       and (data_type in ('text', 'json', 'jsonb', 'ARRAY') or character_maximum_length > 255)
-    order by 1, 2`);
-  return (rows as unknown as { rows?: unknown[] }).rows
-    ? ((rows as unknown as { rows: { table: string; column: string }[] }).rows ?? [])
-    : (rows as unknown as { table: string; column: string }[]);
+    order by 1, 2`,
+  );
 }
 
 /** Every column of `textColumns` whose value contains the text, as `table.column`. */
 async function columnsHolding(ctx: TestContext, text: string): Promise<string[]> {
   const found: string[] = [];
   for (const { table, column } of await textColumns(ctx)) {
-    const res = await ctx.db.db.execute(
+    const n = await countOf(
+      ctx,
       sql`select count(*)::int as n from ${sql.identifier(table)} where ${sql.identifier(column)}::text like ${`%${text}%`}`,
     );
-    const rows = (res as unknown as { rows?: { n: number }[] }).rows ?? (res as unknown as { n: number }[]);
-    if (Number(rows[0]!.n) > 0) found.push(`${table}.${column}`);
+    if (n > 0) found.push(`${table}.${column}`);
   }
   return found;
 }

@@ -21,11 +21,12 @@ export const REVIEW_QUEUE_DOCS = {
   bulk:
     `Owner, admin or member. 1 to 100 ids, each decided on its own as by the single decision: ${DECISION_RULES} ` +
     'Answers the ids decided in `processed` and, for each other id, its error code and message in `failed` ' +
-    '(`NOT_FOUND`, `ALREADY_DECIDED`, `ALREADY_ESCALATED`, `FORBIDDEN`).',
+    '(`NOT_FOUND`, `ALREADY_DECIDED`, `ALREADY_ESCALATED`, `FORBIDDEN`, `TRACE_ERASED`).',
   decide:
     `Owner, admin or member; viewers read only. ${DECISION_RULES} An item approved or rejected already answers ` +
     '409 `ALREADY_DECIDED`, also to the losers of concurrent decisions; escalating an escalated item answers 409 ' +
-    '`ALREADY_ESCALATED`; a member deciding an escalated item gets 403.',
+    '`ALREADY_ESCALATED`; a member deciding an escalated item gets 403. Notes on an item whose trace’s content was ' +
+    'erased at its subject’s request answer 409 `TRACE_ERASED` (decide it without notes).',
   assign:
     'Owner, admin or member. `assignedTo` is the user id of an active member of the organization (else 400), or ' +
     'null to unassign. Writes `review.assigned` when the assignee changes.',
@@ -33,6 +34,11 @@ export const REVIEW_QUEUE_DOCS = {
 
 /** The codes of each route's error statuses, where they differ from the generic ones. */
 export const REVIEW_QUEUE_ERRORS = {
-  decide: { ...NOT_FOUND, 409: 'ALREADY_DECIDED (approved or rejected already) or ALREADY_ESCALATED' },
+  decide: {
+    ...NOT_FOUND,
+    409:
+      'ALREADY_DECIDED (approved or rejected already), ALREADY_ESCALATED, or TRACE_ERASED (notes on a trace whose ' +
+      'content was erased)',
+  },
   notFound: NOT_FOUND,
 } as const;

@@ -16,6 +16,7 @@ import {
 import { MembersRepository } from '#identity';
 import { ApprovalPatternsService } from '../approval-patterns/approval-patterns.service.js';
 import { signatureOf } from '../approval-patterns/approval-pattern.signature.js';
+import { TraceErrorCode } from '../traces/traces.errors.js';
 import { type TraceExcerpt, TracesRepository } from '../traces/traces.repository.js';
 import type { ReviewItemRow, ReviewStatus } from './review-item.schema.js';
 import { VerdictRollups } from '../cpi/verdict-rollups.js';
@@ -165,6 +166,16 @@ export class ReviewQueueService {
     const from: ReviewStatus[] =
       dto.decision !== 'escalate' && isPrivileged(actor) ? ['pending', 'escalated'] : ['pending'];
     const now = this.clock.now();
+    if (dto.notes) {
+      // Notes may quote the trace; once its subject's content was erased, nothing may add to it again.
+      const item = await this.items.find(organizationId, id);
+      if (item && (await this.traces.isErasedLocked(organizationId, item.traceId))) {
+        throw AppError.conflict(
+          'The trace’s content was erased at its subject’s request: decide without notes',
+          TraceErrorCode.TRACE_ERASED,
+        );
+      }
+    }
     const row = await this.items.decide(organizationId, id, from, {
       status,
       decision: dto.decision,

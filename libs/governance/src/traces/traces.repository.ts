@@ -171,6 +171,20 @@ export class TracesRepository {
   }
 
   /**
+   * Whether the trace's content was erased, read under a share lock on the trace: a review decision that would add
+   * notes waits for an erasure batch holding the trace, and an erasure batch waits for such a decision to commit (then
+   * erases its notes).
+   */
+  async isErasedLocked(organizationId: string, id: string): Promise<boolean> {
+    const [row] = await this.tx.db
+      .select({ erasedAt: traces.erasedAt })
+      .from(traces)
+      .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)))
+      .for('share');
+    return Boolean(row?.erasedAt);
+  }
+
+  /**
    * What the review queue shows of its items' traces, and what an approval pattern's signature needs: the prompt and
    * output text (cut to the excerpt length), the confidence and the output's action.
    */

@@ -52,8 +52,8 @@ export class DomainEventsRepository {
   }
 
   /**
-   * Removes these members from the data of the organization's stored events about these traces (`data.traceId`);
-   * returns the events changed. The events are kept EVENT_RETENTION_DAYS, so the scan is of a few days' events.
+   * Removes these members from the data of the organization's stored events about these traces (`data.traceId`)
+   * that hold any of them; returns the events changed. The events are kept EVENT_RETENTION_DAYS, so the scan is of a few days' events.
    */
   async stripForTraces(
     organizationId: string,
@@ -68,6 +68,8 @@ export class DomainEventsRepository {
         and(
           eq(domainEvents.organizationId, organizationId),
           sql`${domainEvents.data}->>'traceId' = any(${sql.param([...traceIds])}::text[])`,
+          // Only the events that hold one of them change (and count as changed).
+          sql`${domainEvents.data} ?| ${sql.param([...members])}::text[]`,
         ),
       )
       .returning({ id: domainEvents.id });
