@@ -22,6 +22,23 @@ export const POLICIES = [
  */
 const SUBJECTS = process.env.BENCH_SUBJECTS !== 'off';
 
+/**
+ * `BENCH_PII=on`: each organization also has a policy that flags prompts holding an IBAN or a card (`containsPii`:
+ * every prompt is scanned, none holds one, so the outcomes stay those of the other policies), and masks every PII type
+ * the detectors know at ingestion (`piiMasking`, redact). Off by default: the run to compare with is the same traces
+ * without them. Either way 5 % of the outputs quote an IBAN, so that masking has work to do.
+ */
+export const PII = process.env.BENCH_PII === 'on';
+const PII_POLICY = {
+  name: 'Bank account or card in the prompt',
+  outcome: 'flag',
+  conditions: [{ field: 'inputContext.prompt', operator: 'containsPii', value: ['iban', 'creditCard'] }],
+};
+const PII_MASKING = {
+  entities: ['email', 'phone', 'creditCard', 'iban', 'ipAddress', 'usSsn', 'ukNino', 'deTaxId', 'frNir', 'esDni', 'itFiscalCode', 'nlBsn', 'plPesel'],
+  mode: 'redact',
+};
+
 /** Trace i: 2 % blocked (a secret in the output), 10 % flagged (low confidence), the rest approved. */
 export function traceBody(i) {
   const blocked = i % 50 === 0;
@@ -32,7 +49,9 @@ export function traceBody(i) {
       action: 'llm_response',
       text: blocked
         ? `Use the key sk-${'a'.repeat(24)} for order ${i * 7}.`
-        : `Refunds are possible within 30 days for order ${i * 7}.`,
+        : i % 20 === 3
+          ? `The refund for order ${i * 7} goes to IBAN DE89 3704 0044 0532 0130 00 within 30 days.`
+          : `Refunds are possible within 30 days for order ${i * 7}.`,
     },
     metadata: { channel: 'chat', region: 'eu' },
     confidence: flagged ? 0.1 : 0.92,
@@ -46,8 +65,17 @@ export async function setUpOrganizations(base) {
   for (let o = 0; o < ORGS; o++) {
     const owner = await registerOrganization(base, `bench-${o}`);
     const auth = { 'content-type': 'application/json', authorization: `Bearer ${owner.token}` };
-    for (const policy of POLICIES) {
+    for (const policy of PII ? [...POLICIES, PII_POLICY] : POLICIES) {
       await expectJson(await fetch(`${base}/api/v1/policies`, { method: 'POST', headers: auth, body: JSON.stringify(policy) }));
+    }
+    if (PII) {
+      await expectJson(
+        await fetch(`${base}/api/v1/organizations/current`, {
+          method: 'PATCH',
+          headers: auth,
+          body: JSON.stringify({ piiMasking: PII_MASKING }),
+        }),
+      );
     }
     const agent = await expectJson(
       await fetch(`${base}/api/v1/agents`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `agent-${o}` }) }),

@@ -10,7 +10,7 @@
 // audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server). BENCH_DURATION (seconds per
 // run; each warm-up lasts 3 s, or BENCH_DURATION if shorter), BENCH_CONNECTIONS.
 import pg from 'pg';
-import { ORGS, POLICIES, setUpOrganizations, startFloor, traceRequests } from './ingest-workload.mjs';
+import { ORGS, PII, POLICIES, setUpOrganizations, startFloor, traceRequests } from './ingest-workload.mjs';
 import { autocannonRun as run, cpuMs, expectJson as json, startService } from './support.mjs';
 import { startSubscribers } from './subscribers.mjs';
 
@@ -153,7 +153,7 @@ try {
     non2xx: r.non2xx,
     errors: r.errors,
   });
-  console.log(`connections=${CONNECTIONS} duration=${DURATION}s organizations=${ORGS} policies/org=${POLICIES.length} node=${process.version}`);
+  console.log(`connections=${CONNECTIONS} duration=${DURATION}s organizations=${ORGS} policies/org=${POLICIES.length + (PII ? 1 : 0)}${PII ? ' pii=on (containsPii policy, masking)' : ''} node=${process.version}`);
   console.table([
     row('POST /api/v1/traces', service),
     row('+ webhooks (flagged, blocked, review) + 1 SSE client', subscribed.result),

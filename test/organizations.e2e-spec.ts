@@ -23,6 +23,7 @@ describe('organizations, roles and plans', () => {
         features: [],
         traceRetentionDays: null,
         contestContact: null,
+        piiMasking: null,
         createdAt: expect.any(String),
       });
     }

@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { PII_ENTITIES } from '#platform';
 
 type Schema = Record<string, unknown>;
 type Schemas = Record<string, Schema>;
@@ -67,6 +68,13 @@ function dataSchemas(document: OpenAPIObject): Schemas {
           ...ID,
           description:
             'trace.approved only: the approval pattern that approved a trace policies flagged (absent otherwise).',
+        },
+        piiEntities: {
+          type: 'array',
+          items: { type: 'string', enum: [...PII_ENTITIES] },
+          description:
+            'The PII types the matched policies’ containsPii conditions found: types only, never values (absent when ' +
+            'none did).',
         },
       },
       ['traceId', 'agentId', 'status', 'confidence', 'policyIds', 'reviewItemId'],

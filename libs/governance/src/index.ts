@@ -25,4 +25,9 @@ export * from './integrations/integrations.module.js';
 export { IntegrationNotifier } from './integrations/integration-notifier.js';
 export { IntegrationsRepository } from './integrations/integrations.repository.js';
 export { TraceFeedbackRepository } from './cpi/trace-feedback.repository.js';
-export { type PolicyCondition, type PolicyMatchMode, POLICY_TEMPLATES } from './policies/engine/index.js';
+export {
+  type PolicyCondition,
+  type PolicyMatchMode,
+  POLICY_TEMPLATES,
+  RETIRED_TEMPLATE_PATTERNS,
+} from './policies/engine/index.js';

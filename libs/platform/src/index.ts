@@ -54,6 +54,7 @@ export * from './security/actor.js';
 export * from './security/access.decorator.js';
 export * from './security/access.guard.js';
 export * from './security/credential-resolvers.js';
+export * from './security/pii-entities.js';
 export * from './security/agent-directory.js';
 export * from './security/rate-limit.js';
 export * from './security/current-actor.decorator.js';

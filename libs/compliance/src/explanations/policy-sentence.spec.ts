@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { POLICY_TEMPLATES } from '#governance';
+import { POLICY_TEMPLATES, RETIRED_TEMPLATE_PATTERNS } from '#governance';
 import {
   conditionClause,
   conditionsSentence,
@@ -20,9 +20,27 @@ describe('conditionClause', () => {
     expect(conditionsSentence(template('payment-card-in-output').conditions, 'all')).toBe(
       'The output contained a payment-card number.',
     );
-    expect(conditionsSentence(template('national-id-in-output').conditions, 'all')).toBe(
+    // What the decision's result found, when stored, is what the sentence names.
+    expect(conditionsSentence(template('national-id-in-output').conditions, 'all', ['usSsn'])).toBe(
       'The output contained a US Social Security number.',
     );
+    expect(conditionsSentence(template('national-id-in-output').conditions, 'all')).toMatch(
+      /^The output contained a US Social Security number, a UK National Insurance number, .* or a Polish PESEL number\.$/,
+    );
+    expect(conditionsSentence(template('bank-account-in-output').conditions, 'all')).toBe(
+      'The output contained a bank account number (IBAN).',
+    );
+    // Policies made from the templates before they used containsPii keep their patterns, which still read so.
+    for (const [id, meaning] of [
+      ['email-in-output', 'an e-mail address'],
+      ['payment-card-in-output', 'a payment-card number'],
+      ['national-id-in-output', 'a US Social Security number'],
+    ] as const) {
+      const [pattern] = RETIRED_TEMPLATE_PATTERNS[id]!;
+      expect(
+        conditionsSentence([{ field: 'outputDecision.text', operator: 'matches', value: pattern! }], 'all'),
+      ).toBe(`The output contained ${meaning}.`);
+    }
     expect(conditionsSentence(template('secret-in-output').conditions, 'all')).toBe(
       'The output contained a password, key or other secret credential.',
     );
@@ -79,11 +97,9 @@ describe('conditionClause', () => {
   it('names the kinds of personal data, preferring those the match found', () => {
     const pii = { field: 'outputDecision.text', operator: 'containsPii', value: ['email', 'iban'] } as never;
     expect(conditionClause(pii)).toBe(
-      'the output contained personal data: an e-mail address or a bank account number (IBAN)',
+      'the output contained an e-mail address or a bank account number (IBAN)',
     );
-    expect(conditionClause(pii, ['iban'])).toBe(
-      'the output contained personal data: a bank account number (IBAN)',
-    );
+    expect(conditionClause(pii, ['iban'])).toBe('the output contained a bank account number (IBAN)');
   });
 
   it('shortens a long value', () => {

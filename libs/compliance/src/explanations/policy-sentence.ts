@@ -1,4 +1,9 @@
-import { type PolicyCondition, type PolicyMatchMode, POLICY_TEMPLATES } from '#governance';
+import {
+  type PolicyCondition,
+  type PolicyMatchMode,
+  POLICY_TEMPLATES,
+  RETIRED_TEMPLATE_PATTERNS,
+} from '#governance';
 
 /**
  * A policy's conditions in plain English, for the person a decision concerns (GET /traces/:id/explanation): pure,
@@ -27,9 +32,12 @@ const TEMPLATE_PATTERN_MEANINGS: Readonly<Record<string, string>> = {
     'a phrase trying to override the system’s instructions (such as “ignore previous instructions”)',
 };
 
-/** Each template's `matches` pattern, by its text: the same pattern means the same thing whatever the policy. */
-const KNOWN_PATTERNS: ReadonlyMap<string, string> = new Map(
-  POLICY_TEMPLATES.flatMap((template) =>
+/**
+ * Each template's `matches` pattern, today's and retired ones, by its text: the same pattern means the same thing
+ * whatever the policy.
+ */
+const KNOWN_PATTERNS: ReadonlyMap<string, string> = new Map([
+  ...POLICY_TEMPLATES.flatMap((template) =>
     template.conditions
       .filter((c) => c.operator === 'matches' && typeof c.value === 'string')
       .flatMap((c) => {
@@ -37,7 +45,10 @@ const KNOWN_PATTERNS: ReadonlyMap<string, string> = new Map(
         return meaning ? [[c.value as string, meaning] as const] : [];
       }),
   ),
-);
+  ...Object.entries(RETIRED_TEMPLATE_PATTERNS).flatMap(([id, patterns]) =>
+    patterns.map((pattern) => [pattern, TEMPLATE_PATTERN_MEANINGS[id]!] as const),
+  ),
+]);
 
 /** The kinds of personal data a `containsPii` condition names (contract-decisions §19). */
 const PII_NAMES: Readonly<Record<string, string>> = {
@@ -150,7 +161,7 @@ export function conditionClause(condition: PolicyCondition, piiEntities?: readon
     case 'not_exists':
       return field === 'toolCalls.name' ? 'the system used no tool' : `${subject} was absent`;
     case 'containsPii':
-      return `${subject} contained personal data: ${piiText(value, piiEntities)}`;
+      return `${subject} contained ${piiText(value, piiEntities)}`;
     default:
       return `${subject} met the condition ${quote(operator)}${value === undefined ? '' : ` ${valueText(field, value)}`}`;
   }

@@ -11,7 +11,10 @@ export const ERASURE_COVERAGE: Readonly<Record<string, { erased: string } | { ke
   'traces.metadata': { erased: 'set to null' },
   'traces.rationale': { erased: 'set to null' },
   'traces.search_text': { erased: 'emptied: the similarity index no longer finds the trace' },
-  'traces.policy_results': { kept: 'policy ids, names and outcomes: the decision’s skeleton' },
+  'traces.policy_results': {
+    kept: 'policy ids, names and outcomes, and the PII types a policy found (never values): the decision’s skeleton',
+  },
+  'traces.pii_masked': { kept: 'counts of masked values by PII type, never the values' },
   'review_items.notes': { erased: 'set to null' },
   'review_items.matched_policies': { kept: 'policy ids, names and outcomes' },
   'trace_feedback.original_decision': {
@@ -67,6 +70,7 @@ export const ERASURE_COVERAGE: Readonly<Record<string, { erased: string } | { ke
   'organizations.compliance_notes': { kept: 'the organization’s notes' },
   'organizations.contest_contact': { kept: 'the organization’s contact' },
   'organizations.email_domains': { kept: 'domain names' },
+  'organizations.pii_masking': { kept: 'the organization’s masking setting: PII types and a mode' },
   'organizations.role_mapping_rules': { kept: 'the organization’s rules' },
   'organizations.sso_config': { kept: 'the identity provider’s settings' },
   'saml_assertions.assertion_id': { kept: 'an identity provider’s id' },

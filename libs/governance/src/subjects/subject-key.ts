@@ -2,7 +2,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '#platform';
 
-/** Organizations whose subject key is kept derived; past it the oldest is dropped (derivation is cheap). */
+/** Keys kept derived (an organization's subject key, its masking key); past it the oldest is dropped (derivation is cheap). */
 const KEYS_KEPT = 10_000;
 
 /** Longest `subjectRef` (characters). */
@@ -27,17 +27,26 @@ export class SubjectKeys {
 
   /** 64 hex: HMAC-SHA-256 of the reference's UTF-8 under the organization's subject key. */
   hashOf(organizationId: string, subjectRef: string): string {
-    return createHmac('sha256', this.keyOf(organizationId)).update(subjectRef, 'utf8').digest('hex');
+    return createHmac('sha256', this.keyOf('subject-ref', organizationId))
+      .update(subjectRef, 'utf8')
+      .digest('hex');
   }
 
-  private keyOf(organizationId: string): Buffer {
-    let key = this.keys.get(organizationId);
+  /**
+   * The organization's key for masking in `hash` mode (traces/pii-masking.ts): a value masked in two traces gets the
+   * same token in both, and nobody without ENCRYPTION_KEY can test a guessed value against a token.
+   */
+  maskKeyOf(organizationId: string): Buffer {
+    return this.keyOf('pii-mask', organizationId);
+  }
+
+  private keyOf(purpose: 'subject-ref' | 'pii-mask', organizationId: string): Buffer {
+    const label = `${purpose}:v1:${organizationId}`;
+    let key = this.keys.get(label);
     if (!key) {
-      key = Buffer.from(
-        hkdfSync('sha256', this.material, 'governance-service', `subject-ref:v1:${organizationId}`, 32),
-      );
+      key = Buffer.from(hkdfSync('sha256', this.material, 'governance-service', label, 32));
       if (this.keys.size >= KEYS_KEPT) this.keys.delete(this.keys.keys().next().value!);
-      this.keys.set(organizationId, key);
+      this.keys.set(label, key);
     }
     return key;
   }

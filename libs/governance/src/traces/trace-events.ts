@@ -14,6 +14,7 @@ export const traceEventOf: AuditAnnouncement = (entry) => {
     policyIds?: string[];
     reviewItemId?: string;
     autoApprovedBy?: string;
+    piiEntities?: string[];
   };
   const status =
     entry.eventType === 'trace.auto_approved' ? 'approved' : entry.eventType.slice('trace.'.length);
@@ -28,6 +29,7 @@ export const traceEventOf: AuditAnnouncement = (entry) => {
       policyIds: metadata.policyIds ?? [],
       reviewItemId: metadata.reviewItemId ?? null,
       ...(metadata.autoApprovedBy ? { autoApprovedBy: metadata.autoApprovedBy } : {}),
+      ...(metadata.piiEntities ? { piiEntities: metadata.piiEntities } : {}),
     },
   };
 };

@@ -8,17 +8,25 @@ import {
   isObjectId,
   Metrics,
   newId,
+  PII_ENTITIES,
+  type PiiEntity,
   type RequestMeta,
   type SchemaVersion,
 } from '#platform';
 import type { Histogram } from 'prom-client';
 import { ActivePatterns } from '../approval-patterns/active-patterns.js';
 import { signatureOf } from '../approval-patterns/approval-pattern.signature.js';
-import { estimateConfidence, evaluate, type TraceFacts } from '../policies/engine/index.js';
+import {
+  estimateConfidence,
+  evaluate,
+  type PolicyResult,
+  type TraceFacts,
+} from '../policies/engine/index.js';
 import { PolicySet } from '../policies/policy-set.js';
 import { newPendingReviewItem } from '../review/review-items.repository.js';
 import { SubjectKeys } from '../subjects/subject-key.js';
 import type { IngestOutcome } from './ingest-outcome.js';
+import { maskContent, PiiMasking } from './pii-masking.js';
 import { contentHashOf, newContentSalt } from './trace-content.js';
 import type { TraceIngestInput } from './trace-ingest.validation.js';
 import type { TraceRow } from './trace.schema.js';
@@ -57,6 +65,7 @@ export class TraceIngestPipeline {
     private readonly writer: TraceWriter,
     private readonly clock: Clock,
     private readonly subjectKeys: SubjectKeys,
+    private readonly masking: PiiMasking,
     metrics: Metrics,
   ) {
     this.evaluationSeconds = metrics.histogram({
@@ -140,11 +149,21 @@ export class TraceIngestPipeline {
     const status = autoApprovedBy ? 'approved' : evaluation.status;
     // `metadata.autoApprovedBy` is the service's to set: a client's value is not kept.
     const { autoApprovedBy: _claimed, ...given } = input.metadata ?? {};
-    const metadata = autoApprovedBy ? { ...given, autoApprovedBy } : given;
+    // Policies saw the original; what is stored, hashed, indexed and published is masked, when the organization
+    // masks (docs/data-protection.md, "Masking at ingestion").
+    const maskOptions = await this.masking.optionsFor(organizationId);
+    const sent = {
+      inputContext: input.inputContext,
+      outputDecision: input.outputDecision,
+      metadata: given,
+      rationale: input.rationale ?? null,
+    };
+    const content = maskOptions ? maskContent(sent, maskOptions) : { ...sent, piiMasked: null };
+    const { inputContext, outputDecision, rationale } = content;
+    const metadata = autoApprovedBy ? { ...content.metadata, autoApprovedBy } : content.metadata;
     const now = this.clock.now();
     const id = newId(now.getTime());
     const contentSalt = newContentSalt();
-    const rationale = input.rationale ?? null;
     const reviewItemId = status === 'flagged' ? newId(now.getTime()) : null;
     const trace: TraceRow = {
       id,
@@ -152,15 +171,16 @@ export class TraceIngestPipeline {
       agentId,
       status,
       confidence,
-      inputContext: input.inputContext,
-      outputDecision: input.outputDecision,
+      inputContext,
+      outputDecision,
       metadata,
       rationale,
       schemaVersion: ctx.schemaVersion.version,
       humanOverride: false,
       policyResults: evaluation.policyResults,
       reviewItemId,
-      searchText: searchTextOf(input),
+      searchText: searchTextOf({ inputContext, outputDecision }),
+      piiMasked: content.piiMasked,
       contentSalt,
       // Set by the writer: the id of the audit entry is made with the chain's head.
       contentEntryId: null,
@@ -195,6 +215,7 @@ export class TraceIngestPipeline {
           contentHash: contentHashOf(contentSalt, trace),
           ...(reviewItemId ? { reviewItemId } : {}),
           ...(autoApprovedBy ? { autoApprovedBy } : {}),
+          ...piiEntitiesOf(evaluation.policyResults),
         },
         meta: ctx.meta,
       },
@@ -204,7 +225,14 @@ export class TraceIngestPipeline {
   }
 }
 
+/** `{piiEntities}`: the PII types the matched policies found, for the audit entry and the trace's event; {} if none. */
+function piiEntitiesOf(results: readonly PolicyResult[]): { piiEntities?: PiiEntity[] } {
+  if (!results.some((r) => r.piiEntities)) return {};
+  const found = new Set(results.flatMap((r) => r.piiEntities ?? []));
+  return { piiEntities: PII_ENTITIES.filter((e) => found.has(e)) };
+}
+
 /** Prompt and output text, bounded: what GET /traces/:id/similar compares. */
-export function searchTextOf(input: TraceIngestInput): string {
+export function searchTextOf(input: Pick<TraceIngestInput, 'inputContext' | 'outputDecision'>): string {
   return `${input.inputContext.prompt}\n${input.outputDecision.text}`.slice(0, SEARCH_TEXT_MAX);
 }

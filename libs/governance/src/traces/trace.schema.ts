@@ -12,6 +12,7 @@ import {
   timestamp,
   varchar,
 } from 'drizzle-orm/pg-core';
+import type { PiiEntity } from '#platform';
 
 export type TraceStatus = 'approved' | 'flagged' | 'blocked' | 'success';
 
@@ -58,6 +59,11 @@ export const traces = pgTable(
     contentEntryId: varchar('content_entry_id', { length: 24 }),
     /** HMAC of the client's `subjectRef` under the organization's subject key (subjects/subject-key.ts); never the ref. */
     subjectHash: varchar('subject_hash', { length: 64 }),
+    /**
+     * How many values of each PII type masking replaced in the content at ingestion (`{iban: 2}`); `{}` when it found
+     * none, null when the organization did not mask (traces/pii-masking.ts). Types and counts only.
+     */
+    piiMasked: jsonb('pii_masked').$type<Partial<Record<PiiEntity, number>>>(),
     /** When the subject's content was erased (POST /subjects/:ref/erasure); the skeleton stays. */
     erasedAt: timestamp('erased_at', { withTimezone: true, precision: 3 }),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),

@@ -1,6 +1,6 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { DomainEvents } from '#platform';
-import { ApiKeysModule } from '#identity';
+import { ApiKeysModule, IdentityCoreModule } from '#identity';
 import { AgentTraceStatsPort } from '../agents/agent-trace-stats.js';
 import { AgentsModule } from '../agents/agents.module.js';
 import { ApprovalPatternsModule } from '../approval-patterns/approval-patterns.module.js';
@@ -8,6 +8,7 @@ import { PoliciesModule } from '../policies/policies.module.js';
 import { ReviewModule } from '../review/review.module.js';
 import { SubjectKeys } from '../subjects/subject-key.js';
 import { OtelController } from './otel.controller.js';
+import { PiiMasking } from './pii-masking.js';
 import { OtelIngestService } from './otel-ingest.service.js';
 import { TracesController } from './traces.controller.js';
 import { TracesRepository } from './traces.repository.js';
@@ -21,7 +22,14 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
 
 /** Trace ingestion (POST /traces, OTLP), listing, similarity search. */
 @Module({
-  imports: [PoliciesModule, AgentsModule, ApiKeysModule, ReviewModule, ApprovalPatternsModule],
+  imports: [
+    PoliciesModule,
+    AgentsModule,
+    ApiKeysModule,
+    IdentityCoreModule,
+    ReviewModule,
+    ApprovalPatternsModule,
+  ],
   controllers: [TracesController, OtelController],
   providers: [
     TracesRepository,
@@ -33,6 +41,7 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
     TracesService,
     OtelIngestService,
     SubjectKeys,
+    PiiMasking,
   ],
   exports: [TracesService, TracesRepository, TraceContentRepository, TraceRollups, SubjectKeys],
 })

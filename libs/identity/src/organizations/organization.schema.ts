@@ -10,6 +10,7 @@ import {
   uniqueIndex,
   varchar,
 } from 'drizzle-orm/pg-core';
+import type { PiiMaskingSetting } from '#platform';
 
 export const organizations = pgTable(
   'organizations',
@@ -38,6 +39,11 @@ export const organizations = pgTable(
      * an address or a URL, set by PATCH /organizations/current.
      */
     contestContact: varchar('contest_contact', { length: 500 }),
+    /**
+     * Masking of personal data in trace content at ingestion (PATCH /organizations/current `piiMasking`): the PII
+     * types to mask and how. null: masking off. Applies to traces stored after the change.
+     */
+    piiMasking: jsonb('pii_masking').$type<PiiMaskingSetting>(),
     complianceNotes: jsonb('compliance_notes')
       .$type<Record<string, string>>()
       .notNull()

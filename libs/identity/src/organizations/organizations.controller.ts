@@ -32,7 +32,7 @@ export class OrganizationsController {
 
   @Patch('current')
   @Endpoint({
-    summary: 'Rename the active organization, or set its trace retention or contest contact',
+    summary: 'Rename the active organization, or set its trace retention, contest contact or PII masking',
     description: DOCS.update,
     access: { roles: Permission.manageOrganization },
     success: OrganizationDto,

@@ -4,7 +4,10 @@ export const ORGANIZATION_DOCS = {
   update:
     'Owner or admin. `name`, `traceRetentionDays` (at least 183, or null to keep traces for ever; the ' +
     'scheduler purges older traces daily) and/or `contestContact` (whom a person contests a decision with, shown in ' +
-    'GET /traces/{id}/explanation; 1 to 500 characters, or null). Writes `organization.updated` with the changes.',
+    'GET /traces/{id}/explanation; 1 to 500 characters, or null) and/or `piiMasking` (`{entities, mode}`: the PII ' +
+    'types masked in the content of every trace stored from then on, `redact` or `hash`; null turns it off; ' +
+    'docs/data-protection.md, "Masking at ingestion"). Writes `organization.updated` with the changes of the first ' +
+    'three, and `organization.pii_masking_updated` with `{from, to}` for masking.',
   remove:
     'Body `{confirmName}`, which must equal the organization’s name exactly (else 400 `VALIDATION_ERROR` and ' +
     'nothing changes). From the answer on, every session, membership, workspace key, agent key and pending ' +

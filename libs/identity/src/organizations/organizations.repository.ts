@@ -69,7 +69,9 @@ export class OrganizationsRepository {
 
   async update(
     id: string,
-    patch: Partial<Pick<OrganizationRow, 'name' | 'plan' | 'traceRetentionDays' | 'contestContact'>>,
+    patch: Partial<
+      Pick<OrganizationRow, 'name' | 'plan' | 'traceRetentionDays' | 'contestContact' | 'piiMasking'>
+    >,
     at: Date,
   ): Promise<OrganizationRow | undefined> {
     const [row] = await this.tx.db
@@ -78,6 +80,15 @@ export class OrganizationsRepository {
       .where(eq(organizations.id, id))
       .returning();
     return row;
+  }
+
+  /** The organization's masking setting (null: off, or no such organization). */
+  async piiMasking(organizationId: string): Promise<OrganizationRow['piiMasking']> {
+    const [row] = await this.tx.db
+      .select({ piiMasking: organizations.piiMasking })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId));
+    return row?.piiMasking ?? null;
   }
 
   /** The SSO configuration and role-mapping rules of a live organization (the SSO module's reads). */

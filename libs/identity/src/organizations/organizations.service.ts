@@ -9,6 +9,7 @@ import {
   DATABASE,
   type DatabaseHandle,
   NotificationBus,
+  type PiiMaskingSetting,
   type Plan,
   type RequestMeta,
   TransactionHost,
@@ -33,6 +34,12 @@ const DAY_MS = 86_400_000;
  */
 export const ORGANIZATION_DELETED_CHANNEL = 'svc_organization_deleted';
 
+/**
+ * Announces, on commit, that an organization's masking setting changed: every replica's ingestion drops its cached
+ * copy (governance's `PiiMaskingSettings`), so the next trace is masked as the new setting says.
+ */
+export const PII_MASKING_CHANGED_CHANNEL = 'svc_pii_masking_changed';
+
 @Injectable()
 export class OrganizationsService {
   private readonly bus: NotificationBus;
@@ -53,6 +60,11 @@ export class OrganizationsService {
     return (await this.repo.findById(organizationId))?.name;
   }
 
+  /** The organization's masking setting, for ingestion (null: masking off). */
+  piiMaskingOf(organizationId: string): Promise<PiiMaskingSetting | null> {
+    return this.repo.piiMasking(organizationId);
+  }
+
   async current(actor: Actor): Promise<OrganizationDto> {
     const row = await this.repo.findById(actor.organizationId);
     if (!row) throw AppError.notFound('Organization');
@@ -66,16 +78,25 @@ export class OrganizationsService {
       if (
         dto.name === undefined &&
         dto.traceRetentionDays === undefined &&
-        dto.contestContact === undefined
+        dto.contestContact === undefined &&
+        dto.piiMasking === undefined
       ) {
-        throw AppError.validation('Nothing to update: send name, traceRetentionDays or contestContact', [
-          { field: 'name', message: 'send name, traceRetentionDays or contestContact' },
+        const fields = 'name, traceRetentionDays, contestContact or piiMasking';
+        throw AppError.validation(`Nothing to update: send ${fields}`, [
+          { field: 'name', message: `send ${fields}` },
         ]);
       }
+      const piiMasking =
+        dto.piiMasking === undefined
+          ? undefined
+          : dto.piiMasking === null
+            ? null
+            : { entities: [...dto.piiMasking.entities], mode: dto.piiMasking.mode };
       const patch = {
         ...(dto.name !== undefined ? { name: dto.name } : {}),
         ...(dto.traceRetentionDays !== undefined ? { traceRetentionDays: dto.traceRetentionDays } : {}),
         ...(dto.contestContact !== undefined ? { contestContact: dto.contestContact } : {}),
+        ...(piiMasking !== undefined ? { piiMasking } : {}),
       };
       const row = (await this.repo.update(actor.organizationId, patch, this.clock.now()))!;
       const changes: Record<string, { from: unknown; to: unknown }> = {};
@@ -86,13 +107,26 @@ export class OrganizationsService {
       if (dto.contestContact !== undefined) {
         changes.contestContact = { from: before.contestContact, to: row.contestContact };
       }
-      await this.audit.record(
-        actor,
-        'organization.updated',
-        { type: 'organization', id: row.id },
-        { changes },
-        meta,
-      );
+      if (Object.keys(changes).length > 0) {
+        await this.audit.record(
+          actor,
+          'organization.updated',
+          { type: 'organization', id: row.id },
+          { changes },
+          meta,
+        );
+      }
+      if (piiMasking !== undefined) {
+        // Its own event: what is masked decides what the service keeps of every later trace.
+        await this.audit.record(
+          actor,
+          'organization.pii_masking_updated',
+          { type: 'organization', id: row.id },
+          { from: before.piiMasking ?? null, to: row.piiMasking ?? null },
+          meta,
+        );
+        await this.bus.notify(this.tx, PII_MASKING_CHANGED_CHANNEL, row.id);
+      }
       return toOrganizationResponse(row);
     });
   }

@@ -490,8 +490,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Rename the active organization, or set its trace retention or contest contact
-     * @description Owner or admin. `name`, `traceRetentionDays` (at least 183, or null to keep traces for ever; the scheduler purges older traces daily) and/or `contestContact` (whom a person contests a decision with, shown in GET /traces/{id}/explanation; 1 to 500 characters, or null). Writes `organization.updated` with the changes.
+     * Rename the active organization, or set its trace retention, contest contact or PII masking
+     * @description Owner or admin. `name`, `traceRetentionDays` (at least 183, or null to keep traces for ever; the scheduler purges older traces daily) and/or `contestContact` (whom a person contests a decision with, shown in GET /traces/{id}/explanation; 1 to 500 characters, or null) and/or `piiMasking` (`{entities, mode}`: the PII types masked in the content of every trace stored from then on, `redact` or `hash`; null turns it off; docs/data-protection.md, "Masking at ingestion"). Writes `organization.updated` with the changes of the first three, and `organization.pii_masking_updated` with `{from, to}` for masking.
      */
     patch: operations['updateCurrentOrganization'];
     trace?: never;
@@ -2277,7 +2277,7 @@ export interface paths {
     put?: never;
     /**
      * Decide several items
-     * @description Owner, admin or member. 1 to 100 ids, each decided on its own as by the single decision: `approve` → item `approved`, trace `approved`; `reject` → item `rejected`, trace `blocked`; `escalate` → item `escalated`, trace stays `flagged`, and from then on only an owner or admin may decide it. Approve and reject each count one observation of the item’s approval pattern. The decision, the trace’s status, the audit entry (`review.approved|rejected|escalated`) and the event (`review.completed` or `review.escalated`, to webhooks and the event stream) commit together. Feedback on the trace (POST /cpi/ingest) closes a pending or escalated item itself (`resolution: feedback`), after which a decision answers 409 `ALREADY_DECIDED`. Answers the ids decided in `processed` and, for each other id, its error code and message in `failed` (`NOT_FOUND`, `ALREADY_DECIDED`, `ALREADY_ESCALATED`, `FORBIDDEN`).
+     * @description Owner, admin or member. 1 to 100 ids, each decided on its own as by the single decision: `approve` → item `approved`, trace `approved`; `reject` → item `rejected`, trace `blocked`; `escalate` → item `escalated`, trace stays `flagged`, and from then on only an owner or admin may decide it. Approve and reject each count one observation of the item’s approval pattern. The decision, the trace’s status, the audit entry (`review.approved|rejected|escalated`) and the event (`review.completed` or `review.escalated`, to webhooks and the event stream) commit together. Feedback on the trace (POST /cpi/ingest) closes a pending or escalated item itself (`resolution: feedback`), after which a decision answers 409 `ALREADY_DECIDED`. Answers the ids decided in `processed` and, for each other id, its error code and message in `failed` (`NOT_FOUND`, `ALREADY_DECIDED`, `ALREADY_ESCALATED`, `FORBIDDEN`, `TRACE_ERASED`).
      */
     post: operations['decideReviewItems'];
     delete?: never;
@@ -2297,7 +2297,7 @@ export interface paths {
     put?: never;
     /**
      * Decide an item
-     * @description Owner, admin or member; viewers read only. `approve` → item `approved`, trace `approved`; `reject` → item `rejected`, trace `blocked`; `escalate` → item `escalated`, trace stays `flagged`, and from then on only an owner or admin may decide it. Approve and reject each count one observation of the item’s approval pattern. The decision, the trace’s status, the audit entry (`review.approved|rejected|escalated`) and the event (`review.completed` or `review.escalated`, to webhooks and the event stream) commit together. Feedback on the trace (POST /cpi/ingest) closes a pending or escalated item itself (`resolution: feedback`), after which a decision answers 409 `ALREADY_DECIDED`. An item approved or rejected already answers 409 `ALREADY_DECIDED`, also to the losers of concurrent decisions; escalating an escalated item answers 409 `ALREADY_ESCALATED`; a member deciding an escalated item gets 403.
+     * @description Owner, admin or member; viewers read only. `approve` → item `approved`, trace `approved`; `reject` → item `rejected`, trace `blocked`; `escalate` → item `escalated`, trace stays `flagged`, and from then on only an owner or admin may decide it. Approve and reject each count one observation of the item’s approval pattern. The decision, the trace’s status, the audit entry (`review.approved|rejected|escalated`) and the event (`review.completed` or `review.escalated`, to webhooks and the event stream) commit together. Feedback on the trace (POST /cpi/ingest) closes a pending or escalated item itself (`resolution: feedback`), after which a decision answers 409 `ALREADY_DECIDED`. An item approved or rejected already answers 409 `ALREADY_DECIDED`, also to the losers of concurrent decisions; escalating an escalated item answers 409 `ALREADY_ESCALATED`; a member deciding an escalated item gets 403. Notes on an item whose trace’s content was erased at its subject’s request answer 409 `TRACE_ERASED` (decide it without notes).
      */
     post: operations['decideReviewItem'];
     delete?: never;
@@ -3670,6 +3670,36 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    PiiMaskingDto: {
+      /**
+       * @description The PII types masked, each at most once.
+       * @example [
+       *       "iban",
+       *       "creditCard",
+       *       "email"
+       *     ]
+       */
+      entities: (
+        | 'email'
+        | 'phone'
+        | 'creditCard'
+        | 'iban'
+        | 'ipAddress'
+        | 'usSsn'
+        | 'ukNino'
+        | 'deTaxId'
+        | 'frNir'
+        | 'esDni'
+        | 'itFiscalCode'
+        | 'nlBsn'
+        | 'plPesel'
+      )[];
+      /**
+       * @description `redact` writes `<IBAN>` in place of each value; `hash` writes `<IBAN:` and the first 12 hex of an HMAC of the value under a key of the organization `>`, so that equal values stay equal.
+       * @enum {string}
+       */
+      mode: 'redact' | 'hash';
+    };
     OrganizationDto: {
       id: string;
       name: string;
@@ -3687,6 +3717,8 @@ export interface components {
       traceRetentionDays: number | null;
       /** @description Whom a person contests a decision with (an address, a URL, a department): shown as `contact` in the explanation of a decision (GET /traces/{id}/explanation). null until set. */
       contestContact: string | null;
+      /** @description Masking of personal data in trace content before it is stored (docs/data-protection.md, "Masking at ingestion"). null: off. */
+      piiMasking: components['schemas']['PiiMaskingDto'] | null;
       /** Format: date-time */
       createdAt: string;
     };
@@ -3824,6 +3856,8 @@ export interface components {
        * @example Write to appeals@acme.example or to Acme Lending, Appeals, 1 Main Street, Dublin
        */
       contestContact?: string | null;
+      /** @description Mask these PII types in the content of every trace stored from now on (prompt, output, tool calls, metadata, rationale); policies still see the original. null turns masking off. Owners and admins; audited `organization.pii_masking_updated`. */
+      piiMasking?: components['schemas']['PiiMaskingDto'] | null;
     };
     OrganizationDeletionDto: {
       id: string;
@@ -4785,6 +4819,22 @@ export interface components {
       name: string;
       /** @enum {string} */
       outcome: 'block' | 'flag';
+      /** @description The PII types its containsPii conditions found in the trace: types only, never the values. Absent when none did. */
+      piiEntities?: (
+        | 'email'
+        | 'phone'
+        | 'creditCard'
+        | 'iban'
+        | 'ipAddress'
+        | 'usSsn'
+        | 'ukNino'
+        | 'deTaxId'
+        | 'frNir'
+        | 'esDni'
+        | 'itFiscalCode'
+        | 'nlBsn'
+        | 'plPesel'
+      )[];
     };
     BlockedResultDto: {
       id: string;
@@ -4946,6 +4996,16 @@ export interface components {
       /** @description The random salt (32 hex) of the content hash in the trace’s audit entry: with it, the content can be checked against an audit export offline (packages/audit-verify). Null for traces stored before content hashing and once erased. */
       contentSalt: string | null;
       /**
+       * @description How many values of each PII type masking replaced in the content before it was stored (PATCH /organizations/current `piiMasking`): `{}` when masking was on and found none, null when it was off.
+       * @example {
+       *       "iban": 1,
+       *       "email": 2
+       *     }
+       */
+      piiMasked: {
+        [key: string]: number;
+      } | null;
+      /**
        * Format: date-time
        * @description When the subject’s content was erased (POST /subjects/{ref}/erasure); null while it is held.
        */
@@ -5017,9 +5077,12 @@ export interface components {
         | 'lt'
         | 'lte'
         | 'exists'
-        | 'not_exists';
-      /** @description Omitted (or true) for exists / not_exists; a list for in / not_in; a number for gt to lte. */
+        | 'not_exists'
+        | 'containsPii';
+      /** @description Omitted (or true) for exists / not_exists; a list for in / not_in; a number for gt to lte; a list of PII types for containsPii. */
       value?: string | number | boolean | (string | number)[];
+      /** @description containsPii only: the lowest detector score that counts (default 0.5). */
+      minScore?: number;
     };
     PolicyDto: {
       id: string;
@@ -5104,7 +5167,7 @@ export interface components {
        * @enum {string}
        */
       outcome?: 'block' | 'flag';
-      /** @description 1 to 20 conditions `{field, operator, value}`. Fields: inputContext.prompt, inputContext.systemPrompt, outputDecision.text, outputDecision.action, toolCalls.name, confidence, agentId, metadata.<path>. Operators: equals, not_equals, contains, not_contains, matches, in, not_in, gt, gte, lt, lte, exists, not_exists. `matches` takes an RE2 pattern (at most 512 characters, case-insensitive). Each refusal is a detail named by its path (`conditions[1].value`). */
+      /** @description 1 to 20 conditions `{field, operator, value}`. Fields: inputContext.prompt, inputContext.systemPrompt, outputDecision.text, outputDecision.action, toolCalls.name, confidence, agentId, metadata.<path>. Operators: equals, not_equals, contains, not_contains, matches, in, not_in, gt, gte, lt, lte, exists, not_exists, containsPii. `matches` takes an RE2 pattern (at most 512 characters, case-insensitive). `containsPii` takes a list of PII types (email, phone, creditCard, iban, ipAddress, usSsn, ukNino, deTaxId, frNir, esDni, itFiscalCode, nlBsn, plPesel) and an optional `minScore` (0 to 1, default 0.5): it holds when the text holds a value of one of them that its detector validates (checksums, issuer ranges; docs/agent-builders.md, "PII detectors"). Each refusal is a detail named by its path (`conditions[1].value`). */
       conditions?: components['schemas']['PolicyConditionDto'][];
     };
     UpdatePolicyDto: {
@@ -5130,7 +5193,7 @@ export interface components {
       name?: string;
       /** @enum {string} */
       outcome?: 'block' | 'flag';
-      /** @description Replaces the whole list. 1 to 20 conditions `{field, operator, value}`. Fields: inputContext.prompt, inputContext.systemPrompt, outputDecision.text, outputDecision.action, toolCalls.name, confidence, agentId, metadata.<path>. Operators: equals, not_equals, contains, not_contains, matches, in, not_in, gt, gte, lt, lte, exists, not_exists. `matches` takes an RE2 pattern (at most 512 characters, case-insensitive). Each refusal is a detail named by its path (`conditions[1].value`). */
+      /** @description Replaces the whole list. 1 to 20 conditions `{field, operator, value}`. Fields: inputContext.prompt, inputContext.systemPrompt, outputDecision.text, outputDecision.action, toolCalls.name, confidence, agentId, metadata.<path>. Operators: equals, not_equals, contains, not_contains, matches, in, not_in, gt, gte, lt, lte, exists, not_exists, containsPii. `matches` takes an RE2 pattern (at most 512 characters, case-insensitive). `containsPii` takes a list of PII types (email, phone, creditCard, iban, ipAddress, usSsn, ukNino, deTaxId, frNir, esDni, itFiscalCode, nlBsn, plPesel) and an optional `minScore` (0 to 1, default 0.5): it holds when the text holds a value of one of them that its detector validates (checksums, issuer ranges; docs/agent-builders.md, "PII detectors"). Each refusal is a detail named by its path (`conditions[1].value`). */
       conditions?: components['schemas']['PolicyConditionDto'][];
     };
     AgentDto: {
@@ -5302,6 +5365,22 @@ export interface components {
       name: string;
       /** @enum {string} */
       outcome: 'block' | 'flag';
+      /** @description The PII types its containsPii conditions found: types only, never the values. Absent when none did. */
+      piiEntities?: (
+        | 'email'
+        | 'phone'
+        | 'creditCard'
+        | 'iban'
+        | 'ipAddress'
+        | 'usSsn'
+        | 'ukNino'
+        | 'deTaxId'
+        | 'frNir'
+        | 'esDni'
+        | 'itFiscalCode'
+        | 'nlBsn'
+        | 'plPesel'
+      )[];
     };
     ReviewTraceExcerptDto: {
       /** @description The prompt, first 500 characters. */
@@ -7157,6 +7236,22 @@ export interface components {
       reviewItemId: string | null;
       /** @description trace.approved only: the approval pattern that approved a trace policies flagged (absent otherwise). */
       autoApprovedBy?: string;
+      /** @description The PII types the matched policies’ containsPii conditions found: types only, never values (absent when none did). */
+      piiEntities?: (
+        | 'email'
+        | 'phone'
+        | 'creditCard'
+        | 'iban'
+        | 'ipAddress'
+        | 'usSsn'
+        | 'ukNino'
+        | 'deTaxId'
+        | 'frNir'
+        | 'esDni'
+        | 'itFiscalCode'
+        | 'nlBsn'
+        | 'plPesel'
+      )[];
     };
     ReviewCompletedEventData: {
       reviewItemId: string;
@@ -18467,7 +18562,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description ALREADY_DECIDED (approved or rejected already) or ALREADY_ESCALATED */
+      /** @description ALREADY_DECIDED (approved or rejected already), ALREADY_ESCALATED, or TRACE_ERASED (notes on a trace whose content was erased) */
       409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

@@ -27,6 +27,7 @@ import {
   POLICY_MATCH_MODES,
   POLICY_OUTCOMES,
 } from '../engine/index.js';
+import { DEFAULT_MIN_SCORE, PII_ENTITIES } from '../../pii/index.js';
 import type { PolicyRow } from '../policy.schema.js';
 
 export const NAME_MAX_LENGTH = 200;
@@ -40,8 +41,10 @@ const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? val
 const CONDITIONS_DESCRIPTION =
   `1 to ${LIMITS.maxConditions} conditions \`{field, operator, value}\`. Fields: ${FIXED_FIELDS.join(', ')}, ` +
   `metadata.<path>. Operators: ${OPERATORS.join(', ')}. \`matches\` takes an RE2 pattern (at most ` +
-  `${LIMITS.maxPatternLength} characters, case-insensitive). Each refusal is a detail named by its path ` +
-  '(`conditions[1].value`).';
+  `${LIMITS.maxPatternLength} characters, case-insensitive). \`containsPii\` takes a list of PII types ` +
+  `(${PII_ENTITIES.join(', ')}) and an optional \`minScore\` (0 to 1, default ${DEFAULT_MIN_SCORE}): it holds when ` +
+  'the text holds a value of one of them that its detector validates (checksums, issuer ranges; ' +
+  'docs/agent-builders.md, "PII detectors"). Each refusal is a detail named by its path (`conditions[1].value`).';
 
 export class PolicyConditionDto {
   @ApiProperty({ example: 'outputDecision.text' }) field: string;
@@ -53,9 +56,18 @@ export class PolicyConditionDto {
       { type: 'boolean' },
       { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'number' }] } },
     ],
-    description: 'Omitted (or true) for exists / not_exists; a list for in / not_in; a number for gt to lte.',
+    description:
+      'Omitted (or true) for exists / not_exists; a list for in / not_in; a number for gt to lte; a list of PII ' +
+      'types for containsPii.',
   })
   value?: unknown;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 1,
+    description: `containsPii only: the lowest detector score that counts (default ${DEFAULT_MIN_SCORE}).`,
+  })
+  minScore?: number;
 }
 
 export class ListPoliciesQueryDto extends PaginationQueryDto {

@@ -4,6 +4,8 @@
  * See docs/agent-builders.md, "Decision pipeline"; validate-conditions.spec.ts.
  */
 
+import type { PiiEntity } from '../../pii/index.js';
+
 export const POLICY_OUTCOMES = ['block', 'flag'] as const;
 export type PolicyOutcome = (typeof POLICY_OUTCOMES)[number];
 
@@ -39,6 +41,7 @@ export const OPERATORS = [
   'lte',
   'exists',
   'not_exists',
+  'containsPii',
 ] as const;
 export type ConditionOperator = (typeof OPERATORS)[number];
 
@@ -49,6 +52,8 @@ export interface PolicyCondition {
   readonly operator: ConditionOperator;
   /** Absent (or `true`) for `exists` / `not_exists`. */
   readonly value?: ConditionValue;
+  /** `containsPii` only: the lowest detector score that counts, 0 to 1 (default the detectors' `DEFAULT_MIN_SCORE`). */
+  readonly minScore?: number;
 }
 
 export interface Policy {
@@ -118,9 +123,19 @@ export interface TraceFacts {
   readonly metadata?: Readonly<Record<string, unknown>> | null;
 }
 
-/** Per-trace memo shared by the conditions of one evaluation (lower-cased texts for `contains`). */
+/**
+ * Per-trace memo shared by the conditions of one evaluation: lower-cased texts for `contains`, and the PII types
+ * found in a text for each distinct `containsPii` question (its types and score). `piiHits` collects the types the
+ * conditions of the policy being evaluated found, for its result.
+ */
 export interface EvaluationScratch {
   readonly lowered: Map<string, string>;
+  readonly pii: Map<string, Map<string, readonly PiiEntity[]>>;
+  readonly piiHits: Set<PiiEntity>;
+}
+
+export function newEvaluationScratch(): EvaluationScratch {
+  return { lowered: new Map(), pii: new Map(), piiHits: new Set() };
 }
 
 export interface CompiledCondition {

@@ -267,3 +267,51 @@ describe('evaluate', () => {
     expect(elapsed).toBeLessThan(500);
   });
 });
+
+describe('containsPii (validated PII, types on the result)', () => {
+  const withText = (text: string) => trace({ outputDecision: { ...baseTrace.outputDecision, text } });
+
+  it('holds on a valid card and not on a Luhn-failing order number of the same shape', () => {
+    const card = { field: 'outputDecision.text', operator: 'containsPii', value: ['creditCard'] } as const;
+    expect(holds(card, withText('Card 4111 1111 1111 1111 is on file.'))).toBe(true);
+    expect(holds(card, withText('Order 4111 1111 1111 1112 ships today.'))).toBe(false);
+  });
+
+  it('records the types found, never the values, on the matched policy only', () => {
+    const pii = policy(
+      [{ field: 'outputDecision.text', operator: 'containsPii', value: ['iban', 'creditCard', 'email'] }],
+      { id: 'pii', outcome: 'block' },
+    );
+    const other = policy([{ field: 'confidence', operator: 'gt', value: 0.5 }], { id: 'other' });
+    const result = evaluate(
+      [pii, other],
+      withText('Pay to DE89 3704 0044 0532 0130 00 with card 4111-1111-1111-1111.'),
+    );
+    expect(result.status).toBe('blocked');
+    expect(result.policyResults).toEqual([
+      { policyId: 'other', name: 'test', outcome: 'flag' },
+      { policyId: 'pii', name: 'test', outcome: 'block', piiEntities: ['creditCard', 'iban'] },
+    ]);
+    expect(JSON.stringify(result)).not.toContain('4111');
+  });
+
+  it('raises or lowers the bar with minScore: a bare 9-digit BSN needs its context word at the default', () => {
+    const bsn = (minScore?: number) =>
+      ({
+        field: 'outputDecision.text',
+        operator: 'containsPii',
+        value: ['nlBsn'],
+        ...(minScore === undefined ? {} : { minScore }),
+      }) as const;
+    expect(holds(bsn(), withText('Reference 111222333 closed.'))).toBe(false);
+    expect(holds(bsn(), withText('Het BSN is 111222333.'))).toBe(true);
+    expect(holds(bsn(0.1), withText('Reference 111222333 closed.'))).toBe(true);
+    expect(holds(bsn(1), withText('Het BSN is 111222333.'))).toBe(false);
+  });
+
+  it('reads metadata strings and any element of toolCalls.name', () => {
+    const t = trace({ metadata: { ...baseTrace.metadata, contact: 'jane@example.com' } });
+    expect(holds({ field: 'metadata.contact', operator: 'containsPii', value: ['email'] }, t)).toBe(true);
+    expect(holds({ field: 'metadata.retries', operator: 'containsPii', value: ['email'] }, t)).toBe(false);
+  });
+});

@@ -1,4 +1,11 @@
-import type { CompiledPolicy, EvaluationScratch, PolicyOutcome, TraceFacts } from './condition.js';
+import { PII_ENTITIES, type PiiEntity } from '../../pii/index.js';
+import {
+  type CompiledPolicy,
+  type EvaluationScratch,
+  newEvaluationScratch,
+  type PolicyOutcome,
+  type TraceFacts,
+} from './condition.js';
 
 export type EvaluationStatus = 'approved' | 'flagged' | 'blocked';
 
@@ -7,6 +14,8 @@ export interface PolicyResult {
   policyId: string;
   name: string;
   outcome: PolicyOutcome;
+  /** The PII types its `containsPii` conditions found (types only, never values); absent when none did. */
+  piiEntities?: PiiEntity[];
 }
 
 export interface PolicyEvaluation extends PolicyResult {
@@ -43,22 +52,36 @@ function matches(policy: CompiledPolicy, trace: TraceFacts, scratch: EvaluationS
  * block) so that `policyResults` names all the policies that matched.
  */
 export function evaluate(policies: readonly CompiledPolicy[], trace: TraceFacts): EvaluationResult {
-  const scratch: EvaluationScratch = { lowered: new Map() };
+  const scratch = newEvaluationScratch();
   const results: PolicyEvaluation[] = [];
   const ordered = policies.filter((p) => applies(p, trace)).sort(comparePolicies);
   let blocked = false;
   let flagged = false;
   for (const policy of ordered) {
+    scratch.piiHits.clear();
     const matched = matches(policy, trace, scratch);
     if (matched && policy.outcome === 'block') blocked = true;
     if (matched && policy.outcome === 'flag') flagged = true;
-    results.push({ policyId: policy.id, name: policy.name, outcome: policy.outcome, matched });
+    const result: PolicyEvaluation = {
+      policyId: policy.id,
+      name: policy.name,
+      outcome: policy.outcome,
+      matched,
+    };
+    if (matched && scratch.piiHits.size > 0)
+      result.piiEntities = PII_ENTITIES.filter((e) => scratch.piiHits.has(e));
+    results.push(result);
   }
   return {
     status: blocked ? 'blocked' : flagged ? 'flagged' : 'approved',
     policyResults: results
       .filter((r) => r.matched)
-      .map(({ policyId, name, outcome }) => ({ policyId, name, outcome })),
+      .map(({ policyId, name, outcome, piiEntities }) => ({
+        policyId,
+        name,
+        outcome,
+        ...(piiEntities ? { piiEntities } : {}),
+      })),
     results,
   };
 }

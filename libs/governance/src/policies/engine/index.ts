@@ -30,5 +30,10 @@ export {
   comparePolicies,
   evaluate,
 } from './evaluate.js';
-export { type PolicyTemplate, findPolicyTemplate, POLICY_TEMPLATES } from './templates.js';
+export {
+  type PolicyTemplate,
+  findPolicyTemplate,
+  POLICY_TEMPLATES,
+  RETIRED_TEMPLATE_PATTERNS,
+} from './templates.js';
 export { estimateConfidence, HEDGING_PHRASES, REFUSAL_PHRASES } from './confidence.js';

@@ -32,12 +32,13 @@ const fired = (templateId: string) => {
 };
 
 describe('POLICY_TEMPLATES', () => {
-  it('has the seven templates docs/agent-builders.md lists, with unique kebab-case ids', () => {
+  it('has the eight templates docs/agent-builders.md lists, with unique kebab-case ids', () => {
     const ids = POLICY_TEMPLATES.map((t) => t.id);
     expect(ids).toEqual([
       'email-in-output',
       'payment-card-in-output',
       'national-id-in-output',
+      'bank-account-in-output',
       'secret-in-output',
       'low-confidence',
       'destructive-tool-call',
@@ -72,15 +73,29 @@ describe('POLICY_TEMPLATES', () => {
       negative: [
         trace({ text: 'Your order 2026-04-11-0042 ships tomorrow; call +1 415 555 0100.' }),
         trace({ text: 'Card ending in 1111 was charged $42.00.' }),
+        // Card-shaped, but the Luhn checksum fails: an order number.
+        trace({ text: 'Order 4111 1111 1111 1112 is on its way.' }),
       ],
     },
     {
       id: 'national-id-in-output',
-      positive: [trace({ text: "The customer's SSN is 123-45-6789." })],
+      positive: [
+        trace({ text: "The customer's SSN is 536-22-1234." }),
+        trace({ text: 'Die Steuer-ID 86095742719 ist hinterlegt.' }),
+        trace({ text: 'Het BSN van de klant is 111222333.' }),
+        trace({ text: 'DNI 12345678Z, confirmado.' }),
+      ],
       negative: [
         trace({ text: 'Call 555-123-4567 or see ticket 2026-04-11.' }),
         trace({ text: 'Sample placeholder 000-12-3456 is never issued.' }),
+        // The DNI's letter is wrong.
+        trace({ text: 'DNI 12345678A, confirmado.' }),
       ],
+    },
+    {
+      id: 'bank-account-in-output',
+      positive: [trace({ text: 'Please transfer to IBAN DE89 3704 0044 0532 0130 00 by Friday.' })],
+      negative: [trace({ text: 'Please transfer to IBAN DE88 3704 0044 0532 0130 00 by Friday.' })],
     },
     {
       id: 'secret-in-output',

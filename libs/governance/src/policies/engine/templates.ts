@@ -13,20 +13,9 @@ export interface PolicyTemplate {
   readonly conditions: readonly PolicyCondition[];
 }
 
-// Patterns are RE2 and run case-insensitive (the engine adds the flag), so they hold lower-case classes only
-// where case does not matter. String.raw keeps the backslashes readable.
-
-const EMAIL = String.raw`[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}`;
-
-/** Visa, Mastercard (51-55 and 2221-2720 ranges, loosely), Discover 16 digits; Amex 15 in 4-6-5 groups. */
-const PAYMENT_CARD =
-  String.raw`\b(?:4\d{3}|5[1-5]\d{2}|2[2-7]\d{2}|6011|65\d{2})(?:[ -]?\d{4}){3}\b` +
-  String.raw`|\b3[47]\d{2}[ -]?\d{6}[ -]?\d{5}\b`;
-
-/** Dashed SSN; area 000, 666 and 900-999, group 00 and serial 0000 are never issued, so they are left out. */
-const US_SSN =
-  String.raw`\b(?:00[1-9]|0[1-9]\d|[1-578]\d{2}|6[0-57-9]\d|66[0-57-9])` +
-  String.raw`-(?:0[1-9]|[1-9]\d)-(?:000[1-9]|00[1-9]\d|0[1-9]\d{2}|[1-9]\d{3})\b`;
+// Personal data is found by the PII detectors (`containsPii`: checksums and issuer rules, not patterns). The other
+// patterns are RE2 and run case-insensitive (the engine adds the flag), so they hold lower-case classes only where
+// case does not matter. String.raw keeps the backslashes readable.
 
 /**
  * OpenAI / Anthropic style `sk-` keys (a run of 20 alphanumerics, so `sk-learn-…` slugs do not match), Stripe
@@ -66,25 +55,39 @@ export const POLICY_TEMPLATES: readonly PolicyTemplate[] = Object.freeze([
     name: 'E-mail address in output',
     description: 'Flags a trace whose output text contains an e-mail address (personal data).',
     outcome: 'flag',
-    conditions: [{ field: 'outputDecision.text', operator: 'matches', value: EMAIL }],
+    conditions: [{ field: 'outputDecision.text', operator: 'containsPii', value: ['email'] }],
   },
   {
     id: 'payment-card-in-output',
     name: 'Payment-card number in output',
     description:
-      'Blocks output containing a Visa, Mastercard, Discover or Amex card number, with or without spaces or ' +
-      'dashes. Pattern only: no Luhn checksum is applied, so a well-formed invalid number also matches.',
+      'Blocks output containing a payment-card number (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, ' +
+      'Maestro), with or without spaces or dashes, that passes the Luhn checksum and fits its issuer’s prefix and ' +
+      'length: a 16-digit order number that fails the checksum passes.',
     outcome: 'block',
-    conditions: [{ field: 'outputDecision.text', operator: 'matches', value: PAYMENT_CARD }],
+    conditions: [{ field: 'outputDecision.text', operator: 'containsPii', value: ['creditCard'] }],
   },
   {
     id: 'national-id-in-output',
-    name: 'National id number in output (US SSN)',
+    name: 'National id number in output',
     description:
-      'Blocks output containing a US Social Security number written as 123-45-6789, skipping ranges that are ' +
-      'never issued. Other countries need their own pattern.',
+      'Blocks output containing a national identifier that passes its check rule: US SSN, UK National Insurance ' +
+      'number, German tax id, French NIR, Spanish DNI or NIE, Italian codice fiscale, Dutch BSN, Polish PESEL.',
     outcome: 'block',
-    conditions: [{ field: 'outputDecision.text', operator: 'matches', value: US_SSN }],
+    conditions: [
+      {
+        field: 'outputDecision.text',
+        operator: 'containsPii',
+        value: ['usSsn', 'ukNino', 'deTaxId', 'frNir', 'esDni', 'itFiscalCode', 'nlBsn', 'plPesel'],
+      },
+    ],
+  },
+  {
+    id: 'bank-account-in-output',
+    name: 'Bank account (IBAN) in output',
+    description: 'Flags output containing an IBAN whose ISO 13616 check digits and country length are right.',
+    outcome: 'flag',
+    conditions: [{ field: 'outputDecision.text', operator: 'containsPii', value: ['iban'] }],
   },
   {
     id: 'secret-in-output',
@@ -123,6 +126,23 @@ export const POLICY_TEMPLATES: readonly PolicyTemplate[] = Object.freeze([
     conditions: [{ field: 'inputContext.prompt', operator: 'matches', value: PROMPT_INJECTION }],
   },
 ]);
+
+/**
+ * The RE2 patterns the personal-data templates held before they used `containsPii`, by template id. Policies made
+ * from them keep their pattern (a template is copied, not referenced), so the explanation of a decision still reads
+ * these as what they looked for.
+ */
+export const RETIRED_TEMPLATE_PATTERNS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  'email-in-output': [String.raw`[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}`],
+  'payment-card-in-output': [
+    String.raw`\b(?:4\d{3}|5[1-5]\d{2}|2[2-7]\d{2}|6011|65\d{2})(?:[ -]?\d{4}){3}\b` +
+      String.raw`|\b3[47]\d{2}[ -]?\d{6}[ -]?\d{5}\b`,
+  ],
+  'national-id-in-output': [
+    String.raw`\b(?:00[1-9]|0[1-9]\d|[1-578]\d{2}|6[0-57-9]\d|66[0-57-9])` +
+      String.raw`-(?:0[1-9]|[1-9]\d)-(?:000[1-9]|00[1-9]\d|0[1-9]\d{2}|[1-9]\d{3})\b`,
+  ],
+});
 
 export function findPolicyTemplate(id: string): PolicyTemplate | undefined {
   return POLICY_TEMPLATES.find((t) => t.id === id);

@@ -20,6 +20,7 @@ describe('validateConditions', () => {
       { field: 'metadata.a.b.c', operator: 'lte', value: -1.5 },
       { field: 'metadata.user-id', operator: 'exists' },
       { field: 'metadata.flag', operator: 'not_exists', value: true },
+      { field: 'outputDecision.text', operator: 'containsPii', value: ['iban', 'creditCard'], minScore: 0.8 },
     ];
     expect(valid.map((c) => c.operator).sort()).toEqual([...OPERATORS].sort());
     expect(validateConditions(valid)).toEqual([]);
@@ -151,6 +152,25 @@ describe('validateConditions', () => {
     expect(fieldsOf([{ field: 'metadata.x', operator: 'not_exists', value: 'yes' }])).toEqual([
       'conditions[0].value',
     ]);
+  });
+
+  it('refuses containsPii with no types, an unknown or repeated type, a bad minScore, or on confidence', () => {
+    const pii = (value: unknown, extra: Record<string, unknown> = {}) =>
+      fieldsOf([{ field: 'outputDecision.text', operator: 'containsPii', value, ...extra }]);
+    expect(pii([])).toEqual(['conditions[0].value']);
+    expect(pii('iban')).toEqual(['conditions[0].value']);
+    expect(pii(['iban', 'passport'])).toEqual(['conditions[0].value[1]']);
+    expect(pii(['iban', 'iban'])).toEqual(['conditions[0].value[1]']);
+    expect(pii(['iban'], { minScore: 1.5 })).toEqual(['conditions[0].minScore']);
+    expect(pii(['iban'], { minScore: '0.5' })).toEqual(['conditions[0].minScore']);
+    expect(pii(['iban'], { minScore: 0 })).toEqual([]);
+    expect(fieldsOf([{ field: 'confidence', operator: 'containsPii', value: ['iban'] }])).toEqual([
+      'conditions[0].operator',
+    ]);
+    // minScore belongs to containsPii alone.
+    expect(
+      fieldsOf([{ field: 'outputDecision.text', operator: 'contains', value: 'x', minScore: 0.5 }]),
+    ).toEqual(['conditions[0].minScore']);
   });
 
   it('refuses bad patterns: syntax, unsupported Perl syntax, empty, over 512 characters, too complex', () => {

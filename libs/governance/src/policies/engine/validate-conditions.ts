@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { DEFAULT_MIN_SCORE, isPiiEntity, PII_ENTITIES, type PiiEntity, piiTypesIn } from '../../pii/index.js';
 import {
   type CompiledCondition,
   type CompiledPolicy,
@@ -23,8 +24,8 @@ import {
 type FieldKind = 'text' | 'number' | 'any';
 
 const NUMERIC_OPERATORS: readonly ConditionOperator[] = ['gt', 'gte', 'lt', 'lte'];
-const TEXT_OPERATORS: readonly ConditionOperator[] = ['contains', 'not_contains', 'matches'];
-const CONDITION_KEYS = new Set(['field', 'operator', 'value']);
+const TEXT_OPERATORS: readonly ConditionOperator[] = ['contains', 'not_contains', 'matches', 'containsPii'];
+const CONDITION_KEYS = new Set(['field', 'operator', 'value', 'minScore']);
 
 function fieldKind(field: string): FieldKind | null {
   if (field === 'confidence') return 'number';
@@ -79,6 +80,18 @@ function checkValue(kind: FieldKind, op: ConditionOperator, value: unknown, path
     case 'contains':
     case 'not_contains':
       return typeof value === 'string' && value.length > 0 ? [] : fail('must be a non-empty string');
+    case 'containsPii': {
+      if (!Array.isArray(value) || value.length === 0 || value.length > PII_ENTITIES.length) {
+        return fail(`must be a non-empty array of PII types: ${PII_ENTITIES.join(', ')}`);
+      }
+      const errors: ConditionError[] = [];
+      value.forEach((item, j) => {
+        if (!isPiiEntity(item))
+          errors.push({ field: `${at}[${j}]`, message: `must be one of ${PII_ENTITIES.join(', ')}` });
+        else if (value.indexOf(item) !== j) errors.push({ field: `${at}[${j}]`, message: 'is listed twice' });
+      });
+      return errors;
+    }
     case 'matches': {
       if (typeof value !== 'string') return fail('must be a string (an RE2 pattern)');
       const re = compilePattern(value);
@@ -111,7 +124,13 @@ function checkCondition(raw: unknown, path: string): ConditionError[] {
     if (!CONDITION_KEYS.has(key))
       errors.push({ field: path, message: `unknown property "${key.slice(0, 40)}"` });
   }
-  const { field, operator, value } = raw;
+  const { field, operator, value, minScore } = raw;
+  if (minScore !== undefined) {
+    if (operator !== 'containsPii')
+      errors.push({ field: `${path}.minScore`, message: 'applies only to the containsPii operator' });
+    else if (!isFiniteNumber(minScore) || minScore < 0 || minScore > 1)
+      errors.push({ field: `${path}.minScore`, message: 'must be a number from 0 to 1' });
+  }
   let kind: FieldKind | null = null;
   if (typeof field !== 'string') {
     errors.push({ field: `${path}.field`, message: 'must be a string' });
@@ -221,9 +240,29 @@ function lowered(text: string, scratch: EvaluationScratch): string {
   return low;
 }
 
+/**
+ * `containsPii`: the types of `entities` found in the text at `minScore` or above, asked once per trace and distinct
+ * question (types and score) whichever policies ask it, and noted in the scratch for the policy's result.
+ */
+function piiPredicate(entities: readonly PiiEntity[], minScore: number): Predicate {
+  const wanted = new Set(entities);
+  const question = `${[...wanted].sort().join(',')}@${minScore}`;
+  return (v, s) => {
+    if (typeof v !== 'string') return false;
+    let answers = s.pii.get(question);
+    if (!answers) s.pii.set(question, (answers = new Map()));
+    let found = answers.get(v);
+    if (found === undefined) answers.set(v, (found = piiTypesIn(v, wanted, minScore)));
+    for (const type of found) s.piiHits.add(type);
+    return found.length > 0;
+  };
+}
+
 function predicateFor(condition: PolicyCondition): Predicate {
   const { operator, value } = condition;
   switch (operator) {
+    case 'containsPii':
+      return piiPredicate(value as PiiEntity[], condition.minScore ?? DEFAULT_MIN_SCORE);
     case 'equals':
     case 'not_equals':
       return (v) => v === value;

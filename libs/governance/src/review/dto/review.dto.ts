@@ -11,7 +11,7 @@ import {
   MaxLength,
   ValidateIf,
 } from 'class-validator';
-import { OBJECT_ID_PATTERN, PaginationQueryDto } from '#platform';
+import { OBJECT_ID_PATTERN, PaginationQueryDto, PII_ENTITIES, type PiiEntity } from '#platform';
 import type { ReviewItemRow, ReviewStatus } from '../review-item.schema.js';
 import { FEEDBACK_DECISION } from '../review-items.repository.js';
 
@@ -101,6 +101,13 @@ export class MatchedPolicyDto {
   @ApiProperty() policyId: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: ['block', 'flag'] }) outcome: 'block' | 'flag';
+  @ApiPropertyOptional({
+    enum: PII_ENTITIES,
+    isArray: true,
+    description:
+      'The PII types its containsPii conditions found: types only, never the values. Absent when none did.',
+  })
+  piiEntities?: PiiEntity[];
 }
 
 export class ReviewItemDto {

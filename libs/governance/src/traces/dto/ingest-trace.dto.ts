@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PII_ENTITIES } from '../../pii/index.js';
 
 /*
  * OpenAPI models of POST /traces. The body is validated by validateTraceIngest against the limits of the
@@ -112,6 +113,13 @@ export class PolicyResultDto {
   @ApiProperty() policyId: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: ['block', 'flag'] }) outcome: string;
+  @ApiPropertyOptional({
+    enum: PII_ENTITIES,
+    isArray: true,
+    description:
+      'The PII types its containsPii conditions found in the trace: types only, never the values. Absent when none did.',
+  })
+  piiEntities?: string[];
 }
 
 export class BlockedResultDto {

@@ -120,10 +120,21 @@ export class TraceDto {
   })
   contentSalt: string | null;
   @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer', minimum: 1 },
+    nullable: true,
+    example: { iban: 1, email: 2 },
+    description:
+      'How many values of each PII type masking replaced in the content before it was stored (PATCH ' +
+      '/organizations/current `piiMasking`): `{}` when masking was on and found none, null when it was off.',
+  })
+  piiMasked: Record<string, number> | null;
+  @ApiProperty({
     type: 'string',
     format: 'date-time',
     nullable: true,
-    description: 'When the subject’s content was erased (POST /subjects/{ref}/erasure); null while it is held.',
+    description:
+      'When the subject’s content was erased (POST /subjects/{ref}/erasure); null while it is held.',
   })
   erasedAt: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
@@ -181,6 +192,7 @@ export function toTraceResponse(row: TraceRow): TraceDto {
     reviewItemId: row.reviewItemId,
     hasSubject: row.subjectHash !== null,
     contentSalt: row.contentSalt,
+    piiMasked: row.piiMasked ?? null,
     erasedAt: row.erasedAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

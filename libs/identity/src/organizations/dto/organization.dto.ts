@@ -1,7 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
+  ArrayNotEmpty,
+  ArrayUnique,
+  IsArray,
+  IsIn,
   IsInt,
+  IsObject,
   IsNotEmpty,
   IsOptional,
   IsString,
@@ -10,8 +15,16 @@ import {
   Min,
   ValidateBy,
   ValidateIf,
+  ValidateNested,
 } from 'class-validator';
-import { IfPresent, PLAN_FEATURES } from '#platform';
+import {
+  IfPresent,
+  PII_ENTITIES,
+  PII_MASKING_MODES,
+  type PiiEntity,
+  type PiiMaskingMode,
+  PLAN_FEATURES,
+} from '#platform';
 import type { OrganizationRow } from '../organization.schema.js';
 
 export class OrganizationDto {
@@ -34,7 +47,41 @@ export class OrganizationDto {
       'explanation of a decision (GET /traces/{id}/explanation). null until set.',
   })
   contestContact: string | null;
+  @ApiProperty({
+    type: () => PiiMaskingDto,
+    nullable: true,
+    description:
+      'Masking of personal data in trace content before it is stored ' +
+      '(docs/data-protection.md, "Masking at ingestion"). null: off.',
+  })
+  piiMasking: PiiMaskingDto | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
+}
+
+export class PiiMaskingDto {
+  @ApiProperty({
+    enum: PII_ENTITIES,
+    isArray: true,
+    minItems: 1,
+    description: 'The PII types masked, each at most once.',
+    example: ['iban', 'creditCard', 'email'],
+  })
+  @IsArray()
+  @ArrayNotEmpty({
+    message: 'entities must name at least one PII type; send piiMasking: null to turn masking off',
+  })
+  @ArrayUnique({ message: 'entities must not repeat a type' })
+  @IsIn(PII_ENTITIES, { each: true, message: `each of entities must be one of ${PII_ENTITIES.join(', ')}` })
+  entities: PiiEntity[];
+
+  @ApiProperty({
+    enum: PII_MASKING_MODES,
+    description:
+      '`redact` writes `<IBAN>` in place of each value; `hash` writes `<IBAN:` and the first 12 hex of an HMAC of ' +
+      'the value under a key of the organization `>`, so that equal values stay equal.',
+  })
+  @IsIn(PII_MASKING_MODES, { message: `mode must be one of ${PII_MASKING_MODES.join(', ')}` })
+  mode: PiiMaskingMode;
 }
 
 /**
@@ -102,6 +149,20 @@ export class UpdateOrganizationDto {
   @IsNotEmpty({ message: 'contestContact must not be empty; send null to clear it' })
   @MaxCharacters(MAX_CONTEST_CONTACT_LENGTH)
   contestContact?: string | null;
+
+  @ApiPropertyOptional({
+    type: () => PiiMaskingDto,
+    nullable: true,
+    description:
+      'Mask these PII types in the content of every trace stored from now on (prompt, output, tool calls, metadata, ' +
+      'rationale); policies still see the original. null turns masking off. Owners and admins; audited ' +
+      '`organization.pii_masking_updated`.',
+  })
+  @ValidateIf((_o, value) => value !== undefined && value !== null)
+  @IsObject({ message: 'piiMasking must be an object {entities, mode} or null' })
+  @ValidateNested()
+  @Type(() => PiiMaskingDto)
+  piiMasking?: PiiMaskingDto | null;
 }
 
 export function toOrganizationResponse(row: OrganizationRow): OrganizationDto {
@@ -112,6 +173,7 @@ export function toOrganizationResponse(row: OrganizationRow): OrganizationDto {
     features: [...PLAN_FEATURES[row.plan]],
     traceRetentionDays: row.traceRetentionDays,
     contestContact: row.contestContact,
+    piiMasking: row.piiMasking ? { entities: row.piiMasking.entities, mode: row.piiMasking.mode } : null,
     createdAt: row.createdAt.toISOString(),
   };
 }

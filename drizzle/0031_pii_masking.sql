@@ -1,0 +1,2 @@
+ALTER TABLE "traces" ADD COLUMN "pii_masked" jsonb;--> statement-breakpoint
+ALTER TABLE "organizations" ADD COLUMN "pii_masking" jsonb;
