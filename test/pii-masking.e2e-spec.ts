@@ -13,6 +13,8 @@ import { openEventStream, until } from './support/event-stream.js';
 import { captureLogs } from './support/log-capture.js';
 import {
   CLEAR_EMAIL,
+  correctQuotingPlanted,
+  decideQuotingPlanted,
   FR_IBAN,
   formsIn,
   GB_IBAN,
@@ -275,16 +277,15 @@ describe('PII masking at ingestion', () => {
           [chatTraceId, 'reject'],
         ] as const) {
           const item = items.find((i) => i.traceId === traceId)!;
-          const decided = await ctx.post(`${QUEUE}/${item.id}/decision`, {
-            token: owner.token,
-            body: { decision, notes: `Checked the account holder for ${traceId}; ${decision} confirmed.` },
-          });
-          expect(decided.statusCode, decided.body).toBe(200);
-          answers.push(decided.body);
+          answers.push(await decideQuotingPlanted(ctx, owner.token, item.id, decision, traceId));
         }
         await receiver.waitFor(5);
         await until(() => stream.received.length >= 5, 'three trace.flagged and two review.completed events');
 
+        // A CPI correction of the third, its notes and corrected decision quoting the values, closes its item.
+        answers.push(await correctQuotingPlanted(ctx, owner, toolTraceId));
+        await receiver.waitFor(6);
+        await until(() => stream.received.length >= 6, 'the closure of the third item');
         answers.push(...(await readingAnswers([httpTrace.id, chatTraceId, toolTraceId], owner.token)));
 
         // The exports: the audit chain over HTTP, the organization's records through the operator's CLI.
@@ -349,7 +350,8 @@ describe('PII masking at ingestion', () => {
       });
       const tool = await traceOf(toolTraceId, owner.token);
       expect(tool).toMatchObject({
-        status: 'flagged',
+        status: 'success',
+        humanOverride: true,
         policyResults: [{ policyId, outcome: 'flag', piiEntities: ['iban'] }],
         piiMasked: { iban: 4, email: 2 },
         inputContext: { prompt: 'Refund me to <IBAN>, I am <EMAIL>', systemPrompt: 'Never repeat <IBAN>.' },
@@ -357,10 +359,13 @@ describe('PII masking at ingestion', () => {
           action: 'tool_call',
           text: '{"status":"sent","to":"<IBAN>"}',
           toolCalls: [{ name: 'bank_transfer', arguments: { iban: '<IBAN>', notify: '<EMAIL>' } }],
+          // The CPI correction's decision and notes, masked as the content was.
+          decision: 'refund to <IBAN>',
+          correctionNotes: 'Customer <EMAIL> sent <IBAN>',
         },
       });
-      // The counts are the tokens written.
-      for (const t of [http, chat, tool]) {
+      // The counts are the tokens ingestion wrote.
+      for (const t of [http, chat]) {
         const content = storedContent(t);
         expect(occurrences(content, '<IBAN>')).toBe(t.piiMasked?.iban);
         expect(occurrences(content, '<EMAIL>')).toBe(t.piiMasked?.email);
@@ -392,13 +397,9 @@ describe('PII masking at ingestion', () => {
     });
 
     it('publishes none of them: the webhook bodies and the event stream carry the types found only', () => {
-      expect(receiver.received.map((r) => r.json.type).sort()).toEqual([
-        'review.completed',
-        'review.completed',
-        'trace.flagged',
-        'trace.flagged',
-        'trace.flagged',
-      ]);
+      // Three flagged traces; two items decided by reviewers, one closed by the CPI correction.
+      const published = [...Array(3).fill('review.completed'), ...Array(3).fill('trace.flagged')];
+      expect(receiver.received.map((r) => r.json.type).sort()).toEqual(published);
       for (const got of receiver.received) {
         new Webhook(hook.secret).verify(got.body, got.headers as Record<string, string>);
         expect(formsIn(got.body), got.body).toEqual([]);
@@ -408,13 +409,7 @@ describe('PII masking at ingestion', () => {
       for (const data of flagged)
         expect(data).toMatchObject({ policyIds: [policyId], piiEntities: ['iban'] });
 
-      expect(stream.received.map((e) => e.type).sort()).toEqual([
-        'review.completed',
-        'review.completed',
-        'trace.flagged',
-        'trace.flagged',
-        'trace.flagged',
-      ]);
+      expect(stream.received.map((e) => e.type).sort()).toEqual(published);
       expect(formsIn(JSON.stringify(stream.received))).toEqual([]);
       for (const event of stream.received.filter((e) => e.type === 'trace.flagged')) {
         expect(event.body.data).toMatchObject({ policyIds: [policyId], piiEntities: ['iban'] });

@@ -77,6 +77,7 @@ describe('profile, organizations, preferences and login activity', () => {
           features: [],
           traceRetentionDays: null,
           contestContact: null,
+          piiMasking: null,
           createdAt: expect.any(String),
         },
         role: 'admin',

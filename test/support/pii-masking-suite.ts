@@ -4,8 +4,10 @@ import { expect } from 'vitest';
 import { buildProgram } from '../../apps/cli/src/cli.js';
 import { recordSpans, toOtlpJson } from '../../libs/governance/src/otel/otlp-payloads.fixture.js';
 import { traces } from '../../libs/governance/src/traces/trace.schema.js';
-import type { TestContext } from './app.js';
+import type { Registered, TestContext } from './app.js';
 import type { TestAgent } from './builders.js';
+import { INGEST as CPI_INGEST, workspaceKey } from './cpi-suite.js';
+import { QUEUE } from './review-suite.js';
 import { TRACES } from './traces-suite.js';
 
 /*
@@ -262,3 +264,39 @@ export const REFUSED_SETTINGS: [string, unknown, string, RegExp][] = [
   ['a list', [{ entities: ['iban'], mode: 'redact' }], 'piiMasking', /object/],
   ['a number', 1, 'piiMasking', /object/],
 ];
+
+/** A CPI correction of the trace whose notes and corrected decision quote the planted values; its answer's body. */
+export async function correctQuotingPlanted(
+  ctx: TestContext,
+  owner: Registered,
+  traceId: string,
+): Promise<string> {
+  const key = await workspaceKey(ctx, owner);
+  const corrected = await ctx.post(CPI_INGEST, {
+    apiKey: key.key,
+    body: {
+      traceId,
+      action: 'correct',
+      correctedDecision: `refund to ${PLANTED_IBAN_COMPACT}`,
+      feedbackNotes: `Customer ${PLANTED_EMAIL} sent ${PLANTED_IBAN}`,
+    },
+  });
+  expect(corrected.statusCode, corrected.body).toBe(200);
+  return corrected.body;
+}
+
+/** A review decision whose notes quote the planted IBAN (a reviewer quoting the account); its answer's body. */
+export async function decideQuotingPlanted(
+  ctx: TestContext,
+  token: string,
+  itemId: string,
+  decision: 'approve' | 'reject',
+  traceId: string,
+): Promise<string> {
+  const decided = await ctx.post(`${QUEUE}/${itemId}/decision`, {
+    token,
+    body: { decision, notes: `Checked the holder of ${PLANTED_IBAN} for ${traceId}; ${decision} confirmed.` },
+  });
+  expect(decided.statusCode, decided.body).toBe(200);
+  return decided.body;
+}

@@ -110,7 +110,9 @@ class World {
       expect(organizationId).toBe(ORG);
       return ids.flatMap((id) => {
         const t = this.traces.get(id);
-        return t ? [{ id, erasedAt: t.erasedAt }] : [];
+        return t
+          ? [{ id, erasedAt: t.erasedAt, contentSalt: t.contentSalt, contentEntryId: t.contentEntryId }]
+          : [];
       });
     },
   } as unknown as TraceContentRepository;
@@ -187,7 +189,7 @@ describe('AuditContentCheck', () => {
       erasedAt: new Date(),
     });
     // Stored before content hashing: entries without a hash, even after feedback.
-    w.traces.set(id(5), { ...w.ingest(id(5), 'legacy'), contentSalt: null });
+    w.traces.set(id(5), { ...w.ingest(id(5), 'legacy'), contentSalt: null, contentEntryId: null });
     w.log.at(-1)!.contentHash = null;
     w.append('cpi.approved', id(5), null);
     w.ingest(id(6), 'purged');
@@ -197,6 +199,20 @@ describe('AuditContentCheck', () => {
       contentAltered: 2,
       contentAlteredIds: [id(3), id(2)],
       contentErased: 1,
+      contentUnhashed: 1,
+    });
+  });
+
+  it('counts a trace whose entries record no hash altered when it has a salt or a pointer (only a legacy trace has neither)', async () => {
+    const w = new World();
+    w.traces.set(id(1), { ...w.ingest(id(1), 'legacy, salt added'), contentEntryId: null });
+    w.log.at(-1)!.contentHash = null;
+    w.traces.set(id(2), { ...w.ingest(id(2), 'legacy'), contentSalt: null, contentEntryId: null });
+    w.log.at(-1)!.contentHash = null;
+    expect(await w.check(2)).toMatchObject({
+      contentChecked: 2,
+      contentAltered: 1,
+      contentAlteredIds: [id(1)],
       contentUnhashed: 1,
     });
   });

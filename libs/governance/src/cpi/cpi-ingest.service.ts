@@ -17,6 +17,7 @@ import type { TraceRow } from '../traces/trace.schema.js';
 import { contentHashOf } from '../traces/trace-content.js';
 import { TraceErrorCode } from '../traces/traces.errors.js';
 import { SEARCH_TEXT_MAX } from '../traces/trace-ingest.pipeline.js';
+import { PiiMasking } from '../traces/pii-masking.js';
 import { TracesRepository } from '../traces/traces.repository.js';
 import type { FeedbackAction } from './cpi.schema.js';
 import type { CpiIngestDto, CpiIngestResultDto } from './dto/cpi-ingest.dto.js';
@@ -130,15 +131,18 @@ export class CpiIngestService {
     private readonly events: DomainEvents,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly masking: PiiMasking,
   ) {}
 
   async ingest(actor: Actor, dto: CpiIngestDto, meta: RequestMeta): Promise<CpiIngestResultDto> {
-    const verdict = verdictOf(dto);
+    const given = verdictOf(dto);
     if (!isObjectId(dto.traceId)) throw AppError.notFound('Trace');
     const organizationId = actor.organizationId;
     const at = this.clock.now();
     const userEmail = dto.userEmail ?? null;
-    const notes = dto.feedbackNotes ?? null;
+    // The notes and the corrected decision enter the trace's content: masked as ingestion masks it.
+    const notes = await this.masking.maskedText(organizationId, dto.feedbackNotes ?? null);
+    const verdict = { ...given, decision: await this.masking.maskedText(organizationId, given.decision) };
     const after = await this.tx.run(async () => {
       // The item before the trace, in the order a review decision locks them, so that the two cannot deadlock;
       // an unknown trace rolls the closure back with the 404 below.

@@ -16,6 +16,7 @@ import {
 import { MembersRepository } from '#identity';
 import { ApprovalPatternsService } from '../approval-patterns/approval-patterns.service.js';
 import { signatureOf } from '../approval-patterns/approval-pattern.signature.js';
+import { PiiMasking } from '../traces/pii-masking.js';
 import { TraceErrorCode } from '../traces/traces.errors.js';
 import { type TraceExcerpt, TracesRepository } from '../traces/traces.repository.js';
 import type { ReviewItemRow, ReviewStatus } from './review-item.schema.js';
@@ -62,6 +63,7 @@ export class ReviewQueueService {
     private readonly events: DomainEvents,
     private readonly tx: TransactionHost,
     private readonly clock: Clock,
+    private readonly masking: PiiMasking,
   ) {}
 
   async list(actor: Actor, query: ListReviewQueueQueryDto): Promise<Page<ReviewItemDto>> {
@@ -166,24 +168,23 @@ export class ReviewQueueService {
     const from: ReviewStatus[] =
       dto.decision !== 'escalate' && isPrivileged(actor) ? ['pending', 'escalated'] : ['pending'];
     const now = this.clock.now();
-    if (dto.notes) {
-      // Notes may quote the trace; once its subject's content was erased, nothing may add to it again.
-      const item = await this.items.find(organizationId, id);
-      if (item && (await this.traces.isErasedLocked(organizationId, item.traceId))) {
-        throw AppError.conflict(
-          'The trace’s content was erased at its subject’s request: decide without notes',
-          TraceErrorCode.TRACE_ERASED,
-        );
-      }
-    }
     const row = await this.items.decide(organizationId, id, from, {
       status,
       decision: dto.decision,
-      notes: dto.notes || null,
+      // Notes may quote the trace: masked as its content is, when the organization masks.
+      notes: await this.masking.maskedText(organizationId, dto.notes || null),
       decidedBy: actor.userId ?? null,
       decidedAt: now,
     });
     if (!row) throw await this.refusal(organizationId, id, dto.decision);
+    // Notes may quote the trace; once its subject's content was erased, nothing may add to it again. The item is
+    // locked by the decision, then the trace (the order CPI verdicts lock them in too); the transaction rolls back.
+    if (row.notes && (await this.traces.isErasedLocked(organizationId, row.traceId))) {
+      throw AppError.conflict(
+        'The trace’s content was erased at its subject’s request: decide without notes',
+        TraceErrorCode.TRACE_ERASED,
+      );
+    }
     // The item was undecided: the trace's verdict so far, if any, was feedback's, and now moves to today.
     if (dto.decision !== 'escalate') {
       await this.verdicts.changing(organizationId, [row.traceId], { ignoreReview: true });

@@ -53,6 +53,18 @@ export class PiiMasking implements OnModuleInit, OnModuleDestroy {
     return this.cache.stop();
   }
 
+  /**
+   * A free text written about one of the organization's traces (a reviewer's notes, a CPI verdict's notes and
+   * corrected decision) as the service stores it: masked as the trace's content is, when the organization masks.
+   */
+  async maskedText(organizationId: string, text: string): Promise<string>;
+  async maskedText(organizationId: string, text: string | null): Promise<string | null>;
+  async maskedText(organizationId: string, text: string | null): Promise<string | null> {
+    if (text === null || text.length === 0) return text;
+    const options = await this.optionsFor(organizationId);
+    return options ? maskText(text, options, {}) : text;
+  }
+
   /** The masking options in force for the organization's next trace, or null when masking is off. */
   async optionsFor(organizationId: string): Promise<MaskOptions | null> {
     const cached = await this.cache.get(organizationId, async () => ({

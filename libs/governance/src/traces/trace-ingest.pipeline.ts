@@ -134,19 +134,6 @@ export class TraceIngestPipeline {
     const started = performance.now();
     const evaluation = evaluate(policies, facts);
     this.evaluationSeconds.observe((performance.now() - started) / 1000);
-    // A flagged trace whose kind reviewers always approve, and an owner signed off, is approved at once.
-    const autoApprovedBy =
-      evaluation.status === 'flagged'
-        ? await this.patterns.match(
-            organizationId,
-            signatureOf(
-              agentId,
-              input.outputDecision.action,
-              evaluation.policyResults.map((p) => p.policyId),
-            ),
-          )
-        : null;
-    const status = autoApprovedBy ? 'approved' : evaluation.status;
     // `metadata.autoApprovedBy` is the service's to set: a client's value is not kept.
     const { autoApprovedBy: _claimed, ...given } = input.metadata ?? {};
     // Policies saw the original; what is stored, hashed, indexed and published is masked, when the organization
@@ -160,6 +147,20 @@ export class TraceIngestPipeline {
     };
     const content = maskOptions ? maskContent(sent, maskOptions) : { ...sent, piiMasked: null };
     const { inputContext, outputDecision, rationale } = content;
+    // A flagged trace whose kind reviewers always approve, and an owner signed off, is approved at once. The kind is
+    // read from the stored action, as the review queue reads it when it learns a pattern.
+    const autoApprovedBy =
+      evaluation.status === 'flagged'
+        ? await this.patterns.match(
+            organizationId,
+            signatureOf(
+              agentId,
+              outputDecision.action,
+              evaluation.policyResults.map((p) => p.policyId),
+            ),
+          )
+        : null;
+    const status = autoApprovedBy ? 'approved' : evaluation.status;
     const metadata = autoApprovedBy ? { ...content.metadata, autoApprovedBy } : content.metadata;
     const now = this.clock.now();
     const id = newId(now.getTime());

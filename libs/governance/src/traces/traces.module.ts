@@ -43,7 +43,7 @@ import { TRACE_AUDIT_EVENTS, traceEventOf } from './trace-events.js';
     SubjectKeys,
     PiiMasking,
   ],
-  exports: [TracesService, TracesRepository, TraceContentRepository, TraceRollups, SubjectKeys],
+  exports: [TracesService, TracesRepository, TraceContentRepository, TraceRollups, SubjectKeys, PiiMasking],
 })
 export class TracesModule implements OnModuleInit {
   constructor(

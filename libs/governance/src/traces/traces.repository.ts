@@ -171,16 +171,16 @@ export class TracesRepository {
   }
 
   /**
-   * Whether the trace's content was erased, read under a share lock on the trace: a review decision that would add
-   * notes waits for an erasure batch holding the trace, and an erasure batch waits for such a decision to commit (then
-   * erases its notes).
+   * Whether the trace's content was erased, read under a row lock on the trace (the decision that asks updates the
+   * trace next anyway): a review decision that would add notes waits for an erasure batch holding the trace, and an
+   * erasure batch waits for such a decision to commit (then erases its notes).
    */
   async isErasedLocked(organizationId: string, id: string): Promise<boolean> {
     const [row] = await this.tx.db
       .select({ erasedAt: traces.erasedAt })
       .from(traces)
       .where(and(eq(traces.organizationId, organizationId), eq(traces.id, id)))
-      .for('share');
+      .for('update');
     return Boolean(row?.erasedAt);
   }
 

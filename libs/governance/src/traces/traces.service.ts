@@ -86,8 +86,14 @@ export class TracesService {
    * (`TraceContentRepository.recordedContent`), decided by the same rule as the bulk check (`decideContent`).
    */
   async verify(actor: Actor, id: string): Promise<TraceVerificationDto> {
-    const trace = await this.findVisible(actor, id);
-    const recorded = await this.content.recordedContent(trace.organizationId, trace.id, trace.contentEntryId);
+    let trace = await this.findVisible(actor, id);
+    let recorded = await this.content.recordedContent(trace.organizationId, trace.id, trace.contentEntryId);
+    if (recorded && recorded.id !== trace.contentEntryId) {
+      // A CPI verdict may have committed between the two reads (its entry, and the trace's new content and pointer,
+      // commit together): read the trace once more. Still apart, the pointer was moved.
+      trace = await this.findVisible(actor, id);
+      recorded = await this.content.recordedContent(trace.organizationId, trace.id, trace.contentEntryId);
+    }
     return {
       traceId: trace.id,
       status: decideContent(trace, recorded),

@@ -73,7 +73,8 @@ export class OrganizationsService {
 
   update(actor: Actor, dto: UpdateOrganizationDto, meta: RequestMeta): Promise<OrganizationDto> {
     return this.tx.run(async () => {
-      const before = await this.repo.findById(actor.organizationId);
+      // Locked: concurrent changes are recorded each with the value it replaced.
+      const before = await this.repo.findByIdForUpdate(actor.organizationId);
       if (!before) throw AppError.notFound('Organization');
       if (
         dto.name === undefined &&

@@ -68,8 +68,9 @@ export class DomainEventsRepository {
         and(
           eq(domainEvents.organizationId, organizationId),
           sql`${domainEvents.data}->>'traceId' = any(${sql.param([...traceIds])}::text[])`,
-          // Only the events that hold one of them change (and count as changed).
-          sql`${domainEvents.data} ?| ${sql.param([...members])}::text[]`,
+          // Only the events that hold one of them with a value change (and count as changed): a review without notes
+          // records `notes: null`.
+          sql`jsonb_strip_nulls(${domainEvents.data}) ?| ${sql.param([...members])}::text[]`,
         ),
       )
       .returning({ id: domainEvents.id });
