@@ -2,11 +2,11 @@
  * Payment card numbers (PAN): 12 to 19 digits, compact or in groups of 3–6 joined by single spaces or single dashes
  * (one kind throughout), with an issuer's prefix and one of its lengths, and a valid Luhn check digit.
  */
-import { CH_DASH, CH_SPACE, leftClear, rightClear } from './chars.js';
+import { CH_DASH, CH_SPACE, rightClear } from './chars.js';
 import { luhnValid } from './checksums.js';
 import type { DigitRun } from './digits.js';
 import { ENTITY_BIT } from './entities.js';
-import type { Sink } from './sink.js';
+import { type Sink, valueMayStart } from './sink.js';
 
 /** Grouped as cards are printed (4-4-4-4, 4-6-5): a card beyond reasonable doubt. */
 export const CARD_GROUPED_SCORE = 0.9;
@@ -59,7 +59,7 @@ export function detectCard(text: string, run: DigitRun, sink: Sink): void {
     }
   }
   if (!cardIssuerAccepts(run.digits, n) || !luhnValid(run.digits, n)) return;
-  if (!leftClear(text, run.start) || !rightClear(text, run.end)) return;
+  if (!valueMayStart(text, run.start, sink) || !rightClear(text, run.end)) return;
   // Compact 13 or 14 digits: Visa's and Diners Club's old lengths, seldom issued now, and those of EAN-13 barcodes
   // and parcel numbers: a label must say it is a card.
   const base =

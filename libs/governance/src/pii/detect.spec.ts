@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { detectPii, piiTypesIn } from './detect.js';
 import { DEFAULT_MIN_SCORE, PII_ENTITIES, type PiiEntity } from './entities.js';
+import { PHONE_CHECK_BUDGET } from './phone.js';
 
 const ALL = new Set(PII_ENTITIES);
 
@@ -182,6 +183,44 @@ describe('detectPii: national identifiers', () => {
   });
 });
 
+describe('detectPii: a value right after another number', () => {
+  // The run read from the number before (`42 4111 1111 1111 1111`) fails as a whole; the value is read on its own.
+  it.each([
+    ['10:42 4111 1111 1111 1111', 'creditCard:4111 1111 1111 1111'],
+    ['Invoice 2024 4111111111111111', 'creditCard:4111111111111111'],
+    ['Am 27.11.2026 4111 1111 1111 1111 belastet', 'creditCard:4111 1111 1111 1111'],
+    ['id,amount,card\n42,1999,4111111111111111', 'creditCard:4111111111111111'],
+    // 123-45-6789 is refused as the SSN of advertisements, whatever stands before it.
+    ['Ticket 42 536-22-1234', 'usSsn:536-22-1234'],
+    ['Zimmer 12 030 1234567 (Telefon)', 'phone:030 1234567'],
+    ['Room 12, tel 030 1234567', 'phone:030 1234567'],
+    ['Order 2024, IBAN DE89 3704 0044 0532 0130 00', 'iban:DE89 3704 0044 0532 0130 00'],
+    ['Order 2024 DE89 3704 0044 0532 0130 00', 'iban:DE89 3704 0044 0532 0130 00'],
+    ['port 22 192.168.1.20', 'ipAddress:192.168.1.20'],
+  ])('finds the value in %j', (text, value) => {
+    expect(found(text)).toEqual([value]);
+  });
+
+  it('needs a phone word for a phone number right after another number', () => {
+    expect(found('Room 12 030 1234567')).toEqual([]);
+    expect(found('Kunde 47 253 167 979')).toEqual([]);
+    expect(found('Ref 12 00 49 76 26 04 22 07')).toEqual([]);
+  });
+
+  it('takes no value from the tail groups of a number that failed its check', () => {
+    // A wrong IBAN check: no card nor phone number in its digit groups (`2402 9568 4129 0102` passes Luhn).
+    expect(found('IBAN DE88 3704 0044 0532 0130 00')).toEqual([]);
+    expect(found('IBAN ES71 6900 2402 9568 4129 0102')).toEqual([]);
+    // One number printed in equal groups, an Amex-shaped order number failing Luhn, a split card.
+    expect(found('Ref 1234 2402 9568 4129 0102')).toEqual([]);
+    expect(found('Bestellung 3431 055127 43902')).toEqual([]);
+    expect(found('Order 4111 1111 1111 1112 shipped')).toEqual([]);
+    expect(found('Card 4111 1111\n1111 1111')).toEqual([]);
+    // Dates, versions and times keep their tails.
+    expect(found('2026-11-27 0612345678 1.2.3.4.5 12:30:45')).toEqual([]);
+  });
+});
+
 describe('detectPii: scores and overlaps', () => {
   it('gives a label only to the value it names', () => {
     expect(found('BSN 123456782, klantnummer 111222333')).toEqual(['nlBsn:123456782']);
@@ -217,6 +256,7 @@ describe('piiTypesIn', () => {
     'Tel. 123456782 and BSN 111222333 then +49 151 23456789',
     'nothing here 2026-11-27',
     `${'x '.repeat(100)}a@b.de ${'y '.repeat(100)}4111 1111 1111 1111`,
+    '10:42 4111 1111 1111 1111, Ticket 42 536-22-1234, port 22 192.168.1.20',
   ];
 
   it.each(texts)('gives the distinct types of detectPii for %j', (text) => {
@@ -226,5 +266,26 @@ describe('piiTypesIn', () => {
       const one = new Set([e]);
       expect(piiTypesIn(text, one)).toEqual(detectPii(text, one).length > 0 ? [e] : []);
     }
+  });
+});
+
+describe('phone validation budget', () => {
+  // Distinct numbers that fit the German plan's shape but not its numbering (no area code starts with 0): each costs
+  // one check.
+  const invalid = (count: number, from = 1000) =>
+    Array.from({ length: count }, (_, i) => `Tel. +49 0000 ${from + i}`);
+
+  it('validates a repeated number once: a repeated invalid one is never reported', () => {
+    const text = 'Tel. +49 0000 1234\n'.repeat(PHONE_CHECK_BUDGET + 50);
+    expect(detectPii(text, new Set(['phone']))).toEqual([]);
+  });
+
+  it('reports candidates unchecked once the budget is spent', () => {
+    const text = invalid(PHONE_CHECK_BUDGET + 50).join('\n');
+    const matches = found(text, new Set(['phone']));
+    expect(matches).toHaveLength(50);
+    expect(matches[0]).toBe(`phone:+49 0000 ${1000 + PHONE_CHECK_BUDGET}`);
+    // Each call has its own budget.
+    expect(found(invalid(1).join(''), new Set(['phone']))).toEqual([]);
   });
 });

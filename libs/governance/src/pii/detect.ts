@@ -3,13 +3,17 @@
  * there the detectors that can start so, each a bounded local scan: at a digit, on the whole token around it (read
  * once: `DE89`, `RSSMRA85T10A562S`, `4111`), and on the letters just before it (`AB 12 34 56 C`). Every value the
  * detectors know holds a digit, except a codice fiscale whose seven digits were all replaced by omocodia letters,
- * which is not looked for. Matches are kept in groups of overlapping candidates; a group is resolved (the higher score
- * wins an overlap, then the longer span) as soon as the scan is past the point where a later candidate could still
- * overlap it, which lets `piiTypesIn` stop early with the same answer as `detectPii`.
+ * which is not looked for. A digit token that continues a run read from an earlier one (`DE89 3704`, `030 1234567`)
+ * is not read again, unless nothing found so far covers it and a value may start there (`10:42 4111 1111 1111 1111`:
+ * see `mayRestart`); its run is bounded, so the scan stays linear. Matches are kept in groups of overlapping
+ * candidates; a group is resolved (the higher score wins an overlap, then the longer span) as soon as the scan is past
+ * the point where a later candidate could still overlap it, which lets `piiTypesIn` stop early with the same answer as
+ * `detectPii`.
  */
 import {
   CH_AT,
   CH_COLON,
+  CH_COMMA,
   CH_DASH,
   CH_DOT,
   CH_OPEN,
@@ -39,7 +43,7 @@ import { detectIban } from './iban.js';
 import { detectIpv4, detectIpv6 } from './ip.js';
 import { detectFiscalCode, detectNie, detectNino } from './letter-ids.js';
 import { detectNir, detectRunIds } from './national-ids.js';
-import { detectPhone } from './phone.js';
+import { detectPhone, type PhoneChecks, phoneChecks } from './phone.js';
 import type { Sink } from './sink.js';
 
 /** How far before its anchor a match may start: an e-mail's local part (64) before its `@`. */
@@ -53,6 +57,10 @@ class Collector implements Sink {
   readonly out: PiiMatch[] = [];
   /** Bits of the entity types among the resolved matches. */
   found = 0;
+  /** See Sink.clearStart: set by `digitToken` for each digit token. */
+  clearStart = -1;
+  /** The furthest end of the candidates added so far (before overlaps are resolved). */
+  coveredEnd = -1;
   private pending: PiiMatch[] = [];
   private pendingEnd = -1;
 
@@ -60,6 +68,7 @@ class Collector implements Sink {
     readonly text: string,
     readonly wanted: number,
     readonly minScore: number,
+    readonly phones: PhoneChecks,
   ) {}
 
   score(bit: number, start: number, end: number, base: number): number {
@@ -70,6 +79,7 @@ class Collector implements Sink {
     if (score < this.minScore || !(this.wanted & B[entity])) return;
     this.pending.push({ entity, start, end, score });
     if (end > this.pendingEnd) this.pendingEnd = end;
+    if (end > this.coveredEnd) this.coveredEnd = end;
   }
 
   /** The scan is at `position`: no later candidate can start before `position − MAX_LOOKBACK`. */
@@ -135,9 +145,18 @@ function resolveOverlaps(group: PiiMatch[]): PiiMatch[] {
 function digitToken(text: string, start: number, end: number, c: Collector): void {
   const wanted = c.wanted;
   const prev = codeAt(text, start - 1);
+  c.clearStart = -1;
   if (prev >= 0) {
-    // The continuation of a run read from its start (`DE89 3704`, `030 1234567`, `1.2.3.4`), or glued to a word.
-    if ((isJoiner(prev) || prev === CH_COLON || prev === 0x2c) && isDigit(codeAt(text, start - 2))) return;
+    if ((isJoiner(prev) || prev === CH_COLON || prev === CH_COMMA) && isDigit(codeAt(text, start - 2))) {
+      // The continuation of a run read from an earlier token (`DE89 3704`, `030 1234567`, `1.2.3.4`, `12:30`).
+      // When that run found nothing covering this token, a value may still start here, after a number that stands
+      // alone (`10:42 4111 1111 1111 1111`, `Invoice 2024 4111111111111111`, `Ticket 42 536-22-1234`).
+      if (start < c.coveredEnd || !mayRestart(text, start, end, prev)) return;
+      // Short, and nothing numeric goes on after it: no value starts here (`1244,67 €`, `10:42 Uhr`).
+      const after = codeAt(text, end + 1);
+      if (end - start < 7 && codeAt(text, end) !== CH_COLON && !isDigit(after) && after !== CH_OPEN) return;
+      c.clearStart = start;
+    }
     if (prev === CH_PLUS || prev === 0x29 || isWordChar(prev)) return;
     // `AB 12 34 56 C` and `X-1234567-L`: an identifier whose letters stand apart.
     if (prev === CH_SPACE || prev === CH_DASH) spacedLetterIds(text, start, c);
@@ -164,6 +183,29 @@ function digitToken(text: string, start: number, end: number, c: Collector): voi
   ) {
     detectPhone(text, start, c);
   }
+}
+
+/**
+ * Whether the digit token `text[start, end)`, glued by `sep` to the number before it, may start a value of its own
+ * when the run read from that number found nothing. Not inside `2026-11-27`, `1.2.3.4.5` or `12:30`. After a comma,
+ * yes: a comma joins no run, its own run is the token's (`42,4111111111111111`, a CSV row; `1,234,567` holds nothing
+ * to find). After a space, only after a number of digits alone (not an IBAN's `DE88 3704`, nor `+49 30`): when that
+ * number ends another one (`10:42 4111 …`, `27.11.2026 4111 …`), unless it is itself a group of a run joined by spaces
+ * (`DE88 3704 0044`): the second group of a run is retried, never a later one; when it stands alone, unless both have
+ * the same length and the run goes on (`1234 5678 9012 3456 7890`, `06 12 34 56 78`): one number printed in equal
+ * groups. Walks back over the previous token only, so each character is walked at most once more.
+ */
+function mayRestart(text: string, start: number, end: number, sep: number): boolean {
+  if (sep === CH_COMMA) return true;
+  if (sep !== CH_SPACE) return false;
+  let h = start - 2;
+  while (h > 0 && isDigit(text.charCodeAt(h - 1))) h--;
+  const before = codeAt(text, h - 1);
+  if (before >= 0 && (isWordChar(before) || before === CH_PLUS || before === CH_AT)) return false;
+  if ((isJoiner(before) || before === CH_COLON || before === CH_COMMA) && isDigit(codeAt(text, h - 2))) {
+    return before !== CH_SPACE;
+  }
+  return !(start - 1 - h === end - start && codeAt(text, end) === CH_SPACE && isDigit(codeAt(text, end + 1)));
 }
 
 /** Before the digits at `start`: `AB ` of a spaced NINO, or `X-` / `X ` of a separated NIE. */
@@ -254,16 +296,27 @@ function scan(c: Collector, stopWhen: number): void {
 
 /**
  * Matches in `text` for the given entity types, at or above minScore (default DEFAULT_MIN_SCORE), sorted by start,
- * non-overlapping (on overlap the higher score wins, then the longer). Linear in the text's length.
+ * non-overlapping (on overlap the higher score wins, then the longer). Linear in the text's length; phone numbers
+ * beyond the call's PHONE_CHECK_BUDGET validations are reported unchecked.
  */
 export function detectPii(
   text: string,
   entities: ReadonlySet<PiiEntity>,
   minScore: number = DEFAULT_MIN_SCORE,
 ): PiiMatch[] {
+  return detectWith(text, entities, minScore, phoneChecks());
+}
+
+/** `detectPii` with the phone validations of a larger call (a masked JSON value and its hashes). */
+export function detectWith(
+  text: string,
+  entities: ReadonlySet<PiiEntity>,
+  minScore: number,
+  phones: PhoneChecks,
+): PiiMatch[] {
   const wanted = entityMask(entities);
   if (wanted === 0 || text.length === 0) return [];
-  const c = new Collector(text, wanted, minScore);
+  const c = new Collector(text, wanted, minScore, phones);
   scan(c, 0);
   return c.out;
 }
@@ -279,7 +332,7 @@ export function piiTypesIn(
 ): PiiEntity[] {
   const wanted = entityMask(entities);
   if (wanted === 0 || text.length === 0) return [];
-  const c = new Collector(text, wanted, minScore);
+  const c = new Collector(text, wanted, minScore, phoneChecks());
   scan(c, wanted);
   c.flush();
   return PII_ENTITIES.filter((e: PiiEntity) => (c.found & B[e]) !== 0);

@@ -35,6 +35,21 @@ const ADVERSARIAL: Record<string, string> = {
   'nir starts': megabyte('1 8'),
   'label words': megabyte('telefon '),
   'letters then digits': `${'a'.repeat(MB / 2)}${'1'.repeat(MB / 2)}`,
+  // A token after a number is read again when the run from that number found nothing.
+  'digit pairs': megabyte('12 34 56 '),
+  years: megabyte('2024 '),
+  'times then groups': megabyte('10:42 '),
+  'times then cards': megabyte('10:42 4111 1111 1111 1112 '),
+  'restarted long runs': megabyte('1:2 3456 7890 1234 5678 9012 3456 '),
+  'comma lists': megabyte('1,0612345678,'),
+  // Phone numbers, each validated against numbering plans: repeated, then distinct.
+  'phone runs': megabyte('099 9999999 '),
+  'phone lines': megabyte('099 9999999\n'),
+  'labelled phone lines': megabyte('Tel 099 9999999\n'),
+  'distinct phone lines': Array.from(
+    { length: MB / 13 },
+    (_, i) => `0${100 + (i % 900)} ${1_000_000 + ((i * 7_919) % 9_000_000)}\n`,
+  ).join(''),
 };
 
 describe('linear time on adversarial input', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { piiLabel, PII_ENTITIES, type PiiEntity } from './entities.js';
 import { maskJson, maskText, MAX_JSON_DEPTH, normalizePii, type MaskOptions } from './mask.js';
+import { PHONE_CHECK_BUDGET } from './phone.js';
 
 const ALL = new Set(PII_ENTITIES);
 const KEY = new TextEncoder().encode('organization-key-0123456789abcdef');
@@ -111,5 +112,17 @@ describe('maskJson', () => {
     let deep: unknown = 'a@b.de';
     for (let i = 0; i <= MAX_JSON_DEPTH; i++) deep = [deep];
     expect(() => maskJson(deep, redact, {})).toThrow(RangeError);
+  });
+});
+
+describe('maskJson: phone validation budget', () => {
+  it('spends one budget over all the strings of a value (each leaf does not get its own)', () => {
+    // Distinct German-shaped numbers no plan accepts: one check each; beyond the budget, masked unchecked.
+    const leaves = Array.from({ length: PHONE_CHECK_BUDGET + 20 }, (_, i) => `Tel. +49 0000 ${1000 + i}`);
+    const counts: Partial<Record<PiiEntity, number>> = {};
+    const masked = maskJson({ notes: leaves }, { ...redact, entities: new Set(['phone']) }, counts);
+    expect(counts).toEqual({ phone: 20 });
+    expect(masked.notes.slice(-20).every((s) => s === 'Tel. <PHONE>')).toBe(true);
+    expect(leaves.slice(-20).map((s) => maskText(s, redact, {}))).toEqual(leaves.slice(-20));
   });
 });

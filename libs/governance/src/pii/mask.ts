@@ -4,9 +4,9 @@
  * without being readable). Counts per type go to the caller's record.
  */
 import { createHmac } from 'node:crypto';
-import { detectPii } from './detect.js';
-import { piiLabel, type PiiEntity, type PiiMatch } from './entities.js';
-import { phoneToE164 } from './phone.js';
+import { detectWith } from './detect.js';
+import { DEFAULT_MIN_SCORE, piiLabel, type PiiEntity, type PiiMatch } from './entities.js';
+import { type PhoneChecks, phoneChecks, phoneToE164 } from './phone.js';
 
 export interface MaskOptions {
   readonly entities: ReadonlySet<PiiEntity>;
@@ -25,12 +25,12 @@ export const MAX_JSON_DEPTH = 256;
  * without its dots 1.22.3.4 and 12.2.3.4 would be one); identifiers without spaces, dashes, dots and slashes,
  * upper-cased.
  */
-export function normalizePii(entity: PiiEntity, value: string): string {
+export function normalizePii(entity: PiiEntity, value: string, phones?: PhoneChecks): string {
   switch (entity) {
     case 'email':
       return value.toLowerCase();
     case 'phone':
-      return phoneToE164(value) ?? value.replace(/[^0-9+]/g, '');
+      return phoneToE164(value, phones) ?? value.replace(/[^0-9+]/g, '');
     case 'ipAddress':
       return value.includes(':') ? canonicalIpv6(value) : value;
     default:
@@ -46,10 +46,10 @@ function canonicalIpv6(value: string): string {
   }
 }
 
-function replacement(text: string, m: PiiMatch, options: MaskOptions): string {
+function replacement(text: string, m: PiiMatch, options: MaskOptions, phones: PhoneChecks): string {
   const label = piiLabel(m.entity);
   if (options.mode === 'redact') return `<${label}>`;
-  const normalized = normalizePii(m.entity, text.slice(m.start, m.end));
+  const normalized = normalizePii(m.entity, text.slice(m.start, m.end), phones);
   const digest = createHmac('sha256', options.key).update(normalized).digest('hex');
   return `<${label}:${digest.slice(0, 12)}>`;
 }
@@ -63,12 +63,22 @@ export function maskText(
   options: MaskOptions,
   counts: Partial<Record<PiiEntity, number>>,
 ): string {
-  const matches = detectPii(text, options.entities, options.minScore);
+  return maskWith(text, options, counts, phoneChecks());
+}
+
+/** `maskText` with the phone validations of a larger call: one budget for a JSON value's texts. */
+function maskWith(
+  text: string,
+  options: MaskOptions,
+  counts: Partial<Record<PiiEntity, number>>,
+  phones: PhoneChecks,
+): string {
+  const matches = detectWith(text, options.entities, options.minScore ?? DEFAULT_MIN_SCORE, phones);
   if (matches.length === 0) return text;
   let out = '';
   let last = 0;
   for (const m of matches) {
-    out += text.slice(last, m.start) + replacement(text, m, options);
+    out += text.slice(last, m.start) + replacement(text, m, options, phones);
     last = m.end;
     counts[m.entity] = (counts[m.entity] ?? 0) + 1;
   }
@@ -85,15 +95,16 @@ function walk(
   options: MaskOptions,
   counts: Partial<Record<PiiEntity, number>>,
   depth: number,
+  phones: PhoneChecks,
 ): unknown {
-  if (typeof value === 'string') return maskText(value, options, counts);
+  if (typeof value === 'string') return maskWith(value, options, counts, phones);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_JSON_DEPTH) throw new RangeError(`maskJson: value nested deeper than ${MAX_JSON_DEPTH}`);
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      const masked = walk(item, options, counts, depth + 1);
+      const masked = walk(item, options, counts, depth + 1, phones);
       if (masked !== item) {
         copy ??= value.slice();
         copy[i] = masked;
@@ -105,7 +116,7 @@ function walk(
   let copy: Record<string, unknown> | null = null;
   for (const key of Object.keys(value)) {
     const item = value[key];
-    const masked = walk(item, options, counts, depth + 1);
+    const masked = walk(item, options, counts, depth + 1, phones);
     if (masked !== item) {
       copy ??= { ...value };
       copy[key] = masked;
@@ -120,5 +131,5 @@ function walk(
  * to a change. Throws a RangeError beyond MAX_JSON_DEPTH levels.
  */
 export function maskJson<T>(value: T, options: MaskOptions, counts: Partial<Record<PiiEntity, number>>): T {
-  return walk(value, options, counts, 0) as T;
+  return walk(value, options, counts, 0, phoneChecks()) as T;
 }

@@ -3,21 +3,11 @@
  * digit run), the Spanish DNI (a run of eight digits and its letter) and the French NIR (its own scan: the Corsican
  * departments 2A and 2B put letters among the digits).
  */
-import {
-  CH_DASH,
-  CH_DOT,
-  CH_SPACE,
-  codeAt,
-  isAsciiLetter,
-  isDigit,
-  leftClear,
-  rightClear,
-  upper,
-} from './chars.js';
+import { CH_DASH, CH_DOT, CH_SPACE, codeAt, isAsciiLetter, isDigit, rightClear, upper } from './chars.js';
 import { bsnValid, deTaxIdValid, dniLetter, nirKeyOf, peselValid } from './checksums.js';
 import { type DigitRun, groupsAre3, groupsAre4 } from './digits.js';
 import { ENTITY_BIT } from './entities.js';
-import type { Sink } from './sink.js';
+import { type Sink, valueMayStart } from './sink.js';
 
 /** `123-45-6789`: the SSN's own shape. */
 export const SSN_DASHED_SCORE = 0.6;
@@ -64,7 +54,7 @@ function report(
 export function detectRunIds(text: string, run: DigitRun, sink: Sink): void {
   const n = run.count;
   if (n !== 8 && n !== 9 && n !== 11) return;
-  if (!leftClear(text, run.start)) return;
+  if (!valueMayStart(text, run.start, sink)) return;
   const wanted = sink.wanted;
   if (n === 8) {
     if (wanted & ENTITY_BIT.esDni) detectDni(text, run, sink);
@@ -133,7 +123,7 @@ const NIR = new Uint8Array(15);
 export function detectNir(text: string, start: number, sink: Sink): void {
   const sex = text.charCodeAt(start) - 48;
   if (!(sex >= 1 && sex <= 4) && sex !== 7 && sex !== 8) return;
-  if (!leftClear(text, start)) return;
+  if (!valueMayStart(text, start, sink)) return;
   const n = text.length;
   let k = 0;
   let i = start;

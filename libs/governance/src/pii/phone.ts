@@ -22,11 +22,10 @@ import {
   isAsciiAlnum,
   isDigit,
   isJoiner,
-  leftClear,
   rightClear,
 } from './chars.js';
 import { ENTITY_BIT } from './entities.js';
-import type { Sink } from './sink.js';
+import { type Sink, valueMayStart } from './sink.js';
 
 /** `+49 30 1234567`, `0049 ...`: the country is written. */
 export const PHONE_INTERNATIONAL_SCORE = 0.7;
@@ -100,10 +99,31 @@ function isValidE164(e164: string): boolean {
 }
 
 /**
- * The E.164 form of a phone number as printed (`+49 30 1234567`, `030 1234567`, `(415) 555-2671`), or null when no
- * plan accepts it. The same plans in the same order as detection, so a detected value normalizes the same way.
+ * Numbering-plan checks (one libphonenumber-js validation each, 4–15 µs; a national number may need one per plan
+ * that fits it) that one call may make: a detection, a masked text or a masked JSON value. Far above what a text
+ * with a few hundred phone numbers needs, it bounds the cost of a megabyte of them (≈ 2 s without it). Beyond it, a
+ * candidate that passed its shape and score checks is reported unchecked: the scan errs towards masking too much.
  */
-export function phoneToE164(printed: string): string | null {
+export const PHONE_CHECK_BUDGET = 4096;
+/** Digit strings whose result a call remembers (a text that repeats one number validates it once). */
+const PHONE_MEMO_MAX = 1024;
+
+/** The phone validations of one call: the checks left, and the results by digit string (made on first use). */
+export interface PhoneChecks {
+  left: number;
+  memo: Map<string, string | null> | null;
+}
+
+export function phoneChecks(): PhoneChecks {
+  return { left: PHONE_CHECK_BUDGET, memo: null };
+}
+
+/**
+ * The E.164 form of a phone number as printed (`+49 30 1234567`, `030 1234567`, `(415) 555-2671`), or null when no
+ * plan accepts it (or, with `checks`, when their budget is spent). The same plans in the same order as detection, so
+ * a detected value normalizes the same way.
+ */
+export function phoneToE164(printed: string, checks?: PhoneChecks): string | null {
   const plus = printed.startsWith('+');
   const source = plus ? printed.replace('(0)', '') : printed;
   let digits = '';
@@ -120,24 +140,48 @@ export function phoneToE164(printed: string): string | null {
       run = 0;
     }
   }
-  return e164Of(plus, digits, groups === 5 && pairGroups === 5);
+  const pairs = groups === 5 && pairGroups === 5;
+  return (checks ? e164Checked(checks, plus, digits, pairs) : e164Of(plus, digits, pairs, null)) ?? null;
 }
 
-function e164Of(plus: boolean, digits: string, pairs: boolean): string | null {
+/** The E.164 form, null when no plan accepts it, undefined when the checks' budget ran out first. */
+function e164Of(
+  plus: boolean,
+  digits: string,
+  pairs: boolean,
+  checks: PhoneChecks | null,
+): string | null | undefined {
   let d = digits;
   const international = plus || d.startsWith('00');
   if (international) {
     if (!plus) d = d.slice(2);
     if (d.length < 7 || d.length > 15) return null;
+    if (checks !== null && checks.left-- <= 0) return undefined;
     const e164 = '+' + d;
     return isValidE164(e164) ? e164 : null;
   }
   for (const plan of nationalPlans(d.length, d.charCodeAt(0) - 48, pairs)) {
+    if (checks !== null && checks.left-- <= 0) return undefined;
     const national = plan.trunkZero || (plan === PLAN.US && d.length === 11) ? d.slice(1) : d;
     const e164 = '+' + plan.callingCode + national;
     if (isValidE164(e164)) return e164;
   }
   return null;
+}
+
+/** `e164Of` within a call's budget, remembering its results. */
+function e164Checked(
+  checks: PhoneChecks,
+  plus: boolean,
+  digits: string,
+  pairs: boolean,
+): string | null | undefined {
+  const key = (plus ? '+' : pairs ? ':' : '') + digits;
+  const known = checks.memo?.get(key);
+  if (known !== undefined) return known;
+  const e164 = e164Of(plus, digits, pairs, checks);
+  if (e164 !== undefined && (checks.memo ??= new Map()).size < PHONE_MEMO_MAX) checks.memo.set(key, e164);
+  return e164;
 }
 
 /** Whether four letters or digits and a space or line break stand right before `start` (an IBAN's previous group). */
@@ -150,7 +194,8 @@ function isIbanGroupBefore(text: string, start: number): boolean {
 
 /**
  * Detects a phone number starting at `start` (a `+`, a `(` or the first digit of a run that does not continue an
- * earlier one). Bounded: reads at most MAX_SPAN characters.
+ * earlier one, or that the scanner reads again after a number: `sink.clearStart`). Bounded: reads at most MAX_SPAN
+ * characters.
  */
 export function detectPhone(text: string, start: number, sink: Sink): void {
   const n = text.length;
@@ -214,7 +259,7 @@ export function detectPhone(text: string, start: number, sink: Sink): void {
     }
     break;
   }
-  if (count < 7 || !leftClear(text, start) || !rightClear(text, end)) return;
+  if (count < 7 || !valueMayStart(text, start, sink) || !rightClear(text, end)) return;
   const international = plus || (text.charCodeAt(start) === 48 && text.charCodeAt(start + 1) === 48);
   // Dots are printed between pairs (`06.12.34.56.78`) or US groups (`415.555.2671`), never mixed with other
   // separators; `1.2.3.4` is a version and `18.16.3874.242` a build number.
@@ -234,11 +279,16 @@ export function detectPhone(text: string, start: number, sink: Sink): void {
     const dialled = count - (plus ? (parenZero >= 0 ? 1 : 0) : 2);
     if (dialled < 7 || dialled > 15) return;
   } else if (nationalPlans(count, text.charCodeAt(firstDigit) - 48, pairs).length === 0) return;
-  const base = international
-    ? PHONE_INTERNATIONAL_SCORE
-    : groups > 1 || parens
-      ? PHONE_FORMATTED_SCORE
-      : PHONE_COMPACT_SCORE;
+  // Right after another number (`Room 12 030 1234567`, `Kunde 47 253 167 979`, `Ref 12 00 49 76 26 04`), the
+  // grouping does not tell where a phone number starts, nor whether it is one: a label must say so.
+  const base =
+    start === sink.clearStart
+      ? PHONE_COMPACT_SCORE
+      : international
+        ? PHONE_INTERNATIONAL_SCORE
+        : groups > 1 || parens
+          ? PHONE_FORMATTED_SCORE
+          : PHONE_COMPACT_SCORE;
   const score = sink.score(BIT, start, end, base);
   if (score < sink.minScore) return;
   let digits = '';
@@ -247,6 +297,7 @@ export function detectPhone(text: string, start: number, sink: Sink): void {
     // `+49 (0)30 …`: the 0 in parentheses is the trunk prefix, not dialled from abroad.
     if (isDigit(c) && !(plus && k === parenZero)) digits += text[k];
   }
-  if (e164Of(plus, digits, pairs) === null) return;
+  // Unchecked (undefined) once the call's budget is spent: see PHONE_CHECK_BUDGET.
+  if (e164Checked(sink.phones, plus, digits, pairs) === null) return;
   sink.add('phone', start, end, score);
 }
