@@ -19,10 +19,15 @@ import { pathToFileURL } from 'node:url';
 import { SMOKE, targetMissed } from './support.mjs';
 
 const DIST = process.env.BENCH_DIST ?? 'dist';
+const built = (path) => pathToFileURL(join(DIST.startsWith('/') ? '' : process.cwd(), DIST, path)).href;
 const { detectPii, maskText, PII_ENTITIES, DEFAULT_MIN_SCORE } = await import(
-  pathToFileURL(join(DIST.startsWith('/') ? '' : process.cwd(), DIST, 'libs/governance/src/pii/index.js'))
-    .href
+  built('libs/governance/src/pii/index.js')
 );
+// As the service's entry points do after their imports: the detectors load the platform, and with it ioredis, which
+// makes String.prototype slow (libs/platform/src/system/fast-string-prototype.ts). BENCH_PII_SLOW_STRINGS=1 skips it,
+// to measure what that costs.
+const { keepStringPrototypeFast } = await import(built('libs/platform/src/index.js'));
+if (!process.env.BENCH_PII_SLOW_STRINGS) keepStringPrototypeFast();
 
 const CHECKSUM_TYPES = [
   'creditCard',

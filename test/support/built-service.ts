@@ -74,15 +74,19 @@ export interface StartedService {
 
 /**
  * Starts the built service on a free port with `env` added to a clean environment (this process's OTEL_* variables
- * and database settings are not passed on), and waits for GET /health.
+ * and database settings are not passed on), and waits for GET /health. `nodeArgs` go to node before the entry.
  */
-export async function startService(entry: string, env: Record<string, string>): Promise<StartedService> {
+export async function startService(
+  entry: string,
+  env: Record<string, string>,
+  options: { nodeArgs?: string[] } = {},
+): Promise<StartedService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gov-svc-data-'));
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !/^(OTEL_|DATABASE_URL$|DATA_DIR$|PORT$|VITEST)/.test(key)),
   );
   const port = await freePort();
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), entry], {
     env: {
       ...inherited,
       NODE_ENV: 'development',

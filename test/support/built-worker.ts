@@ -22,14 +22,19 @@ export function workerEntry(apiEntry: string): string {
 /**
  * Starts the built worker (`node dist/apps/worker/src/main.js`, as `npm run start:worker` does) with `env` added to a
  * clean environment (this process's OTEL_* variables and database settings are not passed on), and waits for its
- * start-up line: from then on its shutdown hooks and its SIGTERM exit timer are installed.
+ * start-up line: from then on its shutdown hooks and its SIGTERM exit timer are installed. `nodeArgs` go to node
+ * before the entry.
  */
-export async function startWorker(entry: string, env: Record<string, string>): Promise<StartedWorker> {
+export async function startWorker(
+  entry: string,
+  env: Record<string, string>,
+  options: { nodeArgs?: string[] } = {},
+): Promise<StartedWorker> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gov-worker-data-'));
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !/^(OTEL_|DATABASE_URL$|DATA_DIR$|PORT$|VITEST)/.test(key)),
   );
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), entry], {
     env: { ...inherited, NODE_ENV: 'development', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

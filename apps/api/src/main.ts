@@ -5,11 +5,10 @@ async function main(): Promise<void> {
   // Tracing (when the OTEL_* variables ask for it) starts before the application is imported: its instrumentations
   // patch http, fastify, pg and ioredis as they load. Hence the dynamic imports.
   await startTracing('governance-service');
-  const [{ ConfigError, loadConfig }, { AppModule }, { createHttpApp }] = await Promise.all([
-    import('#platform'),
-    import('./app.module.js'),
-    import('./bootstrap.js'),
-  ]);
+  const [{ ConfigError, keepStringPrototypeFast, loadConfig }, { AppModule }, { createHttpApp }] =
+    await Promise.all([import('#platform'), import('./app.module.js'), import('./bootstrap.js')]);
+  // After the imports (ioredis makes String.prototype slow as it loads), before any work.
+  keepStringPrototypeFast();
   let config;
   try {
     config = loadConfig();

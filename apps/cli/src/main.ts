@@ -1,7 +1,10 @@
 import 'reflect-metadata';
 import { CommanderError } from 'commander';
-import { AppError } from '#platform';
+import { AppError, keepStringPrototypeFast } from '#platform';
 import { buildProgram } from './cli.js';
+
+// As in the API: after the imports (ioredis among them), before any work (audit:verify reads every entry).
+keepStringPrototypeFast();
 
 buildProgram()
   .parseAsync(process.argv)

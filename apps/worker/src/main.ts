@@ -9,11 +9,9 @@ import { startTracing } from '../../api/src/tracing.js';
 async function main(): Promise<void> {
   // As in the API: tracing starts (when the OTEL_* variables ask for it) before the application is imported.
   await startTracing('governance-worker');
-  const [{ NestFactory }, { APP_CONFIG, AppLogger }, { AppModule }] = await Promise.all([
-    import('@nestjs/core'),
-    import('#platform'),
-    import('../../api/src/app.module.js'),
-  ]);
+  const [{ NestFactory }, { APP_CONFIG, AppLogger, keepStringPrototypeFast }, { AppModule }] =
+    await Promise.all([import('@nestjs/core'), import('#platform'), import('../../api/src/app.module.js')]);
+  keepStringPrototypeFast(); // as in the API
   const app = await NestFactory.createApplicationContext(AppModule, { bufferLogs: true });
   app.useLogger(app.get(AppLogger));
   app.enableShutdownHooks();

@@ -49,6 +49,7 @@ export * from './logging/logging.js';
 export * from './logging/app-logger.js';
 export * from './system/migration-guide.js';
 export * from './system/readiness.js';
+export * from './system/fast-string-prototype.js';
 export * from './security/roles.js';
 export * from './security/actor.js';
 export * from './security/access.decorator.js';
