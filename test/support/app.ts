@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Abstract, ModuleMetadata, Type } from '@nestjs/common';
+import { type Abstract, Logger, type LoggerService, type ModuleMetadata, type Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { Test, type TestingModule } from '@nestjs/testing';
@@ -87,12 +87,30 @@ export function uniqueEmail(prefix = 'user'): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${emailCounter}@example.com`;
 }
 
-/** The configuration of a test application: silent logs, a fixed secret, a scratch data directory, no auth limit. */
+/**
+ * Nest's static Logger in a test: silent, except for the exception filter's "Unhandled error" (what a 500 answered),
+ * written to stderr with the error's stack, so that a test that met an unexpected 500 says why.
+ */
+const UNHANDLED_ERRORS_TO_STDERR: LoggerService = {
+  log: () => undefined,
+  warn: () => undefined,
+  error: (message: unknown, ...params: unknown[]) => {
+    if (!params.includes('Unhandled error')) return;
+    const { err, ...rest } = (message ?? {}) as { err?: unknown };
+    const cause = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    process.stderr.write(`Unhandled error (answered 500): ${JSON.stringify(rest)}\n${cause}\n`);
+  },
+};
+
+/**
+ * The configuration of a test application: silent logs (TEST_LOG_LEVEL, e.g. `error`, shows them: the cause of an
+ * unexpected 500), a fixed secret, a scratch data directory, no auth limit.
+ */
 export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
   return {
     ...loadConfig({
       NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       JWT_SECRET: 'test-secret-'.padEnd(48, 'x'),
       DATA_DIR: mkdtempSync(join(tmpdir(), 'gov-data-')),
       PUBLIC_URL: 'http://gov.test',
@@ -150,6 +168,8 @@ export class TestContext extends BuilderContext {
       ...HTTP_APP_OPTIONS,
       logger: false,
     });
+    // `logger: false` silences Nest's static Logger; the exception filter's "Unhandled error" (an answer 500) is kept.
+    if (!process.env.TEST_LOG_LEVEL) Logger.overrideLogger(UNHANDLED_ERRORS_TO_STDERR);
     await configureHttpApp(app, config);
     setupDocs(app, openApiDocument(app, config, options.freshDocument));
     await app.init();
