@@ -140,7 +140,7 @@ describe('HTTP conventions', () => {
 
     it('keeps serving after a hostile request', async () => {
       await ctx.post('/api/v1/auth/login', { payload: nested(5000, '{"a":', '}'), headers: JSON_HEADERS });
-      const res = await ctx.get('/api/v1/health');
+      const res = await ctx.get('/api/v1/health/live');
       expect(res.statusCode).toBe(200);
       expect(res.json().data.status).toBe('ok');
     });

@@ -102,7 +102,8 @@ describe('the Grafana dashboard (deploy/observability/grafana-dashboard.json)', 
   });
 });
 
-describe('the alert rules (deploy/observability/alert-rules.yml)', () => {
+// promtool is a process of its own: well past the unit tests' 5 s on a loaded machine.
+describe('the alert rules (deploy/observability/alert-rules.yml)', { timeout: 60_000 }, () => {
   it('pass promtool check rules', (ctx) => {
     const promtool = prometheusBinary('promtool', (note) => ctx.skip(note));
     const run = spawnSync(promtool, ['check', 'rules', RULES], { encoding: 'utf8' });

@@ -23,7 +23,8 @@ function inChild(body: string): unknown {
   return JSON.parse(printed);
 }
 
-describe('keepStringPrototypeFast', () => {
+// Each case starts a Node.js process: past the unit tests' 5 s on a loaded machine.
+describe('keepStringPrototypeFast', { timeout: 60_000 }, () => {
   it('makes String.prototype fast again after ioredis made it slow, and it stays fast', () => {
     expect(
       inChild(`
