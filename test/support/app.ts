@@ -88,8 +88,8 @@ export function uniqueEmail(prefix = 'user'): string {
 }
 
 /**
- * Nest's static Logger in a test: silent, except for the exception filter's "Unhandled error" (what a 500 answered),
- * written to stderr with the error's stack, so that a test that met an unexpected 500 says why.
+ * Nest's static Logger in a test: silent, except for the exception filter's "Unhandled error" (a 5xx answer),
+ * written to stderr with the error's stack, so that a test that met an unexpected 5xx says why.
  */
 const UNHANDLED_ERRORS_TO_STDERR: LoggerService = {
   log: () => undefined,
@@ -98,7 +98,7 @@ const UNHANDLED_ERRORS_TO_STDERR: LoggerService = {
     if (!params.includes('Unhandled error')) return;
     const { err, ...rest } = (message ?? {}) as { err?: unknown };
     const cause = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    process.stderr.write(`Unhandled error (answered 500): ${JSON.stringify(rest)}\n${cause}\n`);
+    process.stderr.write(`Unhandled error (a 5xx answer): ${JSON.stringify(rest)}\n${cause}\n`);
   },
 };
 
@@ -168,7 +168,7 @@ export class TestContext extends BuilderContext {
       ...HTTP_APP_OPTIONS,
       logger: false,
     });
-    // `logger: false` silences Nest's static Logger; the exception filter's "Unhandled error" (an answer 500) is kept.
+    // `logger: false` silences Nest's static Logger; the exception filter's "Unhandled error" (a 5xx answer) is kept.
     if (!process.env.TEST_LOG_LEVEL) Logger.overrideLogger(UNHANDLED_ERRORS_TO_STDERR);
     await configureHttpApp(app, config);
     setupDocs(app, openApiDocument(app, config, options.freshDocument));

@@ -34,7 +34,8 @@ Responses carry \`X-Svc-API-Version: v1\`, \`X-Svc-Version\` and \`X-Request-Id\
 (the body did not arrive in time), 413 \`PAYLOAD_TOO_LARGE\`, 414 \`URI_TOO_LONG\`, 415 \`UNSUPPORTED_MEDIA_TYPE\` (a
 \`Content-Type\` the route does not take, a charset other than UTF-8, or an unknown \`Content-Encoding\`), 431
 \`HEADERS_TOO_LARGE\`, 500 \`INTERNAL_ERROR\` (the body carries only the request id) and 503 \`SERVICE_UNAVAILABLE\`
-(saturated; see \`Retry-After\`). A method a resource does not have is 405 \`METHOD_NOT_ALLOWED\` (SCIM's fixed groups).
+(saturated, or the database cannot serve the request now: too many connections, a deadlock, a timeout, a restart;
+nothing was changed, and the same request may be sent again after \`Retry-After\`). A method a resource does not have is 405 \`METHOD_NOT_ALLOWED\` (SCIM's fixed groups).
 `.trim();
 
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {

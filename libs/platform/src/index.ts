@@ -23,6 +23,7 @@ export * from './db/bulk-insert.js';
 export * from './db/delete-in-batches.js';
 export * from './db/inline-sql.js';
 export * from './db/query.js';
+export * from './db/database-errors.js';
 export * from './db/database.module.js';
 export * from './audit/audit.schema.js';
 export * from './audit/audit-hash.js';

@@ -19,6 +19,7 @@ import {
   TransactionHost,
   withSpan,
   writeQuery,
+  sqlState,
 } from '#platform';
 import { type Context, type Link, ROOT_CONTEXT } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
@@ -73,15 +74,6 @@ export const unknownAgentError = () =>
   AppError.validation('agentId does not name an agent of this organization', [
     { field: 'agentId', message: 'agentId does not name an agent of this organization' },
   ]);
-
-/** The SQLSTATE of a database error (the query builder wraps driver errors as their cause). */
-function sqlState(err: unknown): string | undefined {
-  for (let e = err; e instanceof Error; e = e.cause) {
-    const { code, severity } = e as { code?: unknown; severity?: unknown };
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string') return code;
-  }
-  return undefined;
-}
 
 /**
  * Whether the database refused a row (a data exception, a constraint, a trigger's raise): the other traces of the

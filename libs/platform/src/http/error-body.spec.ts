@@ -35,4 +35,43 @@ describe('renderError', () => {
       requestId: 'req-2',
     });
   });
+
+  it('renders the database unable to serve now as 503 with Retry-After, and other database errors as 500', () => {
+    // As node-postgres raises them (a DatabaseError has a SQLSTATE `code` and a `severity`), bare or wrapped by the
+    // query builder as its cause.
+    const pgError = (code: string, message = 'x') =>
+      Object.assign(new Error(message), { code, severity: 'ERROR' });
+    const wrapped = (cause: Error) => new Error('Failed query: insert into users …', { cause });
+    for (const err of [
+      pgError('53300', 'sorry, too many clients already'),
+      wrapped(pgError('40P01', 'deadlock detected')),
+      wrapped(pgError('40001')),
+      pgError('57014', 'canceling statement due to statement timeout'),
+      pgError('57P01', 'terminating connection due to administrator command'),
+      pgError('55P03', 'canceling statement due to lock timeout'),
+      pgError('08006'),
+      new Error('timeout exceeded when trying to connect'),
+      wrapped(new Error('Connection terminated unexpectedly')),
+    ]) {
+      const rendered = renderError(err, 'req-9');
+      expect(rendered.status, err.message).toBe(503);
+      expect(rendered.body).toEqual({
+        success: false,
+        error: 'The database cannot serve the request now; retry shortly',
+        code: 'SERVICE_UNAVAILABLE',
+        requestId: 'req-9',
+      });
+      expect(rendered.headers).toEqual({ 'Retry-After': '1' });
+      expect(rendered.unexpected).toBe(true);
+    }
+    for (const err of [
+      pgError('23505', 'duplicate key'),
+      wrapped(pgError('42P01', 'relation does not exist')),
+      pgError('55000', 'database is not currently accepting connections'),
+      Object.assign(new Error('x'), { code: '53300' }), // no severity: not a database error
+      new Error('Connection terminated unexpectedly!'),
+    ]) {
+      expect(renderError(err, 'req-9').status, err.message).toBe(500);
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { AppError, ErrorCode, type ErrorCodeName } from './app-error.js';
+import { isDatabaseUnavailable } from '../db/database-errors.js';
 
 export interface ErrorBody {
   success: false;
@@ -50,8 +51,9 @@ export const MAX_ERROR_DETAILS = 20;
 
 /**
  * Turns anything thrown into the envelope's error body. Known errors keep their status and code; errors
- * raised by Fastify while reading the request (bad JSON, too large) keep their 4xx status under our codes;
- * everything else is a 500 whose body carries only the request id.
+ * raised by Fastify while reading the request (bad JSON, too large) keep their 4xx status under our codes; the
+ * database unable to serve now (too many connections, a deadlock, a timeout: `isDatabaseUnavailable`) is a 503 with
+ * Retry-After; everything else is a 500 whose body carries only the request id.
  */
 export function renderError(err: unknown, requestId?: string): RenderedError {
   if (err instanceof AppError) {
@@ -86,6 +88,17 @@ export function renderError(err: unknown, requestId?: string): RenderedError {
       code: STATUS_CODES[fastifyStatus] ?? ErrorCode.VALIDATION_ERROR,
     };
     return { status: fastifyStatus, body, headers: {}, unexpected: false };
+  }
+  if (isDatabaseUnavailable(err)) {
+    // Too many connections, a deadlock, a statement timeout, a server restarting: the request may be retried as it
+    // is. Still logged: an operator should see it.
+    const body: ErrorBody = {
+      success: false,
+      error: 'The database cannot serve the request now; retry shortly',
+      code: ErrorCode.SERVICE_UNAVAILABLE,
+    };
+    if (requestId) body.requestId = requestId;
+    return { status: 503, body, headers: { 'Retry-After': '1' }, unexpected: true };
   }
   const body: ErrorBody = { success: false, error: 'Internal server error', code: ErrorCode.INTERNAL_ERROR };
   if (requestId) body.requestId = requestId;

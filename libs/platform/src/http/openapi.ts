@@ -99,7 +99,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'PAYLOAD_TOO_LARGE',
   429: 'RATE_LIMIT_EXCEEDED (see Retry-After)',
   500: 'INTERNAL_ERROR (body carries only the request id)',
-  503: 'SERVICE_UNAVAILABLE (the service is saturated; see Retry-After)',
+  503: 'SERVICE_UNAVAILABLE (the service is saturated, or its database cannot serve the request now; see Retry-After)',
 };
 
 /**

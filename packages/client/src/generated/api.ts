@@ -15989,7 +15989,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
+      /** @description SERVICE_UNAVAILABLE (the service is saturated, or its database cannot serve the request now; see Retry-After) */
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -16167,7 +16167,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
+      /** @description SERVICE_UNAVAILABLE (the service is saturated, or its database cannot serve the request now; see Retry-After) */
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -16260,7 +16260,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
+      /** @description SERVICE_UNAVAILABLE (the service is saturated, or its database cannot serve the request now; see Retry-After) */
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -19544,7 +19544,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelopeDto'];
         };
       };
-      /** @description SERVICE_UNAVAILABLE (the service is saturated; see Retry-After) */
+      /** @description SERVICE_UNAVAILABLE (the service is saturated, or its database cannot serve the request now; see Retry-After) */
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

@@ -1,0 +1,38 @@
+/**
+ * What a database failure says about the request that met it. The query builder wraps driver errors as their `cause`;
+ * node-postgres and PGlite both give PostgreSQL's SQLSTATE as `code`, with a `severity`.
+ */
+
+/** The SQLSTATE of a database error anywhere in its cause chain. */
+export function sqlState(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const { code, severity } = e as { code?: unknown; severity?: unknown };
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string') return code;
+  }
+  return undefined;
+}
+
+/**
+ * The SQLSTATEs that say the database could not serve the request now, not that the request is wrong: another try
+ * may well succeed. Connection exceptions (08), a serialization failure or deadlock (40001, 40P01), insufficient
+ * resources (53: `too many clients`, disk full, out of memory), a lock not available under lock_timeout (55P03), a
+ * statement cancelled (57014, statement_timeout) and the server shutting down or starting (57P01 to 57P03).
+ */
+const UNAVAILABLE_STATES = /^(08...|40001|40P01|53...|55P03|57014|57P0[123])$/;
+
+/** node-postgres's own errors, without a SQLSTATE, for a pool that could not connect or a connection that broke. */
+const DRIVER_UNAVAILABLE = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+];
+
+/** Whether `err` is the database being unable to serve now (see UNAVAILABLE_STATES), rather than a fault of ours. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const state = sqlState(err);
+  if (state !== undefined) return UNAVAILABLE_STATES.test(state);
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (DRIVER_UNAVAILABLE.includes(e.message)) return true;
+  }
+  return false;
+}
