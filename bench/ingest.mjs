@@ -8,7 +8,8 @@
 // /proc: it shows what the runtime costs, Node.js 20 against 24), the ratio to the floor, the delivery lag from
 // commit to receipt (p50, p99), checks that every event arrived exactly once, and verifies every organization's
 // audit chain afterwards. Needs PostgreSQL: DATABASE_URL (default the local server). BENCH_DURATION (seconds per
-// run; each warm-up lasts 3 s, or BENCH_DURATION if shorter), BENCH_CONNECTIONS.
+// run; each warm-up lasts 3 s, or BENCH_DURATION if shorter), BENCH_CONNECTIONS. BENCH_SUBSCRIBERS=off leaves out the
+// two runs with subscribers (a shorter A/B comparison of the first run, the floor and the chains).
 import pg from 'pg';
 import { ORGS, PII, POLICIES, setUpOrganizations, startFloor, traceRequests } from './ingest-workload.mjs';
 import { autocannonRun as run, cpuMs, expectJson as json, startService } from './support.mjs';
@@ -18,6 +19,7 @@ const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP = Math.min(3, DURATION);
+const SUBSCRIBERS = process.env.BENCH_SUBSCRIBERS !== 'off';
 
 // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the service for the run.
 const profiling = Boolean(process.env.BENCH_CPU_PROF);
@@ -54,84 +56,89 @@ try {
   await run({ url: base, connections: 10, duration: WARMUP, requests });
   const service = await measured(() => run({ url: base, connections: CONNECTIONS, duration: DURATION, requests }));
 
-  // With subscribers: a webhook per organization and one SSE client (organization 0).
-  subscribers = startSubscribers();
-  const receiverUrl = await subscribers.call('listen');
-  const hooks = [];
-  for (const org of orgs) {
-    const hook = await json(
-      await fetch(`${base}/api/v1/webhooks`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${org.token}` },
-        body: JSON.stringify({ url: receiverUrl, events: ['trace.flagged', 'trace.blocked', 'review.completed'] }),
-      }),
-    );
-    hooks.push({ org, id: hook.data.id });
-  }
-  const streamToken = await json(
-    await fetch(`${base}/api/v1/auth/stream-token`, { method: 'POST', headers: { authorization: `Bearer ${orgs[0].token}` } }),
-  );
-  const opened = subscribers.call('stream', `${base}/api/v1/events/stream?token=${streamToken.data.token}`);
-  await Promise.race([
-    opened,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('the event stream did not open')), 5000)),
-  ]);
-
-  // A trace's event is its audit entry (trace.auto_approved announces trace.approved); other events are rows of
-  // domain_events.
-  const eventCounts = async (since, types) => {
-    const auditTypes = types.flatMap((t) => (t === 'trace.approved' ? [t, 'trace.auto_approved'] : t.startsWith('trace.') ? [t] : []));
-    const { rows } = await counts.query(
-      `select organization_id, sum(n)::int as n from (
-         select organization_id, count(*) as n from domain_events
-           where created_at >= $1 and type = any($2::text[]) group by organization_id
-         union all
-         select organization_id, count(*) as n from audit_entries
-           where created_at >= $1 and event_type = any($3::text[]) group by organization_id
-       ) c group by organization_id`,
-      [since, types, auditTypes],
-    );
-    return new Map(rows.map((r) => [r.organization_id, r.n]));
-  };
-  /** One run with the webhooks subscribed to `types`: its figures, the delivery lag and the exactly-once check. */
-  const subscribedRun = async (types) => {
-    await subscribers.call('reset');
-    const since = new Date();
-    const result = await measured(() => run({ url: base, connections: CONNECTIONS, duration: DURATION, requests }));
-    // Requests autocannon left in flight at the end still commit: count once they have.
-    await new Promise((r) => setTimeout(r, 2000));
-    const expectedHooks = [...(await eventCounts(since, types)).values()].reduce((a, b) => a + b, 0);
-    const streamTypes = ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed'];
-    const expectedStream = (await eventCounts(since, streamTypes)).get(orgs[0].orgId) ?? 0;
-    const deadline = Date.now() + 120_000;
-    let stats = await subscribers.call('stats');
-    while ((stats.received < expectedHooks || stats.streamReceived < expectedStream) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      stats = await subscribers.call('stats');
+  let subscribed;
+  let everything;
+  if (SUBSCRIBERS) {
+    // With subscribers: a webhook per organization and one SSE client (organization 0).
+    subscribers = startSubscribers();
+    const receiverUrl = await subscribers.call('listen');
+    const hooks = [];
+    for (const org of orgs) {
+      const hook = await json(
+        await fetch(`${base}/api/v1/webhooks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${org.token}` },
+          body: JSON.stringify({ url: receiverUrl, events: ['trace.flagged', 'trace.blocked', 'review.completed'] }),
+        }),
+      );
+      hooks.push({ org, id: hook.data.id });
     }
-    return {
-      result,
-      expectedHooks,
-      receivedHooks: stats.received,
-      duplicates: stats.duplicates,
-      expectedStream,
-      receivedStream: stats.streamReceived,
-      streamDuplicates: stats.streamDuplicates,
-      lagP50: stats.lagP50,
-      lagP99: stats.lagP99,
-    };
-  };
-  const subscribed = await subscribedRun(['trace.flagged', 'trace.blocked', 'review.completed']);
-  for (const hook of hooks) {
-    await json(
-      await fetch(`${base}/api/v1/webhooks/${hook.id}`, {
-        method: 'PATCH',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.org.token}` },
-        body: JSON.stringify({ events: ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed'] }),
-      }),
+    const streamToken = await json(
+      await fetch(`${base}/api/v1/auth/stream-token`, { method: 'POST', headers: { authorization: `Bearer ${orgs[0].token}` } }),
     );
+    const opened = subscribers.call('stream', `${base}/api/v1/events/stream?token=${streamToken.data.token}`);
+    await Promise.race([
+      opened,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the event stream did not open')), 5000)),
+    ]);
+
+    // A trace's event is its audit entry (trace.auto_approved announces trace.approved); other events are rows of
+    // domain_events.
+    const eventCounts = async (since, types) => {
+      const auditTypes = types.flatMap((t) => (t === 'trace.approved' ? [t, 'trace.auto_approved'] : t.startsWith('trace.') ? [t] : []));
+      const { rows } = await counts.query(
+        `select organization_id, sum(n)::int as n from (
+           select organization_id, count(*) as n from domain_events
+             where created_at >= $1 and type = any($2::text[]) group by organization_id
+           union all
+           select organization_id, count(*) as n from audit_entries
+             where created_at >= $1 and event_type = any($3::text[]) group by organization_id
+         ) c group by organization_id`,
+        [since, types, auditTypes],
+      );
+      return new Map(rows.map((r) => [r.organization_id, r.n]));
+    };
+    /** One run with the webhooks subscribed to `types`: its figures, the delivery lag and the exactly-once check. */
+    const subscribedRun = async (types) => {
+      await subscribers.call('reset');
+      const since = new Date();
+      const result = await measured(() => run({ url: base, connections: CONNECTIONS, duration: DURATION, requests }));
+      // Requests autocannon left in flight at the end still commit: count once they have.
+      await new Promise((r) => setTimeout(r, 2000));
+      const expectedHooks = [...(await eventCounts(since, types)).values()].reduce((a, b) => a + b, 0);
+      const streamTypes = ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed'];
+      const expectedStream = (await eventCounts(since, streamTypes)).get(orgs[0].orgId) ?? 0;
+      const deadline = Date.now() + 120_000;
+      let stats = await subscribers.call('stats');
+      while ((stats.received < expectedHooks || stats.streamReceived < expectedStream) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        stats = await subscribers.call('stats');
+      }
+      return {
+        result,
+        expectedHooks,
+        receivedHooks: stats.received,
+        duplicates: stats.duplicates,
+        expectedStream,
+        receivedStream: stats.streamReceived,
+        streamDuplicates: stats.streamDuplicates,
+        lagP50: stats.lagP50,
+        lagP99: stats.lagP99,
+      };
+    };
+    subscribed = await subscribedRun(['trace.flagged', 'trace.blocked', 'review.completed']);
+    for (const hook of hooks) {
+      await json(
+        await fetch(`${base}/api/v1/webhooks/${hook.id}`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.org.token}` },
+          body: JSON.stringify({ events: ['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed'] }),
+        }),
+      );
+    }
+    everything = await subscribedRun(['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed']);
+
   }
-  const everything = await subscribedRun(['trace.approved', 'trace.flagged', 'trace.blocked', 'review.completed']);
 
   // The floor: the same row, inserted by a bare Fastify route through node-postgres.
   floor = await startFloor([{ databaseUrl: server.databaseUrl, orgs }]);
@@ -156,8 +163,12 @@ try {
   console.log(`connections=${CONNECTIONS} duration=${DURATION}s organizations=${ORGS} policies/org=${POLICIES.length + (PII ? 1 : 0)}${PII ? ' pii=on (containsPii policy, masking)' : ''} node=${process.version}`);
   console.table([
     row('POST /api/v1/traces', service),
-    row('+ webhooks (flagged, blocked, review) + 1 SSE client', subscribed.result),
-    row('+ webhooks on every trace event + 1 SSE client', everything.result),
+    ...(SUBSCRIBERS
+      ? [
+          row('+ webhooks (flagged, blocked, review) + 1 SSE client', subscribed.result),
+          row('+ webhooks on every trace event + 1 SSE client', everything.result),
+        ]
+      : []),
     row('floor: bare Fastify + pg insert', floorRun),
   ]);
   const ratioOf = (r) => (r.requests.average / floorRun.requests.average).toFixed(2);
@@ -179,8 +190,10 @@ try {
       process.exitCode = 1;
     }
   };
-  report('with webhooks (flagged, blocked, review.completed) and one SSE client', subscribed, true);
-  report('with webhooks on every trace event and one SSE client (no target)', everything, false);
+  if (SUBSCRIBERS) {
+    report('with webhooks (flagged, blocked, review.completed) and one SSE client', subscribed, true);
+    report('with webhooks on every trace event and one SSE client (no target)', everything, false);
+  }
   console.log(
     `audit chains: ${chains.map((c) => `${c.valid ? 'valid' : 'INVALID'} (${c.totalEntries} entries)`).join(', ')}`,
   );
