@@ -52,7 +52,8 @@ async function databaseEnv(): Promise<Record<string, string>> {
   return onPostgres ? { DATABASE_URL: (await scratchDatabase()).url } : {};
 }
 
-describe('String.prototype stays fast in the built processes', () => {
+// Each test starts a built process (startService waits up to 60 s for it), past the default 30 s on a loaded machine.
+describe('String.prototype stays fast in the built processes', { timeout: 120_000 }, () => {
   it('in the API, after it has served requests', async () => {
     const service: StartedService = await startService(build.entry, {}, { nodeArgs });
     try {

@@ -442,7 +442,9 @@ describe('tracing on, the spans still buffered when the service stops', () => {
   });
 });
 
-describe('tracing off by default', () => {
+// The test starts the built service itself: on PGlite (the database inside the service, migrations included) on a
+// loaded machine, start-up alone may take most of the default 30 s, and startService waits up to 60 s.
+describe('tracing off by default', { timeout: 120_000 }, () => {
   it('starts no exporter and writes no trace ids when no OTEL_* variable asks for traces', async () => {
     // Where the SDK exports by default, had one been started: localhost:4318 (if the port is free here).
     const fallback = await OtlpReceiver.start(4318).catch(() => undefined);
