@@ -133,5 +133,49 @@ describe('SCIM 2.0', () => {
       limited.clock.advance(15 * 60_000 + 1);
       expect((await inject(a.token, '10.2.2.2')).statusCode).toBe(200);
     });
+
+    it('shows the tighter of the two windows in RateLimit headers, on answers and on refusals', async () => {
+      const a = await scimOrganization(limited, 'Headers A');
+      const b = await scimOrganization(limited, 'Headers B');
+      const inject = (t: string, ip: string) =>
+        limited.app.inject({
+          method: 'GET',
+          url: `${SCIM}/Users?count=0`,
+          remoteAddress: ip,
+          headers: { authorization: `Bearer ${t}` },
+        });
+      const shown = (res: { headers: Record<string, unknown> }) => ({
+        limit: Number(res.headers['ratelimit-limit']),
+        remaining: Number(res.headers['ratelimit-remaining']),
+        reset: Number(res.headers['ratelimit-reset']),
+      });
+      limited.clock.advance(15 * 60_000 + 1);
+      // Token a from fresh addresses: its own window is the tighter one.
+      for (let i = 0; i < 5; i++) {
+        const res = await inject(a.token, `10.3.0.${i + 1}`);
+        expect(res.statusCode).toBe(200);
+        expect(shown(res)).toMatchObject({ limit: MAX, remaining: MAX - 1 - i });
+        expect(shown(res).reset).toBeGreaterThan(0);
+      }
+      // Token b, fresh, from an address that has spent 10 already: the address's window is the tighter one.
+      for (let i = 0; i < 10; i++)
+        expect((await inject(`scim_${'2'.repeat(48)}`, '10.4.0.1')).statusCode).toBe(401);
+      const fromBusyAddress = await inject(b.token, '10.4.0.1');
+      expect(fromBusyAddress.statusCode).toBe(200);
+      expect(shown(fromBusyAddress)).toMatchObject({ limit: MAX, remaining: MAX - 11 });
+      // A refused token (no token at all) shows the address's window; so does the 429 that ends it.
+      const noToken = await limited.app.inject({
+        method: 'GET',
+        url: `${SCIM}/Users`,
+        remoteAddress: '10.4.0.1',
+      });
+      expectScimError(noToken, 401);
+      expect(shown(noToken)).toMatchObject({ limit: MAX, remaining: MAX - 12 });
+      for (let i = 0; i < MAX - 12; i++) await inject(b.token, '10.4.0.1');
+      const refused = await inject(b.token, '10.4.0.1');
+      expectScimError(refused, 429);
+      expect(shown(refused)).toMatchObject({ limit: MAX, remaining: 0 });
+      expect(shown(refused).reset).toBe(Number(refused.headers['retry-after']));
+    });
   });
 });

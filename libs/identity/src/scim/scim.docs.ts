@@ -30,7 +30,11 @@ const errors = (...statuses: [number, string][]): ApiResponseOptions[] =>
 const AUTH_ERRORS: [number, string][] = [
   [401, 'No or an invalid SCIM token'],
   [403, 'The plan does not include scim'],
-  [429, '600 requests per 15 minutes per token and per IP; see Retry-After'],
+  [
+    429,
+    '600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, ' +
+      'RateLimit-Remaining and RateLimit-Reset of the tighter window',
+  ],
 ];
 
 export const SCIM_PRODUCES = [SCIM_JSON];

@@ -14761,7 +14761,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -14898,7 +14898,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -14970,7 +14970,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15110,7 +15110,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15187,7 +15187,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15321,7 +15321,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15397,7 +15397,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15453,7 +15453,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15526,7 +15526,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15585,7 +15585,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15644,7 +15644,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -15762,7 +15762,7 @@ export interface operations {
           'application/json': components['schemas']['ScimError'];
         };
       };
-      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After */
+      /** @description 600 requests per 15 minutes per token and per IP; see Retry-After. Every answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of the tighter window */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
