@@ -1,6 +1,6 @@
 import { DatabaseError } from 'pg';
 import { describe, expect, it } from 'vitest';
-import { AppError, ErrorCode } from '#platform';
+import { AppError, ErrorCode, markConnectionError } from '#platform';
 import { isRowError, isTransient } from './trace-writer.js';
 
 const dbError = (code: string) =>
@@ -20,7 +20,13 @@ describe('trace writer error classes', () => {
       expect(isTransient(dbError(code))).toBe(true);
       expect(isRowError(dbError(code))).toBe(false);
     }
-    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    // As the database client marks a socket error it meets (libs/platform/src/db/database-errors.spec.ts).
+    const refused = markConnectionError(
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+        code: 'ECONNREFUSED',
+        syscall: 'connect',
+      }),
+    );
     expect(isTransient(refused)).toBe(true);
     expect(isRowError(refused)).toBe(false);
     expect(isTransient(new Error('timeout exceeded when trying to connect'))).toBe(true);
@@ -32,5 +38,7 @@ describe('trace writer error classes', () => {
     expect(isTransient(AppError.unauthorized('Invalid API key'))).toBe(false);
     expect(isTransient(new AppError(503, ErrorCode.SERVICE_UNAVAILABLE, 'busy'))).toBe(true);
     expect(isTransient('not an error')).toBe(false);
+    // A fault of ours is a 500, not a 503 that a client would retry forever.
+    expect(isTransient(new TypeError('Cannot read properties of undefined'))).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import {
   DomainEvents,
   ErrorCode,
   failActiveSpan,
+  isDatabaseUnavailable,
   linkTo,
   Metrics,
   type SendStatements,
@@ -85,15 +86,12 @@ export function isRowError(err: unknown): boolean {
 }
 
 /**
- * Whether the failure is the database's, not the batch's: no SQLSTATE (unreachable, connection lost or timed
- * out), or a connection, transaction-rollback, resource, lock (lock_timeout) or operator-intervention class.
+ * Whether the failure is the database's, not the batch's (isDatabaseUnavailable: unreachable, a connection lost or
+ * timed out, a deadlock, a resource or lock timeout, a server shutting down), or a 503 of our own. Any other error is
+ * a fault, answered 500 as everywhere else.
  */
 export function isTransient(err: unknown): boolean {
-  if (err instanceof AppError) return err.status === 503;
-  const state = sqlState(err);
-  return state === undefined
-    ? err instanceof Error
-    : ['08', '40', '53', '55', '57'].includes(state.slice(0, 2));
+  return err instanceof AppError ? err.status === 503 : isDatabaseUnavailable(err);
 }
 
 const unavailable = (message: string, cause?: unknown) =>

@@ -27,12 +27,33 @@ const DRIVER_UNAVAILABLE = [
   'Connection terminated',
 ];
 
-/** Whether `err` is the database being unable to serve now (see UNAVAILABLE_STATES), rather than a fault of ours. */
+/** Socket-level errors a database client met (see markConnectionError). */
+const connectionErrors = new WeakSet<Error>();
+
+/**
+ * Marks `err` as the database's connection failing when it is one of Node.js's system errors (ECONNREFUSED,
+ * ECONNRESET, ENOTFOUND, ETIMEDOUT, EPIPE…): the database client calls this on what its connect and query give
+ * back, so that the same codes from an outbound HTTP call are not taken for the database's. Returns `err`.
+ */
+export function markConnectionError<T>(err: T): T {
+  if (err instanceof Error) {
+    const { code, syscall } = err as { code?: unknown; syscall?: unknown };
+    if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code) && typeof syscall === 'string') {
+      connectionErrors.add(err);
+    }
+  }
+  return err;
+}
+
+/**
+ * Whether `err` is the database being unable to serve now (see UNAVAILABLE_STATES; a connection refused, reset or
+ * not resolved, see markConnectionError; a pool timeout), rather than a fault of ours.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const state = sqlState(err);
   if (state !== undefined) return UNAVAILABLE_STATES.test(state);
   for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (DRIVER_UNAVAILABLE.includes(e.message)) return true;
+    if (connectionErrors.has(e) || DRIVER_UNAVAILABLE.includes(e.message)) return true;
   }
   return false;
 }

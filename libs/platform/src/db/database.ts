@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { markConnectionError } from './database-errors.js';
 import { inlineSql } from './inline-sql.js';
 
 /** The driver-independent Drizzle type every repository uses (node-postgres and PGlite share it). */
@@ -135,8 +136,44 @@ export const PGLITE_EXTENSIONS = { pg_trgm };
 // Timestamps and bigints come back as strings; the application converts them where it reads them.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
+/**
+ * node-postgres's client, whose socket-level failures (a refused or reset connection, a host name that does not
+ * resolve) are marked as the database's on their way out of connect and query: the request that meets one answers
+ * 503 with Retry-After (isDatabaseUnavailable), not 500.
+ */
+class MarkingClient extends pg.Client {
+  // Every overload of pg.Client#connect and #query: a callback last, or a promise, or (a query) a submittable such as a
+  // cursor, given back as it is.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override connect(...args: any[]): any {
+    return marking(pg.Client.prototype.connect, this, args);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(...args: any[]): any {
+    return marking(pg.Client.prototype.query, this, args);
+  }
+}
+
+/** Calls `method` with `args`, its failure (to the callback, or as the promise's rejection) marked on the way out. */
+function marking(method: unknown, self: pg.Client, args: unknown[]): unknown {
+  const last = args.length - 1;
+  const callback = args[last];
+  if (typeof callback === 'function') {
+    args[last] = (err: unknown, ...rest: unknown[]) =>
+      (callback as (...values: unknown[]) => unknown)(markConnectionError(err), ...rest);
+  }
+  const result = (method as (...values: unknown[]) => unknown).apply(self, args);
+  return result instanceof Promise
+    ? result.catch((err: unknown) => {
+        throw markConnectionError(err);
+      })
+    : result;
+}
+
 export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
   const pool = new pg.Pool({
+    Client: MarkingClient,
     connectionString: url,
     max,
     idleTimeoutMillis: 30_000,
