@@ -100,17 +100,18 @@ describe('SCIM 2.0', () => {
     afterAll(async () => {
       await limited?.close();
     });
+    /** A SCIM list from an address. */
+    const inject = (t: string, ip: string) =>
+      limited.app.inject({
+        method: 'GET',
+        url: `${SCIM}/Users?count=0`,
+        remoteAddress: ip,
+        headers: { authorization: `Bearer ${t}` },
+      });
 
     it('counts per token and per IP address, both applied, with Retry-After', async () => {
       const a = await scimOrganization(limited, 'Limit A');
       const b = await scimOrganization(limited, 'Limit B');
-      const inject = (t: string, ip: string) =>
-        limited.app.inject({
-          method: 'GET',
-          url: `${SCIM}/Users?count=0`,
-          remoteAddress: ip,
-          headers: { authorization: `Bearer ${t}` },
-        });
       limited.clock.advance(15 * 60_000 + 1);
       // One token from many addresses: the token's window ends it.
       for (let i = 0; i < MAX; i++) expect((await inject(a.token, `10.0.0.${i + 1}`)).statusCode).toBe(200);
@@ -137,13 +138,6 @@ describe('SCIM 2.0', () => {
     it('shows the tighter of the two windows in RateLimit headers, on answers and on refusals', async () => {
       const a = await scimOrganization(limited, 'Headers A');
       const b = await scimOrganization(limited, 'Headers B');
-      const inject = (t: string, ip: string) =>
-        limited.app.inject({
-          method: 'GET',
-          url: `${SCIM}/Users?count=0`,
-          remoteAddress: ip,
-          headers: { authorization: `Bearer ${t}` },
-        });
       const shown = (res: { headers: Record<string, unknown> }) => ({
         limit: Number(res.headers['ratelimit-limit']),
         remaining: Number(res.headers['ratelimit-remaining']),
