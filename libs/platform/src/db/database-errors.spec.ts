@@ -41,6 +41,20 @@ describe('isDatabaseUnavailable', () => {
     }
   });
 
+  it('takes node-postgres’s own errors for a broken or closed connection, also as the cause of a query’s', () => {
+    for (const message of [
+      'Client has encountered a connection error and is not queryable',
+      'Connection terminated unexpectedly',
+      'Cannot use a pool after calling end on the pool',
+    ]) {
+      expect(isDatabaseUnavailable(new Error(message))).toBe(true);
+      expect(isDatabaseUnavailable(new Error('Failed query: rollback', { cause: new Error(message) }))).toBe(
+        true,
+      );
+    }
+    expect(isDatabaseUnavailable(new Error('Query values must be an array'))).toBe(false);
+  });
+
   it('does not take the same code from elsewhere (an outbound HTTP call) for the database', async () => {
     const port = await closedPort();
     const fetched = await failure(() => fetch(`http://127.0.0.1:${port}/`));

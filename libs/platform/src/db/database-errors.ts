@@ -20,11 +20,19 @@ export function sqlState(err: unknown): string | undefined {
  */
 const UNAVAILABLE_STATES = /^(08...|40001|40P01|53...|55P03|57014|57P0[123])$/;
 
-/** node-postgres's own errors, without a SQLSTATE, for a pool that could not connect or a connection that broke. */
+/**
+ * node-postgres's own errors, without a SQLSTATE: a pool that could not connect in time, a connection that broke (and
+ * a query sent on it afterwards, such as the ROLLBACK of the transaction it was in), a pool or client already closed
+ * by a shutdown.
+ */
 const DRIVER_UNAVAILABLE = [
   'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
   'Connection terminated unexpectedly',
   'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
 ];
 
 /** Socket-level errors a database client met (see markConnectionError). */
