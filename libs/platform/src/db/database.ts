@@ -78,18 +78,24 @@ class QueryFailures {
 function observePgQueries(client: pg.Client | pg.PoolClient, failures: QueryFailures): void {
   const target = client as unknown as { query: (...args: unknown[]) => unknown };
   const query = target.query;
+  // A failure is counted, and marked when it is the connection's (markConnectionError: the error object itself is
+  // marked, before the caller's own handlers see it).
+  const failed = (err: unknown) => {
+    markConnectionError(err);
+    failures.notify();
+  };
   target.query = function (this: unknown, ...args: unknown[]) {
     const last = args.length - 1;
     const callback = args[last];
     if (typeof callback === 'function') {
       args[last] = function (this: unknown, err: unknown, ...rest: unknown[]) {
-        if (err) failures.notify();
+        if (err) failed(err);
         return (callback as (...a: unknown[]) => unknown).call(this, err, ...rest);
       };
       return query.apply(this, args);
     }
     const result = query.apply(this, args);
-    if (result instanceof Promise) result.catch(failures.notify);
+    if (result instanceof Promise) result.catch(failed);
     return result;
   };
 }
@@ -137,38 +143,22 @@ export const PGLITE_EXTENSIONS = { pg_trgm };
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 /**
- * node-postgres's client, whose socket-level failures (a refused or reset connection, a host name that does not
- * resolve) are marked as the database's on their way out of connect and query: the request that meets one answers
- * 503 with Retry-After (isDatabaseUnavailable), not 500.
+ * node-postgres's client, whose failures to connect (refused, reset, a host name that does not resolve) are marked as
+ * the database's on their way out (markConnectionError): the request that meets one answers 503 with Retry-After, not
+ * 500. Its queries' failures are marked by observePgQueries.
  */
 class MarkingClient extends pg.Client {
-  // Every overload of pg.Client#connect and #query: a callback last, or a promise, or (a query) a submittable such as a
-  // cursor, given back as it is.
+  // Both forms of pg.Client#connect: a callback, or a promise.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override connect(...args: any[]): any {
-    return marking(pg.Client.prototype.connect, this, args);
+    const [callback] = args as [((err: unknown) => void) | undefined];
+    if (typeof callback === 'function') {
+      return super.connect((err: Error) => callback(markConnectionError(err)));
+    }
+    const connecting = super.connect();
+    connecting.catch(markConnectionError);
+    return connecting;
   }
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  override query(...args: any[]): any {
-    return marking(pg.Client.prototype.query, this, args);
-  }
-}
-
-/** Calls `method` with `args`, its failure (to the callback, or as the promise's rejection) marked on the way out. */
-function marking(method: unknown, self: pg.Client, args: unknown[]): unknown {
-  const last = args.length - 1;
-  const callback = args[last];
-  if (typeof callback === 'function') {
-    args[last] = (err: unknown, ...rest: unknown[]) =>
-      (callback as (...values: unknown[]) => unknown)(markConnectionError(err), ...rest);
-  }
-  const result = (method as (...values: unknown[]) => unknown).apply(self, args);
-  return result instanceof Promise
-    ? result.catch((err: unknown) => {
-        throw markConnectionError(err);
-      })
-    : result;
 }
 
 export function createPostgresHandle(url: string, max = 20): DatabaseHandle {
