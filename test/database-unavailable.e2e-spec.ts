@@ -88,7 +88,7 @@ describe.runIf(onPostgres)('the database out of reach', () => {
   afterAll(async () => {
     await proxy?.restore();
     await ctx?.close();
-    await proxy?.close();
+    await proxy?.cut();
   });
 
   it('answers 503 with Retry-After on every kind of route while the database is gone, and serves again after', async () => {

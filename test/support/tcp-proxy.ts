@@ -41,10 +41,6 @@ export class TcpProxy {
     if (!this.server) await this.listen();
   }
 
-  async close(): Promise<void> {
-    await this.cut();
-  }
-
   private async listen(): Promise<void> {
     const server = createServer((client) => {
       const upstream = createConnection(this.target);
